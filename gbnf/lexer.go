@@ -1,0 +1,558 @@
+package gbnf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Token types of the GBNF lexer.
+const (
+	tkName     lexer.TokenType = iota + 1 // rule name: [a-zA-Z0-9-]+
+	tkDefine                              // ::=
+	tkPipe                                // |
+	tkLParen                              // (
+	tkRParen                              // )
+	tkString                              // "..." (decoded into scanner.lits)
+	tkClass                               // [...] (decoded into scanner.classes)
+	tkDot                                 // .
+	tkStar                                // *
+	tkPlus                                // +
+	tkQuestion                            // ?
+	tkLBrace                              // {
+	tkRBrace                              // }
+	tkComma                               // ,
+	tkInt                                 // digits inside {...}
+	tkTokenRef                            // <[id]> <|text|> !<[id]> !<|text|> (decoded into scanner.refs)
+	tkEOL                                 // a newline that ends a rule
+	tkInvalid                             // a lexical error; Value is the message
+)
+
+var symbols = map[string]lexer.TokenType{
+	"EOF":      lexer.EOF,
+	"Name":     tkName,
+	"Define":   tkDefine,
+	"Pipe":     tkPipe,
+	"LParen":   tkLParen,
+	"RParen":   tkRParen,
+	"String":   tkString,
+	"Class":    tkClass,
+	"Dot":      tkDot,
+	"Star":     tkStar,
+	"Plus":     tkPlus,
+	"Question": tkQuestion,
+	"LBrace":   tkLBrace,
+	"RBrace":   tkRBrace,
+	"Comma":    tkComma,
+	"Int":      tkInt,
+	"TokenRef": tkTokenRef,
+	"EOL":      tkEOL,
+	"Invalid":  tkInvalid,
+}
+
+// describe names a token for error messages.
+func describe(t lexer.Token) string {
+	switch t.Type {
+	case lexer.EOF:
+		return "end of input"
+	case tkEOL:
+		return "newline"
+	case tkName:
+		return fmt.Sprintf("name %q", t.Value)
+	case tkString:
+		return "string literal " + t.Value
+	case tkClass:
+		return "character class " + t.Value
+	case tkInt:
+		return "number " + t.Value
+	case tkTokenRef:
+		return "token reference " + t.Value
+	}
+	return strconv.Quote(t.Value)
+}
+
+// litChar is one code point of a string literal or class, with the source
+// offset where it (or its escape) starts.
+type litChar struct {
+	r   rune
+	off int
+}
+
+// classItem is one member of a character class: a char or a range.
+type classItem struct {
+	lo, hi  litChar
+	isRange bool
+}
+
+type classTok struct {
+	negated bool
+	items   []classItem
+}
+
+type tokenRef struct {
+	negated bool
+	byText  bool
+	id      int64
+	text    string
+}
+
+// scanner is the GBNF lexer. It reads the whole source up front, so that
+// the newline rules and the nesting limit are applied before the
+// (recursive) participle parser runs, and decodes literals, classes and
+// token references into side tables keyed by the token's offset.
+//
+// Newlines: llama.cpp ends a rule at a newline, except inside parentheses
+// and right after "::=" or "|" (and between rules, where blank lines are
+// free). The scanner emits a tkEOL token only for a newline that is
+// significant by these rules, collapses runs of them, and drops leading
+// and trailing ones.
+type scanner struct {
+	src    string
+	pos    int
+	depth  int  // open parentheses
+	braces bool // inside {...}: digits lex as tkInt
+	toks   []lexer.Token
+
+	lits    map[int][]litChar
+	classes map[int]*classTok
+	refs    map[int]*tokenRef
+
+	lineStarts []int
+
+	// fatal is set when scanning stopped at a limit (nesting depth):
+	// the parser must not run at all.
+	fatal *Error
+	// invalid is set when scanning stopped at a lexical error; the
+	// token stream ends with a tkInvalid token there.
+	invalid *Error
+}
+
+func newScanner(src string) *scanner {
+	s := &scanner{
+		src:     src,
+		lits:    map[int][]litChar{},
+		classes: map[int]*classTok{},
+		refs:    map[int]*tokenRef{},
+	}
+	s.lineStarts = append(s.lineStarts, 0)
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			s.lineStarts = append(s.lineStarts, i+1)
+		}
+	}
+	return s
+}
+
+// posAt converts a byte offset into a Pos.
+func (s *scanner) posAt(off int) Pos {
+	line := sort.Search(len(s.lineStarts), func(i int) bool { return s.lineStarts[i] > off })
+	return Pos{Offset: off, Line: line, Col: off - s.lineStarts[line-1] + 1}
+}
+
+func (s *scanner) lexPos(off int) lexer.Position {
+	p := s.posAt(off)
+	return lexer.Position{Offset: p.Offset, Line: p.Line, Column: p.Col}
+}
+
+func (s *scanner) emit(t lexer.TokenType, start int, value string) {
+	s.toks = append(s.toks, lexer.Token{Type: t, Value: value, Pos: s.lexPos(start)})
+}
+
+func (s *scanner) lastType() lexer.TokenType {
+	if len(s.toks) == 0 {
+		return 0
+	}
+	return s.toks[len(s.toks)-1].Type
+}
+
+// lexErr stops scanning with a lexical error at off.
+type lexErr struct {
+	off int
+	msg string
+}
+
+func (s *scanner) errAt(off int, format string, args ...any) *lexErr {
+	return &lexErr{off: off, msg: fmt.Sprintf(format, args...)}
+}
+
+func isWordChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// run scans the whole source.
+func (s *scanner) run() {
+	for {
+		le := s.next()
+		if le != nil {
+			e := &Error{Pos: s.posAt(le.off), Msg: le.msg}
+			if s.fatal == nil {
+				s.invalid = e
+				s.emit(tkInvalid, le.off, le.msg)
+			}
+			break
+		}
+		if s.pos >= len(s.src) {
+			break
+		}
+	}
+	if s.fatal != nil {
+		return
+	}
+	if s.lastType() == tkEOL {
+		s.toks = s.toks[:len(s.toks)-1]
+	}
+	s.toks = append(s.toks, lexer.EOFToken(s.lexPos(len(s.src))))
+}
+
+// next scans one token (or skips one run of blanks).
+func (s *scanner) next() *lexErr {
+	src := s.src
+	start := s.pos
+	c := src[start]
+	switch {
+	case c == ' ' || c == '\t':
+		s.pos++
+	case c == '#':
+		for s.pos < len(src) && src[s.pos] != '\n' && src[s.pos] != '\r' {
+			s.pos++
+		}
+	case c == '\n' || c == '\r':
+		s.pos++
+		switch s.lastType() {
+		case 0, tkEOL, tkDefine, tkPipe:
+			// leading, repeated, or after ::= or |: a blank
+		default:
+			if s.depth == 0 {
+				s.emit(tkEOL, start, "\n")
+			}
+		}
+	case c == '"':
+		return s.scanString()
+	case c == '[':
+		return s.scanClass()
+	case c == '<' || c == '!':
+		return s.scanTokenRef()
+	case c == '(':
+		s.depth++
+		if s.depth > MaxDepth {
+			s.fatal = &Error{Pos: s.posAt(start), Msg: fmt.Sprintf("parentheses nested more than %d deep (limit MaxDepth)", MaxDepth)}
+			return &lexErr{off: start}
+		}
+		s.pos++
+		s.emit(tkLParen, start, "(")
+	case c == ')':
+		if s.depth > 0 {
+			s.depth--
+		}
+		s.pos++
+		s.emit(tkRParen, start, ")")
+	case c == '{':
+		s.braces = true
+		s.pos++
+		s.emit(tkLBrace, start, "{")
+	case c == '}':
+		s.braces = false
+		s.pos++
+		s.emit(tkRBrace, start, "}")
+	case c == ',':
+		s.pos++
+		s.emit(tkComma, start, ",")
+	case c == '|':
+		s.pos++
+		s.emit(tkPipe, start, "|")
+	case c == '.':
+		s.pos++
+		s.emit(tkDot, start, ".")
+	case c == '*':
+		s.pos++
+		s.emit(tkStar, start, "*")
+	case c == '+':
+		s.pos++
+		s.emit(tkPlus, start, "+")
+	case c == '?':
+		s.pos++
+		s.emit(tkQuestion, start, "?")
+	case c == ':':
+		if len(src)-start >= 3 && src[start:start+3] == "::=" {
+			s.pos += 3
+			s.emit(tkDefine, start, "::=")
+			return nil
+		}
+		return s.errAt(start, "expected ::=")
+	case s.braces && isDigit(c):
+		for s.pos < len(src) && isDigit(src[s.pos]) {
+			s.pos++
+		}
+		s.emit(tkInt, start, src[start:s.pos])
+	case isWordChar(c):
+		for s.pos < len(src) && isWordChar(src[s.pos]) {
+			s.pos++
+		}
+		s.emit(tkName, start, src[start:s.pos])
+	case c == 0:
+		return s.errAt(start, "NUL byte in grammar")
+	default:
+		r, size := utf8.DecodeRuneInString(src[start:])
+		if r == utf8.RuneError && size <= 1 {
+			return s.errAt(start, "invalid UTF-8 byte 0x%02X", c)
+		}
+		return s.errAt(start, "unexpected character %q", r)
+	}
+	return nil
+}
+
+// scanChar decodes one char of a literal or class at s.pos, with exactly
+// llama.cpp's escapes. The quote or bracket that ends the literal is
+// checked by the caller.
+func (s *scanner) scanChar() (litChar, *lexErr) {
+	src := s.src
+	start := s.pos
+	c := src[start]
+	if c == 0 {
+		return litChar{}, s.errAt(start, "NUL byte in grammar")
+	}
+	if c != '\\' {
+		r, size := utf8.DecodeRuneInString(src[start:])
+		if r == utf8.RuneError && size <= 1 {
+			return litChar{}, s.errAt(start, "invalid UTF-8 byte 0x%02X", c)
+		}
+		s.pos += size
+		return litChar{r: r, off: start}, nil
+	}
+	if start+1 >= len(src) {
+		return litChar{}, s.errAt(start, "unterminated escape sequence")
+	}
+	e := src[start+1]
+	hex := 0
+	var r rune
+	switch e {
+	case 'x':
+		hex = 2
+	case 'u':
+		hex = 4
+	case 'U':
+		hex = 8
+	case 't':
+		r = '\t'
+	case 'r':
+		r = '\r'
+	case 'n':
+		r = '\n'
+	case '\\', '"', '[', ']', '-':
+		r = rune(e)
+	default:
+		esc := string(rune(e))
+		if e >= utf8.RuneSelf {
+			rr, _ := utf8.DecodeRuneInString(src[start+1:])
+			esc = string(rr)
+		}
+		return litChar{}, s.errAt(start, "unknown escape %q (valid: \\xHH \\uHHHH \\UHHHHHHHH \\t \\r \\n \\\\ \\\" \\[ \\] \\-)", "\\"+esc)
+	}
+	if hex == 0 {
+		s.pos += 2
+		return litChar{r: r, off: start}, nil
+	}
+	p := start + 2
+	var v uint64
+	for i := 0; i < hex; i++ {
+		if p+i >= len(src) {
+			return litChar{}, s.errAt(start, "\\%c needs %d hex digits", e, hex)
+		}
+		d := src[p+i]
+		switch {
+		case '0' <= d && d <= '9':
+			v = v<<4 | uint64(d-'0')
+		case 'a' <= d && d <= 'f':
+			v = v<<4 | uint64(d-'a'+10)
+		case 'A' <= d && d <= 'F':
+			v = v<<4 | uint64(d-'A'+10)
+		default:
+			return litChar{}, s.errAt(start, "\\%c needs %d hex digits", e, hex)
+		}
+	}
+	s.pos = p + hex
+	if v > 0x7fffffff {
+		// Kept as a rune; anything above unicode.MaxRune is rejected
+		// (or clipped, at a range end) when the node is built.
+		v = 0x7fffffff
+	}
+	return litChar{r: rune(v), off: start}, nil
+}
+
+func (s *scanner) scanString() *lexErr {
+	src := s.src
+	start := s.pos
+	s.pos++
+	var chars []litChar
+	for {
+		if s.pos >= len(src) {
+			return s.errAt(start, "unterminated string literal")
+		}
+		if src[s.pos] == '"' {
+			s.pos++
+			break
+		}
+		ch, err := s.scanChar()
+		if err != nil {
+			return err
+		}
+		chars = append(chars, ch)
+	}
+	s.lits[start] = chars
+	s.emit(tkString, start, src[start:s.pos])
+	return nil
+}
+
+// scanClass follows llama.cpp: after "[" and an optional "^", chars up to
+// an unescaped "]"; a char followed by "-" and then anything but "]" is
+// the start of a range, so "-" is literal first, last, or right after a
+// range.
+func (s *scanner) scanClass() *lexErr {
+	src := s.src
+	start := s.pos
+	s.pos++
+	ct := &classTok{}
+	if s.pos < len(src) && src[s.pos] == '^' {
+		ct.negated = true
+		s.pos++
+	}
+	for {
+		if s.pos >= len(src) {
+			return s.errAt(start, "unterminated character class")
+		}
+		if src[s.pos] == ']' {
+			s.pos++
+			break
+		}
+		lo, err := s.scanChar()
+		if err != nil {
+			return err
+		}
+		it := classItem{lo: lo, hi: lo}
+		if s.pos < len(src) && src[s.pos] == '-' && (s.pos+1 >= len(src) || src[s.pos+1] != ']') {
+			s.pos++
+			if s.pos >= len(src) {
+				return s.errAt(start, "unterminated character class")
+			}
+			hi, err := s.scanChar()
+			if err != nil {
+				return err
+			}
+			it.hi = hi
+			it.isRange = true
+		}
+		ct.items = append(ct.items, it)
+	}
+	s.classes[start] = ct
+	s.emit(tkClass, start, src[start:s.pos])
+	return nil
+}
+
+// scanTokenRef scans <[id]>, <|text|> and their negations !<[id]>,
+// !<|text|>. As in llama.cpp, "!" must be followed directly by "<", and
+// there is no space inside the brackets. llama.cpp takes any <text> up to
+// the first ">" and tokenizes it with the model's vocabulary; we accept
+// the <|text|> form of special tokens only (text without ">").
+func (s *scanner) scanTokenRef() *lexErr {
+	src := s.src
+	start := s.pos
+	ref := &tokenRef{}
+	p := start
+	if src[p] == '!' {
+		ref.negated = true
+		p++
+		if p >= len(src) || src[p] != '<' {
+			return s.errAt(start, "expected a token reference <[id]> or <|text|> after \"!\"")
+		}
+	}
+	p++ // '<'
+	switch {
+	case p < len(src) && src[p] == '[':
+		p++
+		ds := p
+		for p < len(src) && isDigit(src[p]) {
+			p++
+		}
+		if p == ds {
+			return s.errAt(p, "expected a token id (digits) in <[id]>")
+		}
+		digits := src[ds:p]
+		if len(digits) > 10 {
+			return s.errAt(ds, "token id %s is over the limit %d (MaxTokenID)", digits, MaxTokenID)
+		}
+		v, _ := strconv.ParseInt(digits, 10, 64)
+		if v > MaxTokenID {
+			return s.errAt(ds, "token id %s is over the limit %d (MaxTokenID)", digits, MaxTokenID)
+		}
+		ref.id = v
+		if p+1 >= len(src) || src[p] != ']' || src[p+1] != '>' {
+			return s.errAt(p, "expected ]> to end the token reference")
+		}
+		p += 2
+	case p < len(src) && src[p] == '|':
+		p++
+		ts := p
+		for p < len(src) && src[p] != '>' {
+			p++
+		}
+		if p >= len(src) {
+			return s.errAt(start, "unterminated token reference (expected |>)")
+		}
+		if p-1 < ts || src[p-1] != '|' {
+			return s.errAt(p, "token text must end with |> (the text of <|text|> cannot contain \">\")")
+		}
+		text := src[ts : p-1]
+		if text == "" {
+			return s.errAt(start, "empty token text in <||>")
+		}
+		if !utf8.ValidString(text) {
+			return s.errAt(ts, "invalid UTF-8 in token text")
+		}
+		for i := 0; i < len(text); i++ {
+			if text[i] == 0 {
+				return s.errAt(ts+i, "NUL byte in grammar")
+			}
+		}
+		ref.byText = true
+		ref.text = text
+		ref.id = -1
+		p++
+	default:
+		return s.errAt(start, "expected a token reference <[id]> or <|text|> (llama.cpp's <text> needs a vocabulary; only <|text|> is kept by text)")
+	}
+	s.pos = p
+	s.refs[start] = ref
+	s.emit(tkTokenRef, start, src[start:p])
+	return nil
+}
+
+// lexDef tells participle the token types; the tokens themselves come
+// from the scanner through ParseFromLexer.
+type lexDef struct{}
+
+func (d lexDef) Symbols() map[string]lexer.TokenType { return symbols }
+
+func (d lexDef) Lex(string, io.Reader) (lexer.Lexer, error) {
+	return nil, errors.New("gbnf: the GBNF lexer runs before participle, not through it")
+}
+
+type sliceLexer struct {
+	toks []lexer.Token
+	i    int
+}
+
+func (l *sliceLexer) Next() (lexer.Token, error) {
+	if l.i >= len(l.toks) {
+		return l.toks[len(l.toks)-1], nil
+	}
+	t := l.toks[l.i]
+	l.i++
+	return t, nil
+}

@@ -1,0 +1,46 @@
+package gbnf
+
+// Limits on what Parse accepts. Each keeps the parser, the analyses and the
+// automaton built from a grammar bounded in time and memory; a grammar over
+// a limit is rejected with an error that names the limit.
+const (
+	// MaxSourceBytes bounds the grammar text. Parsing is linear (about
+	// 25 MB/s on one core); 4 MiB is far above any hand-written grammar
+	// and above what JSON Schema conversion produces for the largest
+	// schemas of JSONSchemaBench (tens of KB), while keeping a hostile
+	// input from costing more than a fraction of a second.
+	MaxSourceBytes = 4 << 20
+
+	// MaxRules bounds the number of rules. Rule ids are dense indexes
+	// that the automaton uses in per-rule tables.
+	MaxRules = 1 << 16
+
+	// MaxDepth bounds the nesting of parentheses and the depth of a rule
+	// body's node tree (groups, repetitions, sequences, alternations).
+	// The parser (participle is recursive descent), the printer, the
+	// analyses and the reference recognizer recurse once per level; 1000
+	// levels use well under 10 MB of goroutine stack. Parentheses are
+	// counted by the lexer, before the recursive parser runs, so that no
+	// input can exhaust the stack.
+	MaxDepth = 1000
+
+	// MaxRepeat bounds m and n in {m}, {m,} and {m,n}. llama.cpp stops
+	// at 2000 (it expands repetitions into copies of rules); the
+	// automaton keeps a counter per repetition instead, so a larger bound
+	// costs no states, only counter width.
+	MaxRepeat = 100000
+
+	// MaxRepeatProduct bounds the product of the bounds of repetitions
+	// nested inside each other within one rule body (a repetition
+	// without an upper bound counts its minimum, at least 1). Nested
+	// counters multiply the number of distinct automaton configurations
+	// along a chain: ((x{0,99}){0,99}){0,99} has about 10^6. llama.cpp
+	// has the same kind of guard (its product limit is 2000).
+	MaxRepeatProduct = 1_000_000
+
+	// MaxTokenID bounds the id in <[id]>: ids are int32 in the IR.
+	MaxTokenID = 1<<31 - 1
+
+	// MaxErrors bounds how many errors one Parse reports.
+	MaxErrors = 10
+)

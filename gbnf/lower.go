@@ -1,0 +1,372 @@
+package gbnf
+
+import (
+	"fmt"
+	"sort"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// lowerer turns the participle AST into the IR, checking what the syntax
+// cannot: references, ranges, code points, repetition bounds and limits.
+type lowerer struct {
+	s     *scanner
+	errs  errorCollector
+	ids   map[string]RuleID
+	rules []*Rule
+	refs  []*Node // OpRule nodes; resolved at the end
+	// opPos is where the operator of a repetition is ({, *, + or ?),
+	// for errors about it.
+	opPos map[*Node]Pos
+}
+
+func (l *lowerer) pos(p lexer.Position) Pos { return l.s.posAt(p.Offset) }
+
+func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
+	l.ids = map[string]RuleID{}
+	l.opPos = map[*Node]Pos{}
+	if len(ast.Rules) == 0 {
+		l.errs.add(Pos{Line: 1, Col: 1}, "grammar has no rules")
+		return nil
+	}
+	// Rules get ids in the order of their first definition. As in
+	// llama.cpp, a later definition of the same name replaces the
+	// earlier one.
+	for _, ar := range ast.Rules {
+		if _, ok := l.ids[ar.Name]; ok {
+			continue
+		}
+		if len(l.rules) >= MaxRules {
+			l.errs.add(l.pos(ar.Pos), "more than %d rules (MaxRules)", MaxRules)
+			return nil
+		}
+		id := RuleID(len(l.rules))
+		l.ids[ar.Name] = id
+		l.rules = append(l.rules, &Rule{ID: id, Name: ar.Name})
+	}
+	for _, ar := range ast.Rules {
+		r := l.rules[l.ids[ar.Name]]
+		r.Pos = l.pos(ar.Pos)
+		r.Body = l.alts(ar.Body, 1)
+		if r.Body != nil {
+			l.checkRepeatProduct(r.Body, 1)
+		}
+	}
+	for _, n := range l.refs {
+		if _, ok := l.ids[n.TokenText]; !ok {
+			l.errs.add(n.Pos, "undefined rule %q", n.TokenText)
+			continue
+		}
+		n.Rule = l.ids[n.TokenText]
+		n.TokenText = ""
+	}
+	rid, ok := l.ids[root]
+	if !ok {
+		l.errs.add(Pos{Line: 1, Col: 1}, "no rule named %q (the root rule)", root)
+	}
+	return &Grammar{Rules: l.rules, Root: rid}
+}
+
+func (l *lowerer) depthErr(p Pos, depth int) bool {
+	if depth > MaxDepth {
+		l.errs.add(p, "expression nested more than %d deep (limit MaxDepth)", MaxDepth)
+		return true
+	}
+	return false
+}
+
+func (l *lowerer) alts(a *astAlts, depth int) *Node {
+	p := l.pos(a.Pos)
+	if l.depthErr(p, depth) {
+		return nil
+	}
+	var subs []*Node
+	for _, sq := range a.Seqs {
+		n := l.seq(sq, depth+1)
+		if n == nil {
+			return nil
+		}
+		if n.Op == OpAlt { // a group of alternatives: splice
+			subs = append(subs, n.Subs...)
+		} else {
+			subs = append(subs, n)
+		}
+	}
+	if len(subs) == 1 {
+		return subs[0]
+	}
+	return &Node{Op: OpAlt, Pos: p, Subs: subs}
+}
+
+func (l *lowerer) seq(sq *astSeq, depth int) *Node {
+	p := l.pos(sq.Pos)
+	if l.depthErr(p, depth) {
+		return nil
+	}
+	var subs []*Node
+	for _, it := range sq.Items {
+		n := l.item(it, depth+1)
+		if n == nil {
+			return nil
+		}
+		switch n.Op {
+		case OpEmpty: // "" in a sequence adds nothing
+		case OpSeq:
+			subs = append(subs, n.Subs...)
+		default:
+			subs = append(subs, n)
+		}
+	}
+	switch len(subs) {
+	case 0:
+		if len(sq.Items) > 0 {
+			p = l.pos(sq.Items[0].Pos)
+		}
+		return &Node{Op: OpEmpty, Pos: p}
+	case 1:
+		return subs[0]
+	}
+	return &Node{Op: OpSeq, Pos: subs[0].Pos, Subs: subs}
+}
+
+func (l *lowerer) item(it *astItem, depth int) *Node {
+	if l.depthErr(l.pos(it.Pos), depth+len(it.Post)) {
+		return nil
+	}
+	n := l.primary(it.Primary, depth)
+	if n == nil {
+		return nil
+	}
+	for _, pf := range it.Post {
+		r := &Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{n}}
+		l.opPos[r] = l.pos(pf.Pos)
+		switch {
+		case pf.Star:
+			r.Min, r.Max = 0, Unbounded
+		case pf.Plus:
+			r.Min, r.Max = 1, Unbounded
+		case pf.Question:
+			r.Min, r.Max = 0, 1
+		default:
+			pp := l.pos(pf.Pos)
+			lo, ok := parseBound(*pf.Min)
+			if !ok {
+				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", *pf.Min, MaxRepeat)
+				return nil
+			}
+			r.Min, r.Max = lo, lo
+			if pf.Comma {
+				r.Max = Unbounded
+				if pf.Max != nil {
+					hi, ok := parseBound(*pf.Max)
+					if !ok {
+						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", *pf.Max, MaxRepeat)
+						return nil
+					}
+					if hi < lo {
+						l.errs.add(pp, "repetition {%d,%d} has its minimum above its maximum", lo, hi)
+						return nil
+					}
+					r.Max = hi
+				}
+			}
+		}
+		n = r
+	}
+	return n
+}
+
+func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
+	p := l.pos(pr.Pos)
+	switch {
+	case pr.Literal != nil:
+		return l.literal(pr.Pos.Offset, p)
+	case pr.Class != nil:
+		return l.class(pr.Pos.Offset, p)
+	case pr.Dot:
+		return &Node{Op: OpClass, Pos: p, Negated: true}
+	case pr.Token != nil:
+		ref := l.s.refs[pr.Pos.Offset]
+		n := &Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)}
+		if ref.byText {
+			n.Token = -1
+			n.TokenText = ref.text
+		}
+		return n
+	case pr.Name != nil:
+		// The name waits in TokenText until all rules are known.
+		n := &Node{Op: OpRule, Pos: p, TokenText: *pr.Name}
+		l.refs = append(l.refs, n)
+		return n
+	case pr.Group != nil:
+		return l.alts(pr.Group, depth+1)
+	}
+	panic("gbnf: empty primary") // unreachable: the grammar requires one alternative
+}
+
+// scalar reports whether r is a Unicode scalar value (what UTF-8 text can hold).
+func scalar(r rune) bool {
+	return 0 <= r && r <= unicode.MaxRune && (r < 0xD800 || r > 0xDFFF)
+}
+
+func (l *lowerer) badRune(off int, r rune) {
+	if 0xD800 <= r && r <= 0xDFFF {
+		l.errs.add(l.s.posAt(off), "U+%04X is a surrogate, not a Unicode scalar value: UTF-8 text cannot contain it", r)
+		return
+	}
+	l.errs.add(l.s.posAt(off), "U+%X is above U+10FFFF, the largest code point", r)
+}
+
+func (l *lowerer) literal(off int, p Pos) *Node {
+	chars := l.s.lits[off]
+	if len(chars) == 0 {
+		return &Node{Op: OpEmpty, Pos: p}
+	}
+	runes := make([]rune, len(chars))
+	ok := true
+	for i, c := range chars {
+		if !scalar(c.r) {
+			l.badRune(c.off, c.r)
+			ok = false
+		}
+		runes[i] = c.r
+	}
+	if !ok {
+		return nil
+	}
+	return &Node{Op: OpLiteral, Pos: p, Runes: runes}
+}
+
+func (l *lowerer) class(off int, p Pos) *Node {
+	ct := l.s.classes[off]
+	if len(ct.items) == 0 {
+		l.errs.add(p, "empty character class")
+		return nil
+	}
+	var ranges []rune
+	ok := true
+	for _, it := range ct.items {
+		lo, hi := it.lo.r, it.hi.r
+		if !it.isRange {
+			if !scalar(lo) {
+				l.badRune(it.lo.off, lo)
+				ok = false
+				continue
+			}
+			ranges = append(ranges, lo, lo)
+			continue
+		}
+		if lo > hi {
+			l.errs.add(l.s.posAt(it.lo.off), "inverted range %s-%s in character class", quoteRune(lo), quoteRune(hi))
+			ok = false
+			continue
+		}
+		// A range may span surrogates or end above U+10FFFF: only its
+		// scalar values are kept. A range with none is an error.
+		sub := scalarRanges(lo, hi)
+		if len(sub) == 0 {
+			l.errs.add(l.s.posAt(it.lo.off), "range %s-%s holds no Unicode scalar value", quoteRune(lo), quoteRune(hi))
+			ok = false
+			continue
+		}
+		ranges = append(ranges, sub...)
+	}
+	if !ok {
+		return nil
+	}
+	return &Node{Op: OpClass, Pos: p, Negated: ct.negated, Ranges: NormalizeRanges(ranges)}
+}
+
+// scalarRanges returns the scalar values of [lo, hi] as ranges.
+func scalarRanges(lo, hi rune) []rune {
+	if hi > unicode.MaxRune {
+		hi = unicode.MaxRune
+	}
+	if lo < 0 {
+		lo = 0
+	}
+	var out []rune
+	if lo <= hi && lo < 0xD800 {
+		out = append(out, lo, min(hi, 0xD7FF))
+	}
+	if hi > 0xDFFF && lo <= hi {
+		out = append(out, max(lo, 0xE000), hi)
+	}
+	return out
+}
+
+// NormalizeRanges sorts the inclusive ranges lo0, hi0, lo1, hi1, ... and
+// merges overlapping and adjacent ones. It does not modify its argument.
+func NormalizeRanges(r []rune) []rune {
+	type rng struct{ lo, hi rune }
+	rs := make([]rng, 0, len(r)/2)
+	for i := 0; i+1 < len(r); i += 2 {
+		rs = append(rs, rng{r[i], r[i+1]})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	out := make([]rune, 0, len(r))
+	for _, x := range rs {
+		n := len(out)
+		if n > 0 && x.lo <= out[n-1]+1 {
+			if x.hi > out[n-1] {
+				out[n-1] = x.hi
+			}
+			continue
+		}
+		out = append(out, x.lo, x.hi)
+	}
+	return out
+}
+
+// ComplementRanges returns the Unicode scalar values not in the normalized
+// ranges r, as normalized ranges.
+func ComplementRanges(r []rune) []rune {
+	var out []rune
+	next := rune(0)
+	for i := 0; i+1 < len(r); i += 2 {
+		if r[i] > next {
+			out = append(out, scalarRanges(next, r[i]-1)...)
+		}
+		next = r[i+1] + 1
+	}
+	if next <= unicode.MaxRune {
+		out = append(out, scalarRanges(next, unicode.MaxRune)...)
+	}
+	return NormalizeRanges(out)
+}
+
+func quoteRune(r rune) string {
+	if r < utf8.RuneSelf && r > 0x20 && r < 0x7f {
+		return string(r)
+	}
+	return fmt.Sprintf("U+%04X", r)
+}
+
+// repeatFactor is what a repetition contributes to MaxRepeatProduct.
+func repeatFactor(n *Node) int {
+	f := n.Max
+	if f == Unbounded {
+		f = n.Min
+	}
+	return max(f, 1)
+}
+
+// checkRepeatProduct enforces MaxRepeatProduct along every chain of
+// nested repetitions of one rule body.
+func (l *lowerer) checkRepeatProduct(n *Node, prod int) bool {
+	if n.Op == OpRepeat {
+		prod *= repeatFactor(n)
+		if prod > MaxRepeatProduct {
+			l.errs.add(l.opPos[n], "nested repetitions multiply to more than %d (limit MaxRepeatProduct); reduce the bounds or the nesting", MaxRepeatProduct)
+			return false
+		}
+	}
+	for _, sub := range n.Subs {
+		if !l.checkRepeatProduct(sub, prod) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,205 @@
+package gbnf
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The participle AST. Field names are exported for participle; the types
+// are not. Positions come from the tokens.
+
+type astGrammar struct {
+	Rules []*astRule `parser:"( @@ ( EOL @@ )* )?"`
+}
+
+type astRule struct {
+	Pos  lexer.Position
+	Name string   `parser:"@Name Define"`
+	Body *astAlts `parser:"@@"`
+}
+
+type astAlts struct {
+	Pos  lexer.Position
+	Seqs []*astSeq `parser:"@@ ( Pipe @@ )*"`
+}
+
+type astSeq struct {
+	Pos   lexer.Position
+	Items []*astItem `parser:"@@*"`
+}
+
+type astItem struct {
+	Pos     lexer.Position
+	Primary *astPrimary   `parser:"@@"`
+	Post    []*astPostfix `parser:"@@*"`
+}
+
+type astPrimary struct {
+	Pos     lexer.Position
+	Literal *string  `parser:"(  @String"`
+	Class   *string  `parser:" | @Class"`
+	Dot     bool     `parser:" | @Dot"`
+	Token   *string  `parser:" | @TokenRef"`
+	Name    *string  `parser:" | @Name"`
+	Group   *astAlts `parser:" | LParen @@ RParen )"`
+}
+
+type astPostfix struct {
+	Pos      lexer.Position
+	Star     bool    `parser:"(  @Star"`
+	Plus     bool    `parser:" | @Plus"`
+	Question bool    `parser:" | @Question"`
+	Min      *string `parser:" | LBrace @Int"`
+	Comma    bool    `parser:"   ( @Comma"`
+	Max      *string `parser:"     @Int? )? RBrace )"`
+}
+
+var astParser = participle.MustBuild[astGrammar](
+	participle.Lexer(lexDef{}),
+	participle.UseLookahead(2),
+)
+
+// Parse parses llama.cpp GBNF source with "root" as the root rule.
+// Errors are an ErrorList of *Error, each printing "line:col: msg".
+func Parse(src string) (*Grammar, error) {
+	return ParseWithRoot(src, "root")
+}
+
+// ParseWithRoot parses GBNF source with the named rule as the root.
+func ParseWithRoot(src, root string) (*Grammar, error) {
+	if len(src) > MaxSourceBytes {
+		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("grammar is %d bytes, over the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}}
+	}
+	s := newScanner(src)
+	if len(src) > 0 {
+		s.run()
+	} else {
+		s.toks = append(s.toks, lexer.EOFToken(s.lexPos(0)))
+	}
+	if s.fatal != nil {
+		return nil, ErrorList{s.fatal}
+	}
+	peek, err := lexer.Upgrade(&sliceLexer{toks: s.toks})
+	if err != nil {
+		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: err.Error()}}
+	}
+	ast, err := astParser.ParseFromLexer(peek)
+	if err != nil {
+		return nil, ErrorList{s.syntaxError(err)}
+	}
+	if s.invalid != nil {
+		// The parser stops at the invalid token at the latest.
+		return nil, ErrorList{s.invalid}
+	}
+	l := &lowerer{s: s}
+	g := l.lower(ast, root)
+	if err := l.errs.err(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// syntaxError turns a participle error into an *Error at the same
+// position. An error at (or after) a lexical error is that error.
+func (s *scanner) syntaxError(err error) *Error {
+	var perr participle.Error
+	if !errors.As(err, &perr) {
+		return &Error{Pos: Pos{Line: 1, Col: 1}, Msg: err.Error()}
+	}
+	lp := perr.Position()
+	if s.invalid != nil && lp.Offset >= s.invalid.Pos.Offset {
+		return s.invalid
+	}
+	pos := s.posAt(lp.Offset)
+	var ute *participle.UnexpectedTokenError
+	if errors.As(err, &ute) {
+		return &Error{Pos: pos, Msg: s.unexpected(ute)}
+	}
+	return &Error{Pos: pos, Msg: perr.Message()}
+}
+
+// unexpected words an unexpected-token error in GBNF terms.
+func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
+	t := ute.Unexpected
+	what := describe(t)
+	// Find the previous token to say what the parser was doing.
+	prev := lexer.Token{}
+	for i, tk := range s.toks {
+		if tk.Pos.Offset >= t.Pos.Offset {
+			if i > 0 {
+				prev = s.toks[i-1]
+			}
+			break
+		}
+	}
+	switch {
+	case prev.Type == tkLBrace:
+		return fmt.Sprintf("unexpected %s in repetition (expected a number)", what)
+	case prev.Type == tkComma:
+		return fmt.Sprintf("unexpected %s in repetition (expected a number or \"}\")", what)
+	case prev.Type == tkInt:
+		return fmt.Sprintf("unexpected %s in repetition (expected \",\" or \"}\")", what)
+	case prev.Type == tkEOL || prev.Type == 0:
+		if t.Type == tkPipe {
+			return fmt.Sprintf("unexpected %s at the start of a line (an alternative continues on the next line only after a trailing \"|\", or inside parentheses)", what)
+		}
+		return fmt.Sprintf("unexpected %s (expected a rule: name ::= ...)", what)
+	case prev.Type == tkName && t.Type != tkDefine && s.ruleStart(prev):
+		return fmt.Sprintf("unexpected %s (expected ::= after the rule name)", what)
+	case t.Type == tkDefine:
+		return fmt.Sprintf("unexpected %s (a rule must start on a new line)", what)
+	case t.Type == tkRParen:
+		return fmt.Sprintf("unexpected %s (no open parenthesis)", what)
+	case t.Type == lexer.EOF && s.depth > 0:
+		return fmt.Sprintf("unexpected %s (unclosed parenthesis)", what)
+	case t.Type == tkEOL && s.openParenBefore(t.Pos.Offset):
+		return fmt.Sprintf("unexpected %s", what)
+	case t.Type == tkStar || t.Type == tkPlus || t.Type == tkQuestion || t.Type == tkLBrace:
+		return fmt.Sprintf("unexpected %s (a repetition needs an element before it)", what)
+	}
+	return fmt.Sprintf("unexpected %s (expected an element, \"|\", or the end of the rule)", what)
+}
+
+// ruleStart reports whether name token t starts a line (a rule head).
+func (s *scanner) ruleStart(t lexer.Token) bool {
+	for i, tk := range s.toks {
+		if tk.Pos.Offset == t.Pos.Offset {
+			return i == 0 || s.toks[i-1].Type == tkEOL
+		}
+	}
+	return false
+}
+
+func (s *scanner) openParenBefore(off int) bool {
+	d := 0
+	for _, tk := range s.toks {
+		if tk.Pos.Offset >= off {
+			break
+		}
+		switch tk.Type {
+		case tkLParen:
+			d++
+		case tkRParen:
+			if d > 0 {
+				d--
+			}
+		}
+	}
+	return d > 0
+}
+
+// parseBound parses the digits of a repetition bound.
+func parseBound(digits string) (int, bool) {
+	if len(digits) > 9 {
+		return 0, false
+	}
+	v, err := strconv.Atoi(digits)
+	if err != nil || v > MaxRepeat {
+		return 0, false
+	}
+	return v, true
+}
