@@ -1,18 +1,39 @@
 # structgen — build and test entry points. `make test` is the README's test command.
 GO ?= go
 
-.PHONY: test test-pure vet fmt-check build
+.PHONY: test test-pure vet fmt-check build llama-setup test-llama vet-llama
 
-# All tests (the README's test command; .ci/run runs exactly this).
+# llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): the setup
+# script installs the headers Go strips from the ollama module (apt-get
+# nlohmann-json3-dev libstb-dev; miniaudio.h into .cache/llama) and prints the
+# CGO_CPPFLAGS the build needs. It is idempotent and fast once done. The first
+# build of llama.cpp takes minutes (2 cores); the Go build cache keeps it, keyed
+# on CGO_CPPFLAGS, so always build through these targets or the script's flags.
+LLAMA_TAGS := llamacpp
+LLAMA_ENV = flags=$$(scripts/setup-llama.sh) && CGO_CPPFLAGS="$$flags$${CGO_CPPFLAGS:+ $$CGO_CPPFLAGS}"
+
+llama-setup:
+	@scripts/setup-llama.sh >/dev/null
+
+# All tests (the README's test command; .ci/run runs exactly this), the
+# llama.cpp package included.
 test:
-	$(GO) test ./...
+	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./...
+
+# The llama.cpp package alone.
+test-llama:
+	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./engine/llamacpp/...
 
 # Pure-Go packages only, no C toolchain needed.
 test-pure:
 	CGO_ENABLED=0 $(GO) test ./...
 
-vet:
+vet: vet-llama
 	$(GO) vet ./...
+
+# go vet with the llamacpp tag (covers the cgo package and every untagged file).
+vet-llama:
+	@$(LLAMA_ENV) $(GO) vet -tags $(LLAMA_TAGS) ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
