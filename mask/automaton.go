@@ -1,0 +1,590 @@
+package mask
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The automaton: every frame's expression is compiled to a deterministic
+// automaton over byte classes, calls of other frames and token
+// references. All frames' states live in one table; a state belongs to
+// exactly one frame.
+//
+// A frame is entered only to consume at least one byte (or token): its
+// start state is never re-entered and never pops, except for the root
+// frame, whose start state ends the grammar when the root is nullable.
+// References to nullable frames were lowered to (call)? for that reason.
+
+type callEdge struct {
+	callee int32 // frame
+	ret    int32 // state of the caller to return to
+}
+
+type tokEdge struct {
+	tok  int32
+	neg  bool
+	next int32
+}
+
+// State flags.
+const (
+	stFinal     = 1 << iota // the frame's expression accepts here (pop, or iteration end in a repetition frame)
+	stPureFinal             // final, no outgoing edges, not a repetition frame: a call returning here is a tail call
+	stSimple                // no calls, no token edges, not final, not a repetition boundary: stepping is one table lookup
+	stTop                   // can be the top of a stack after a byte or token (gets an eager level-1 walk)
+)
+
+type state struct {
+	frame int32
+	flags uint8
+	calls []callEdge
+	toks  []tokEdge
+}
+
+type frame struct {
+	name     string
+	start    int32
+	repeat   bool
+	min, max int32 // repetition bounds; max < 0 means unbounded
+	root     bool
+	nullable bool // the frame's expression accepts ""; for the root, the grammar accepts ""
+	minLen   int32
+}
+
+type automaton struct {
+	nc      int          // number of byte classes
+	classOf [256]uint8   // byte → class
+	classLo []byte       // first byte of each class (classes are byte intervals)
+	classHi []byte       // last byte of each class
+	trans   []int32      // state*nc + class → next state, or -1
+	states  []state      // all states of all frames
+	frames  []frame      // frame 0 is the root
+	minLen  []int32      // per state: fewest bytes to finish its frame (pop), calls included
+	tokSets []*tokenSet // per distinct negated token reference: all tokens it matches
+}
+
+func (a *automaton) final(q int32) bool { return a.states[q].flags&stFinal != 0 }
+
+// Limits of the automaton construction.
+const (
+	// MaxPositions bounds the positions (byte ranges, calls, token
+	// references) of one frame after inlining and unrolling. JSON Schema
+	// grammars of the 47 KB "ultra" schemas in JSONSchemaBench stay below
+	// 50,000; 2^20 is the point where construction time reaches seconds.
+	MaxPositions = 1 << 20
+	// MaxStates bounds the automaton states of a grammar. A state costs
+	// about (byte classes × 4) bytes of transition table plus its mask
+	// data, so 2^20 states is already hundreds of MB; subset construction
+	// can blow up exponentially on adversarial grammars, and this limit
+	// turns that into an error.
+	MaxStates = 1 << 20
+)
+
+// buildAutomaton compiles the lowered frames.
+func buildAutomaton(defs []*frameDef) (*automaton, error) {
+	a := &automaton{}
+	a.computeClasses(defs)
+	a.frames = make([]frame, len(defs))
+	for i, d := range defs {
+		a.frames[i] = frame{name: d.name, repeat: d.repeat, min: int32(d.min), max: int32(d.max), root: d.root}
+	}
+	for i, d := range defs {
+		if err := a.buildFrame(int32(i), d); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.prune(); err != nil {
+		return nil, err
+	}
+	if err := a.checkLeftRecursion(); err != nil {
+		return nil, err
+	}
+	a.computeFlags()
+	a.computeMinLen()
+	return a, nil
+}
+
+// computeClasses partitions the bytes into intervals that every byte range
+// of the grammar either contains or avoids.
+func (a *automaton) computeClasses(defs []*frameDef) {
+	var cut [257]bool
+	cut[0], cut[256] = true, true
+	var visit func(r *rx)
+	seen := map[*rx]bool{}
+	visit = func(r *rx) {
+		if seen[r] {
+			return
+		}
+		seen[r] = true
+		if r.op == rxByte {
+			cut[r.lo] = true
+			cut[int(r.hi)+1] = true
+		}
+		for _, s := range r.subs {
+			visit(s)
+		}
+	}
+	for _, d := range defs {
+		visit(d.body)
+	}
+	c := -1
+	for b := 0; b < 256; b++ {
+		if cut[b] {
+			c++
+			a.classLo = append(a.classLo, byte(b))
+			a.classHi = append(a.classHi, byte(b))
+		}
+		a.classOf[b] = uint8(c)
+		a.classHi[c] = byte(b)
+	}
+	a.nc = c + 1
+}
+
+// A Glushkov position: one occurrence of a byte range, call or token
+// reference in a frame's expression.
+type gpos struct {
+	kind   rxOp // rxByte, rxCall or rxTok
+	lo, hi byte
+	frame  int32
+	tok    int32
+	neg    bool
+}
+
+type glushkov struct {
+	pos    []gpos
+	follow [][]int32
+	last   []bool
+	err    error
+}
+
+func (g *glushkov) visit(r *rx) (nullable bool, first, last []int32) {
+	switch r.op {
+	case rxNone:
+		return false, nil, nil
+	case rxEmpty:
+		return true, nil, nil
+	case rxByte, rxCall, rxTok:
+		if len(g.pos) >= MaxPositions {
+			if g.err == nil {
+				g.err = fmt.Errorf("more than %d automaton positions (limit MaxPositions)", MaxPositions)
+			}
+			return false, nil, nil
+		}
+		p := int32(len(g.pos))
+		g.pos = append(g.pos, gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg})
+		g.follow = append(g.follow, nil)
+		return false, []int32{p}, []int32{p}
+	case rxSeq:
+		nullable = true
+		for _, s := range r.subs {
+			n2, f2, l2 := g.visit(s)
+			for _, p := range last {
+				g.follow[p] = append(g.follow[p], f2...)
+			}
+			if nullable {
+				first = append(first, f2...)
+			}
+			if n2 {
+				last = append(last, l2...)
+			} else {
+				last = l2
+			}
+			nullable = nullable && n2
+		}
+		return nullable, first, last
+	case rxAlt:
+		for _, s := range r.subs {
+			n2, f2, l2 := g.visit(s)
+			nullable = nullable || n2
+			first = append(first, f2...)
+			last = append(last, l2...)
+		}
+		return nullable, first, last
+	case rxStar, rxOpt:
+		_, f, l := g.visit(r.subs[0])
+		if r.op == rxStar {
+			for _, p := range l {
+				g.follow[p] = append(g.follow[p], f...)
+			}
+		}
+		return true, f, l
+	}
+	panic("mask: unknown rx op")
+}
+
+func sortUnique(s []int32) []int32 {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// buildFrame runs the subset construction for one frame. A DFA state is
+// the set of positions that may match next, plus whether the expression
+// accepts here; the start state is kept distinct from every other state.
+func (a *automaton) buildFrame(fi int32, d *frameDef) error {
+	g := &glushkov{}
+	nullable, first, last := g.visit(d.body)
+	if g.err != nil {
+		return &Error{Pos: d.pos, Msg: fmt.Sprintf("frame %s: %v", d.name, g.err)}
+	}
+	g.last = make([]bool, len(g.pos))
+	for _, p := range last {
+		g.last[p] = true
+	}
+	for p := range g.follow {
+		g.follow[p] = sortUnique(g.follow[p])
+	}
+	a.frames[fi].nullable = nullable
+
+	type pending struct {
+		id   int32
+		next []int32
+	}
+	index := map[string]int32{}
+	var queue []pending
+	var keyBuf []byte
+	intern := func(next []int32, final, start bool) (int32, error) {
+		keyBuf = keyBuf[:0]
+		flag := byte(0)
+		if final {
+			flag |= 1
+		}
+		if start {
+			flag |= 2
+		}
+		keyBuf = append(keyBuf, flag)
+		for _, p := range next {
+			keyBuf = binary.LittleEndian.AppendUint32(keyBuf, uint32(p))
+		}
+		if id, ok := index[string(keyBuf)]; ok {
+			return id, nil
+		}
+		if len(a.states) >= MaxStates {
+			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", MaxStates)}
+		}
+		id := int32(len(a.states))
+		index[string(keyBuf)] = id
+		var fl uint8
+		if final {
+			fl = stFinal
+		}
+		a.states = append(a.states, state{frame: fi, flags: fl})
+		a.trans = append(a.trans, make([]int32, a.nc)...)
+		for c := range a.nc {
+			a.trans[int(id)*a.nc+c] = -1
+		}
+		queue = append(queue, pending{id, next})
+		return id, nil
+	}
+	start, err := intern(sortUnique(first), nullable, true)
+	if err != nil {
+		return err
+	}
+	a.frames[fi].start = start
+
+	buckets := make([][]int32, a.nc)
+	memo := map[string]int32{}
+	target := func(ps []int32) (int32, error) {
+		keyBuf = keyBuf[:0]
+		for _, p := range ps {
+			keyBuf = binary.LittleEndian.AppendUint32(keyBuf, uint32(p))
+		}
+		if t, ok := memo[string(keyBuf)]; ok {
+			return t, nil
+		}
+		mk := string(keyBuf)
+		var next []int32
+		final := false
+		for _, p := range ps {
+			next = append(next, g.follow[p]...)
+			final = final || g.last[p]
+		}
+		t, err := intern(sortUnique(next), final, false)
+		if err != nil {
+			return 0, err
+		}
+		memo[mk] = t
+		return t, nil
+	}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		clear(memo)
+		for c := range buckets {
+			buckets[c] = buckets[c][:0]
+		}
+		calls := map[int32][]int32{}
+		toks := map[[2]int32][]int32{}
+		for _, p := range cur.next {
+			gp := &g.pos[p]
+			switch gp.kind {
+			case rxByte:
+				for c := a.classOf[gp.lo]; ; c++ {
+					buckets[c] = append(buckets[c], p)
+					if int(c) == int(a.classOf[gp.hi]) {
+						break
+					}
+				}
+			case rxCall:
+				calls[gp.frame] = append(calls[gp.frame], p)
+			case rxTok:
+				neg := int32(0)
+				if gp.neg {
+					neg = 1
+				}
+				k := [2]int32{gp.tok, neg}
+				toks[k] = append(toks[k], p)
+			}
+		}
+		for c, ps := range buckets {
+			if len(ps) == 0 {
+				continue
+			}
+			t, err := target(ps)
+			if err != nil {
+				return err
+			}
+			a.trans[int(cur.id)*a.nc+c] = t
+		}
+		var st state
+		for callee, ps := range calls {
+			t, err := target(ps)
+			if err != nil {
+				return err
+			}
+			st.calls = append(st.calls, callEdge{callee: callee, ret: t})
+		}
+		for k, ps := range toks {
+			t, err := target(ps)
+			if err != nil {
+				return err
+			}
+			st.toks = append(st.toks, tokEdge{tok: k[0], neg: k[1] == 1, next: t})
+		}
+		slices.SortFunc(st.calls, func(x, y callEdge) int { return int(x.callee - y.callee) })
+		slices.SortFunc(st.toks, func(x, y tokEdge) int {
+			if x.tok != y.tok {
+				return int(x.tok - y.tok)
+			}
+			if x.neg == y.neg {
+				return 0
+			}
+			if x.neg {
+				return 1
+			}
+			return -1
+		})
+		a.states[cur.id].calls = st.calls
+		a.states[cur.id].toks = st.toks
+	}
+	return nil
+}
+
+// canPopState reports whether a node in state q may leave its frame (for
+// a repetition frame: end an iteration) — without counters.
+func (a *automaton) canPopState(q int32) bool {
+	st := &a.states[q]
+	if st.flags&stFinal == 0 {
+		return false
+	}
+	f := &a.frames[st.frame]
+	return q != f.start || f.root
+}
+
+// prune removes everything that cannot lead to the end of its frame:
+// calls of frames that cannot finish, and states from which the frame's
+// end is unreachable. Then every reachable configuration can be
+// completed to a sentence (no dead ends).
+func (a *automaton) prune() error {
+	productive := make([]bool, len(a.frames))
+	coreach := make([]bool, len(a.states))
+	for changed := true; changed; {
+		changed = false
+		// Backward reachability within frames, to a fixpoint.
+		for inner := true; inner; {
+			inner = false
+			for q := range a.states {
+				if coreach[q] {
+					continue
+				}
+				ok := a.canPopState(int32(q))
+				if !ok {
+					row := a.trans[q*a.nc : (q+1)*a.nc]
+					for _, t := range row {
+						if t >= 0 && coreach[t] {
+							ok = true
+							break
+						}
+					}
+				}
+				st := &a.states[q]
+				for _, e := range st.calls {
+					if !ok && productive[e.callee] && coreach[e.ret] {
+						ok = true
+					}
+				}
+				for _, e := range st.toks {
+					if !ok && coreach[e.next] {
+						ok = true
+					}
+				}
+				// A repetition frame's iteration end can start the next
+				// iteration from the body's start.
+				if ok {
+					coreach[q] = true
+					inner = true
+				}
+			}
+		}
+		for fi := range a.frames {
+			if !productive[fi] && coreach[a.frames[fi].start] {
+				productive[fi] = true
+				changed = true
+			}
+		}
+	}
+	root := &a.frames[0]
+	if !productive[0] {
+		return &Error{Msg: fmt.Sprintf("the grammar has no finite sentence: rule %s can never be completed", root.name)}
+	}
+	for q := range a.states {
+		row := a.trans[q*a.nc : (q+1)*a.nc]
+		for c, t := range row {
+			if t >= 0 && !coreach[t] {
+				row[c] = -1
+			}
+		}
+		st := &a.states[q]
+		st.calls = slices.DeleteFunc(st.calls, func(e callEdge) bool { return !productive[e.callee] || !coreach[e.ret] })
+		st.toks = slices.DeleteFunc(st.toks, func(e tokEdge) bool { return !coreach[e.next] })
+	}
+	return nil
+}
+
+// checkLeftRecursion rejects grammars in which a frame can call itself
+// before consuming a byte (left recursion that lowering could not remove:
+// indirect, or through nullable prefixes). Such a grammar has no
+// finite stack for some prefixes.
+func (a *automaton) checkLeftRecursion() error {
+	n := len(a.frames)
+	edges := make([][]int32, n)
+	for fi := range a.frames {
+		for _, e := range a.states[a.frames[fi].start].calls {
+			edges[fi] = append(edges[fi], e.callee)
+		}
+	}
+	color := make([]uint8, n)
+	var path []int32
+	var cycle []int32
+	var dfs func(u int32) bool
+	dfs = func(u int32) bool {
+		color[u] = 1
+		path = append(path, u)
+		for _, w := range edges[u] {
+			if color[w] == 1 {
+				i := slices.Index(path, w)
+				cycle = append(slices.Clone(path[i:]), w)
+				return true
+			}
+			if color[w] == 0 && dfs(w) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		color[u] = 2
+		return false
+	}
+	for fi := range n {
+		if color[fi] == 0 && dfs(int32(fi)) {
+			names := make([]string, len(cycle))
+			for i, f := range cycle {
+				names[i] = a.frames[f].name
+			}
+			return &Error{Msg: "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): " + strings.Join(names, " -> ")}
+		}
+	}
+	return nil
+}
+
+// computeFlags sets stPureFinal, stSimple and stTop.
+func (a *automaton) computeFlags() {
+	for q := range a.states {
+		st := &a.states[q]
+		f := &a.frames[st.frame]
+		hasTrans := false
+		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+			if t >= 0 {
+				hasTrans = true
+				a.states[t].flags |= stTop
+			}
+		}
+		for _, e := range st.toks {
+			a.states[e.next].flags |= stTop
+		}
+		final := st.flags&stFinal != 0
+		if final && !hasTrans && len(st.calls) == 0 && len(st.toks) == 0 && !f.repeat && int32(q) != f.start {
+			st.flags |= stPureFinal
+		}
+		if len(st.calls) == 0 && len(st.toks) == 0 && !final && int32(q) != f.start {
+			st.flags |= stSimple
+		}
+	}
+	a.states[a.frames[0].start].flags |= stTop
+}
+
+// computeMinLen computes, per state, the fewest bytes that finish its
+// frame, and per frame the fewest bytes of a visit (≥ 1 byte for frames
+// other than the root). Token references count as one byte. For a
+// repetition frame the state values finish the current iteration; the
+// frame's minimum includes its minimum number of iterations.
+func (a *automaton) computeMinLen() {
+	const inf = int32(1 << 30)
+	a.minLen = make([]int32, len(a.states))
+	for q := range a.minLen {
+		a.minLen[q] = inf
+	}
+	for fi := range a.frames {
+		a.frames[fi].minLen = inf
+	}
+	for changed := true; changed; {
+		changed = false
+		for q := range a.states {
+			best := a.minLen[q]
+			if a.canPopState(int32(q)) {
+				best = 0
+			}
+			for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+				if t >= 0 && a.minLen[t] < inf {
+					best = min(best, 1+a.minLen[t])
+				}
+			}
+			st := &a.states[q]
+			for _, e := range st.toks {
+				if a.minLen[e.next] < inf {
+					best = min(best, 1+a.minLen[e.next])
+				}
+			}
+			for _, e := range st.calls {
+				if fm := a.frames[e.callee].minLen; fm < inf && a.minLen[e.ret] < inf {
+					best = min(best, fm+a.minLen[e.ret])
+				}
+			}
+			if best < a.minLen[q] {
+				a.minLen[q] = best
+				changed = true
+			}
+		}
+		for fi := range a.frames {
+			f := &a.frames[fi]
+			m := a.minLen[f.start]
+			if f.repeat && m < inf {
+				m *= max(f.min, 1)
+			}
+			if m < f.minLen {
+				f.minLen = m
+				changed = true
+			}
+		}
+	}
+}

@@ -1,0 +1,25 @@
+package mask
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Dump prints the automaton (tests only).
+func (c *Compiled) Dump() string {
+	var b strings.Builder
+	a := c.a
+	for fi, f := range a.frames {
+		fmt.Fprintf(&b, "frame %d %s start=%d repeat=%v [%d,%d] root=%v nullable=%v\n", fi, f.name, f.start, f.repeat, f.min, f.max, f.root, f.nullable)
+	}
+	for q, st := range a.states {
+		fmt.Fprintf(&b, "state %d frame=%d flags=%b calls=%v toks=%v:", q, st.frame, st.flags, st.calls, st.toks)
+		for cl := 0; cl < a.nc; cl++ {
+			if t := a.trans[q*a.nc+cl]; t >= 0 {
+				fmt.Fprintf(&b, " [%02x-%02x]->%d", a.classLo[cl], a.classHi[cl], t)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,860 @@
+package mask
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/structgen/structgen/gbnf"
+)
+
+// Lowering turns a *gbnf.Grammar into frames: regular expressions over
+// bytes, token references and calls of other frames. A frame is what the
+// matcher keeps on its stack:
+//
+//   - the root rule, and every rule that is recursive (directly or
+//     through other rules), or large and used in several places;
+//   - a counted repetition X{m,n} whose bound is large (repetition frames
+//     count their iterations instead of unrolling them, so {0,5000} costs
+//     what {0,5} does).
+//
+// Every other rule is inlined where it is used, and small repetitions are
+// unrolled; both give the automaton more context-independent states.
+
+// rxOp is the kind of an rx node.
+type rxOp uint8
+
+const (
+	rxNone  rxOp = iota // matches nothing
+	rxEmpty             // matches ""
+	rxByte              // one byte in lo..hi
+	rxSeq
+	rxAlt
+	rxStar
+	rxOpt
+	rxCall // a frame, entered only to consume at least one byte
+	rxTok  // one token by id (neg: any token but that one)
+)
+
+// rx is a regular expression over bytes, calls and token references. A
+// subtree may be shared by several parents: the automaton construction
+// gives each visit its own positions.
+type rx struct {
+	op     rxOp
+	lo, hi byte
+	subs   []*rx
+	frame  int32
+	tok    int32
+	neg    bool
+	leaves int // positions one visit creates (capped), for size limits
+}
+
+func (r *rx) size() int { return r.leaves }
+
+var (
+	rxNoneNode  = &rx{op: rxNone}
+	rxEmptyNode = &rx{op: rxEmpty}
+)
+
+func mkSeq(subs []*rx) *rx {
+	out := subs[:0:0]
+	for _, s := range subs {
+		switch s.op {
+		case rxNone:
+			return rxNoneNode
+		case rxEmpty:
+			continue
+		case rxSeq:
+			out = append(out, s.subs...)
+			continue
+		}
+		out = append(out, s)
+	}
+	switch len(out) {
+	case 0:
+		return rxEmptyNode
+	case 1:
+		return out[0]
+	}
+	return &rx{op: rxSeq, subs: out, leaves: sumLeaves(out)}
+}
+
+func mkAlt(subs []*rx) *rx {
+	out := subs[:0:0]
+	empty := false
+	for _, s := range subs {
+		switch s.op {
+		case rxNone:
+			continue
+		case rxEmpty:
+			empty = true
+			continue
+		case rxAlt:
+			out = append(out, s.subs...)
+			continue
+		}
+		out = append(out, s)
+	}
+	var r *rx
+	switch len(out) {
+	case 0:
+		if empty {
+			return rxEmptyNode
+		}
+		return rxNoneNode
+	case 1:
+		r = out[0]
+	default:
+		r = &rx{op: rxAlt, subs: out, leaves: sumLeaves(out)}
+	}
+	if empty {
+		return mkOpt(r)
+	}
+	return r
+}
+
+func mkOpt(s *rx) *rx {
+	switch s.op {
+	case rxNone, rxEmpty:
+		return rxEmptyNode
+	case rxOpt, rxStar:
+		return s
+	}
+	return &rx{op: rxOpt, subs: []*rx{s}, leaves: s.leaves}
+}
+
+func mkStar(s *rx) *rx {
+	switch s.op {
+	case rxNone, rxEmpty:
+		return rxEmptyNode
+	case rxOpt, rxStar:
+		s = s.subs[0]
+	}
+	return &rx{op: rxStar, subs: []*rx{s}, leaves: s.leaves}
+}
+
+func sumLeaves(subs []*rx) int {
+	n := 0
+	for _, s := range subs {
+		n += s.leaves
+		if n > MaxPositions {
+			return MaxPositions + 1
+		}
+	}
+	return n
+}
+
+// key returns a canonical text form of r, used to share repetition frames
+// with the same body.
+func (r *rx) key(b *strings.Builder) {
+	switch r.op {
+	case rxNone:
+		b.WriteString("!")
+	case rxEmpty:
+		b.WriteString("e")
+	case rxByte:
+		fmt.Fprintf(b, "[%02x%02x]", r.lo, r.hi)
+	case rxCall:
+		fmt.Fprintf(b, "c%d", r.frame)
+	case rxTok:
+		fmt.Fprintf(b, "t%d%v", r.tok, r.neg)
+	default:
+		b.WriteString([]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?"}[r.op])
+		for _, s := range r.subs {
+			b.WriteByte(' ')
+			s.key(b)
+		}
+		b.WriteByte(')')
+	}
+}
+
+// byteWidth returns how many distinct byte values the positions of r can
+// match (capped at 256).
+func (r *rx) byteWidth() int {
+	var seen [256]bool
+	n := 0
+	var visit func(*rx)
+	visit = func(r *rx) {
+		if r.op == rxByte {
+			for c := int(r.lo); c <= int(r.hi); c++ {
+				if !seen[c] {
+					seen[c] = true
+					n++
+				}
+			}
+		}
+		for _, s := range r.subs {
+			visit(s)
+		}
+	}
+	visit(r)
+	return n
+}
+
+// frameDef is a frame before automaton construction.
+type frameDef struct {
+	name     string
+	repeat   bool
+	min, max int // repetition bounds; max == gbnf.Unbounded for none
+	body     *rx
+	root     bool
+	pos      gbnf.Pos
+}
+
+// lowerer holds the state of lowering one grammar.
+type lowerer struct {
+	g      *gbnf.Grammar
+	v      *Vocab
+	bodies []*gbnf.Node // rule bodies, left recursion removed
+
+	nullable  []bool
+	reachable []bool
+	recursive []bool
+	refs      []int
+	heavy     []bool
+	inline    []bool
+	ruleFrame []int32
+	inlined   []*rx // lowered body of inlined rules (memo)
+	inlining  []bool
+
+	frames  []*frameDef
+	repKeys map[string]int32
+	err     error
+}
+
+// Unrolling thresholds for X{m,n}: small repetitions are unrolled into
+// plain states (more context-independent masks); large ones become
+// counting frames. Narrow bodies (few distinct bytes, e.g. [0-9]{1,15}
+// or [ \t]{0,20}) are unrolled further than wide ones (e.g. [^"]{0,80}),
+// because every unrolled state of a wide body costs a walk over most of
+// the token trie at compile time.
+const (
+	unrollAlways      = 4   // X{m,n} with n ≤ 4 (or X{m,} with m ≤ 4) is always unrolled
+	unrollNarrowMax   = 32  // a narrow body is unrolled up to this count
+	unrollNarrowWidth = 16  // at most this many distinct bytes makes a body narrow
+	unrollMaxLeaves   = 256 // unrolling must not create more positions than this
+)
+
+// Inlining thresholds: a non-recursive rule is inlined if it is used
+// once, or if it is small and does not loop over a wide byte class (such
+// a loop costs a walk over most of the token trie per copy).
+const (
+	inlineSmallLeaves = 24
+	heavyWidth        = 32
+)
+
+func lowerGrammar(g *gbnf.Grammar, v *Vocab) ([]*frameDef, error) {
+	n := len(g.Rules)
+	l := &lowerer{
+		g:         g,
+		v:         v,
+		bodies:    make([]*gbnf.Node, n),
+		ruleFrame: make([]int32, n),
+		inlined:   make([]*rx, n),
+		inlining:  make([]bool, n),
+		repKeys:   map[string]int32{},
+	}
+	for i, r := range g.Rules {
+		l.bodies[i] = removeDirectLeftRecursion(r)
+		l.ruleFrame[i] = -1
+	}
+	l.analyze()
+	if !l.reachable[g.Root] {
+		return nil, fmt.Errorf("root rule %d out of range", g.Root)
+	}
+	// Frames for the root and every rule that is not inlined; the root is
+	// frame 0.
+	l.newRuleFrame(g.Root)
+	for id := range g.Rules {
+		if l.reachable[id] && !l.inline[id] && gbnf.RuleID(id) != g.Root {
+			l.newRuleFrame(gbnf.RuleID(id))
+		}
+	}
+	// Lower the rule frames (repetition frames are added as they are met).
+	for fi := 0; fi < len(l.frames); fi++ {
+		f := l.frames[fi]
+		if f.repeat || f.body != nil {
+			continue
+		}
+		id := l.frameRule(int32(fi))
+		f.body = l.lowerNode(l.bodies[id])
+		if l.err != nil {
+			return nil, l.err
+		}
+		if f.body.size() > MaxPositions {
+			return nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
+		}
+	}
+	return l.frames, l.err
+}
+
+func (l *lowerer) frameRule(fi int32) gbnf.RuleID {
+	for id, f := range l.ruleFrame {
+		if f == fi {
+			return gbnf.RuleID(id)
+		}
+	}
+	panic("mask: frame has no rule")
+}
+
+func (l *lowerer) newRuleFrame(id gbnf.RuleID) {
+	r := l.g.Rules[id]
+	l.ruleFrame[id] = int32(len(l.frames))
+	l.frames = append(l.frames, &frameDef{name: r.Name, root: id == l.g.Root, pos: r.Pos})
+}
+
+func (l *lowerer) fail(pos gbnf.Pos, format string, args ...any) *rx {
+	if l.err == nil {
+		l.err = &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	}
+	return rxNoneNode
+}
+
+// removeDirectLeftRecursion rewrites r ::= r α1 | … | r αk | β1 | … | βj
+// into r ::= (β1 | … | βj) (α1 | … | αk)*, which generates the same
+// language. Indirect left recursion is left alone (and rejected later).
+func removeDirectLeftRecursion(r *gbnf.Rule) *gbnf.Node {
+	alts := []*gbnf.Node{r.Body}
+	if r.Body.Op == gbnf.OpAlt {
+		alts = r.Body.Subs
+	}
+	var rec, base []*gbnf.Node
+	for _, a := range alts {
+		switch {
+		case a.Op == gbnf.OpRule && a.Rule == r.ID:
+			rec = append(rec, &gbnf.Node{Op: gbnf.OpEmpty, Pos: a.Pos})
+		case a.Op == gbnf.OpSeq && a.Subs[0].Op == gbnf.OpRule && a.Subs[0].Rule == r.ID:
+			rest := a.Subs[1:]
+			if len(rest) == 1 {
+				rec = append(rec, rest[0])
+			} else {
+				rec = append(rec, &gbnf.Node{Op: gbnf.OpSeq, Pos: rest[0].Pos, Subs: rest})
+			}
+		default:
+			base = append(base, a)
+		}
+	}
+	if len(rec) == 0 || len(base) == 0 {
+		return r.Body
+	}
+	alt := func(ns []*gbnf.Node) *gbnf.Node {
+		if len(ns) == 1 {
+			return ns[0]
+		}
+		return &gbnf.Node{Op: gbnf.OpAlt, Pos: ns[0].Pos, Subs: ns}
+	}
+	return &gbnf.Node{Op: gbnf.OpSeq, Pos: r.Body.Pos, Subs: []*gbnf.Node{
+		alt(base),
+		{Op: gbnf.OpRepeat, Pos: rec[0].Pos, Min: 0, Max: gbnf.Unbounded, Subs: []*gbnf.Node{alt(rec)}},
+	}}
+}
+
+// analyze computes reachability, nullability, recursion, use counts and
+// the inlining decision of every rule.
+func (l *lowerer) analyze() {
+	n := len(l.g.Rules)
+	l.nullable = make([]bool, n)
+	for changed := true; changed; {
+		changed = false
+		for id := range n {
+			if !l.nullable[id] && l.nodeNullable(l.bodies[id]) {
+				l.nullable[id] = true
+				changed = true
+			}
+		}
+	}
+
+	// Reference graph, reachability and use counts.
+	edges := make([][]int32, n)
+	l.refs = make([]int, n)
+	for id := range n {
+		walkRefs(l.bodies[id], func(to gbnf.RuleID) { edges[id] = append(edges[id], int32(to)) })
+	}
+	l.reachable = make([]bool, n)
+	stack := []int32{int32(l.g.Root)}
+	l.reachable[l.g.Root] = true
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, w := range edges[u] {
+			if !l.reachable[w] {
+				l.reachable[w] = true
+				stack = append(stack, w)
+			}
+		}
+	}
+	for id := range n {
+		if l.reachable[id] {
+			for _, w := range edges[id] {
+				l.refs[w]++
+			}
+		}
+	}
+
+	// Recursive rules: members of a strongly connected component with a
+	// cycle (Tarjan).
+	l.recursive = make([]bool, n)
+	index := make([]int32, n)
+	low := make([]int32, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var sccStack []int32
+	next := int32(0)
+	var strong func(u int32)
+	strong = func(u int32) {
+		index[u], low[u] = next, next
+		next++
+		sccStack = append(sccStack, u)
+		onStack[u] = true
+		for _, w := range edges[u] {
+			if index[w] < 0 {
+				strong(w)
+				low[u] = min(low[u], low[w])
+			} else if onStack[w] {
+				low[u] = min(low[u], index[w])
+			}
+			if w == u {
+				l.recursive[u] = true
+			}
+		}
+		if low[u] == index[u] {
+			var comp []int32
+			for {
+				w := sccStack[len(sccStack)-1]
+				sccStack = sccStack[:len(sccStack)-1]
+				onStack[w] = false
+				comp = append(comp, w)
+				if w == u {
+					break
+				}
+			}
+			if len(comp) > 1 {
+				for _, w := range comp {
+					l.recursive[w] = true
+				}
+			}
+		}
+	}
+	for id := range n {
+		if l.reachable[id] && index[id] < 0 {
+			strong(int32(id))
+		}
+	}
+
+	// Inlining: decide callees first (a post-order of the non-recursive
+	// part of the reference graph), estimating each rule's size with its
+	// inlined callees.
+	l.inline = make([]bool, n)
+	l.heavy = make([]bool, n)
+	size := make([]int, n)
+	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
+	var decide func(id int32)
+	decide = func(id int32) {
+		if state[id] != 0 {
+			return
+		}
+		state[id] = 1
+		for _, w := range edges[id] {
+			if !l.recursive[w] {
+				decide(w)
+			}
+		}
+		state[id] = 2
+		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
+		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root &&
+			(l.refs[id] <= 1 || (size[id] <= inlineSmallLeaves && !l.heavy[id]))
+	}
+	for id := range n {
+		if l.reachable[id] {
+			decide(int32(id))
+		}
+	}
+}
+
+// estimate returns the number of positions of a node with inlined rules
+// expanded (frames count 1), and whether it loops over a wide class.
+func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
+	switch nd.Op {
+	case gbnf.OpLiteral:
+		n := 0
+		for _, r := range nd.Runes {
+			n += utf8.RuneLen(max(r, 0))
+		}
+		return n, false
+	case gbnf.OpClass:
+		return 4, false
+	case gbnf.OpRule:
+		if l.inline[nd.Rule] {
+			return size[nd.Rule], l.heavy[nd.Rule]
+		}
+		return 1, false
+	case gbnf.OpToken:
+		return 1, false
+	case gbnf.OpRepeat:
+		s, h := l.estimate(nd.Subs[0], size)
+		if nd.Max == gbnf.Unbounded || nd.Max > unrollNarrowMax {
+			if classWidth(nd.Subs[0]) > heavyWidth {
+				h = true
+			}
+			return s, h
+		}
+		return min(s*max(nd.Max, 1), MaxPositions), h
+	}
+	total, heavy := 0, false
+	for _, s := range nd.Subs {
+		n, h := l.estimate(s, size)
+		total = min(total+n, MaxPositions)
+		heavy = heavy || h
+	}
+	return total, heavy
+}
+
+// classWidth is a cheap upper estimate of the number of first bytes of a
+// repeated node: classes count their ASCII members (or 128 if negated or
+// non-ASCII), anything else counts 1 per alternative.
+func classWidth(nd *gbnf.Node) int {
+	switch nd.Op {
+	case gbnf.OpClass:
+		if nd.Negated {
+			return 256
+		}
+		w := 0
+		for i := 0; i < len(nd.Ranges); i += 2 {
+			lo, hi := nd.Ranges[i], nd.Ranges[i+1]
+			if hi >= 0x80 {
+				return 256
+			}
+			w += int(hi - lo + 1)
+		}
+		return w
+	case gbnf.OpAlt:
+		w := 0
+		for _, s := range nd.Subs {
+			w += classWidth(s)
+		}
+		return w
+	case gbnf.OpSeq:
+		return classWidth(nd.Subs[0])
+	case gbnf.OpRepeat:
+		return classWidth(nd.Subs[0])
+	}
+	return 1
+}
+
+func walkRefs(nd *gbnf.Node, f func(gbnf.RuleID)) {
+	if nd.Op == gbnf.OpRule {
+		f(nd.Rule)
+	}
+	for _, s := range nd.Subs {
+		walkRefs(s, f)
+	}
+}
+
+func (l *lowerer) nodeNullable(nd *gbnf.Node) bool {
+	switch nd.Op {
+	case gbnf.OpEmpty:
+		return true
+	case gbnf.OpLiteral, gbnf.OpClass, gbnf.OpToken:
+		return false
+	case gbnf.OpSeq:
+		for _, s := range nd.Subs {
+			if !l.nodeNullable(s) {
+				return false
+			}
+		}
+		return true
+	case gbnf.OpAlt:
+		for _, s := range nd.Subs {
+			if l.nodeNullable(s) {
+				return true
+			}
+		}
+		return false
+	case gbnf.OpRepeat:
+		return nd.Min == 0 || l.nodeNullable(nd.Subs[0])
+	case gbnf.OpRule:
+		return l.nullable[nd.Rule]
+	}
+	return false
+}
+
+// lowerNode lowers one IR node inside a frame body.
+func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
+	if l.err != nil {
+		return rxNoneNode
+	}
+	switch nd.Op {
+	case gbnf.OpEmpty:
+		return rxEmptyNode
+	case gbnf.OpLiteral:
+		var buf [utf8.UTFMax]byte
+		var subs []*rx
+		for _, r := range nd.Runes {
+			if !utf8.ValidRune(r) {
+				return l.fail(nd.Pos, "literal holds code point U+%04X, which is not a Unicode scalar value", r)
+			}
+			k := utf8.EncodeRune(buf[:], r)
+			for _, c := range buf[:k] {
+				subs = append(subs, &rx{op: rxByte, lo: c, hi: c, leaves: 1})
+			}
+		}
+		return mkSeq(subs)
+	case gbnf.OpClass:
+		return classRx(nd.Ranges, nd.Negated)
+	case gbnf.OpSeq:
+		subs := make([]*rx, len(nd.Subs))
+		for i, s := range nd.Subs {
+			subs[i] = l.lowerNode(s)
+		}
+		return mkSeq(subs)
+	case gbnf.OpAlt:
+		subs := make([]*rx, len(nd.Subs))
+		for i, s := range nd.Subs {
+			subs[i] = l.lowerNode(s)
+		}
+		return mkAlt(subs)
+	case gbnf.OpRepeat:
+		return l.lowerRepeat(nd)
+	case gbnf.OpRule:
+		id := nd.Rule
+		if int(id) < 0 || int(id) >= len(l.g.Rules) {
+			return l.fail(nd.Pos, "reference to unknown rule %d", id)
+		}
+		if l.inline[id] {
+			if l.inlined[id] == nil {
+				if l.inlining[id] {
+					return l.fail(nd.Pos, "internal error: rule %s inlined recursively", l.g.Rules[id].Name)
+				}
+				l.inlining[id] = true
+				l.inlined[id] = l.lowerNode(l.bodies[id])
+				l.inlining[id] = false
+			}
+			return l.inlined[id]
+		}
+		call := &rx{op: rxCall, frame: l.ruleFrame[id], leaves: 1}
+		if l.nullable[id] {
+			return mkOpt(call)
+		}
+		return call
+	case gbnf.OpToken:
+		tok := nd.Token
+		if nd.TokenText != "" {
+			id, ok := l.v.Lookup(nd.TokenText)
+			if !ok {
+				return l.fail(nd.Pos, "token <|%s|> is not in the vocabulary", nd.TokenText)
+			}
+			tok = id
+		}
+		if tok < 0 || int(tok) >= l.v.Size() {
+			return l.fail(nd.Pos, "token id %d out of range: the vocabulary has %d tokens", tok, l.v.Size())
+		}
+		if l.v.IsEOG(tok) {
+			return l.fail(nd.Pos, "token %d is an end-of-generation token; the end of the grammar allows it instead of a token reference", tok)
+		}
+		if l.v.Kind(tok) == TokenUnused && !nd.Negated {
+			return l.fail(nd.Pos, "token %d is unused in this vocabulary and can never be produced", tok)
+		}
+		return &rx{op: rxTok, tok: tok, neg: nd.Negated, leaves: 1}
+	}
+	return l.fail(nd.Pos, "internal error: unknown node kind %d", nd.Op)
+}
+
+func (l *lowerer) lowerRepeat(nd *gbnf.Node) *rx {
+	m, n := nd.Min, nd.Max
+	if n == 0 {
+		return rxEmptyNode
+	}
+	sub := l.lowerNode(nd.Subs[0])
+	switch sub.op {
+	case rxNone:
+		if m == 0 {
+			return rxEmptyNode
+		}
+		return rxNoneNode
+	case rxEmpty:
+		return rxEmptyNode
+	}
+	subNullable := l.nodeNullable(nd.Subs[0])
+	if subNullable {
+		// Empty iterations can make up any minimum.
+		m = 0
+	}
+	bounded := n != gbnf.Unbounded
+	count := m
+	if bounded {
+		count = n
+	}
+	unroll := count <= unrollAlways ||
+		(count <= unrollNarrowMax && sub.byteWidth() <= unrollNarrowWidth && sub.size()*count <= unrollMaxLeaves)
+	if unroll {
+		parts := make([]*rx, 0, m+1)
+		for range m {
+			parts = append(parts, sub)
+		}
+		if !bounded {
+			parts = append(parts, mkStar(sub))
+		} else {
+			// (X (X (X)?)?)? for the optional n-m copies: unambiguous.
+			var tail *rx = rxEmptyNode
+			for range n - m {
+				tail = mkOpt(mkSeq([]*rx{sub, tail}))
+			}
+			parts = append(parts, tail)
+		}
+		r := mkSeq(parts)
+		if r.size() > MaxPositions {
+			return l.fail(nd.Pos, "repetition is too large: more than %d automaton positions (limit MaxPositions)", MaxPositions)
+		}
+		return r
+	}
+	// A counting frame. Frames with the same body and bounds are shared.
+	var kb strings.Builder
+	sub.key(&kb)
+	kb.WriteString("{" + strconv.Itoa(m) + "," + strconv.Itoa(n) + "}")
+	key := kb.String()
+	fi, ok := l.repKeys[key]
+	if !ok {
+		fi = int32(len(l.frames))
+		l.repKeys[key] = fi
+		name := fmt.Sprintf("repeat@%d:%d{%d,%d}", nd.Pos.Line, nd.Pos.Col, m, n)
+		if !bounded {
+			name = fmt.Sprintf("repeat@%d:%d{%d,}", nd.Pos.Line, nd.Pos.Col, m)
+		}
+		l.frames = append(l.frames, &frameDef{name: name, repeat: true, min: m, max: n, body: sub, pos: nd.Pos})
+	}
+	call := &rx{op: rxCall, frame: fi, leaves: 1}
+	if m == 0 {
+		return mkOpt(call)
+	}
+	return call
+}
+
+// classRx builds the byte-level expression of a code point class: the
+// UTF-8 encodings of the class's scalar values (surrogates excluded).
+func classRx(ranges []rune, negated bool) *rx {
+	pos := scalarRanges(ranges, negated)
+	var alts []*rx
+	for i := 0; i < len(pos); i += 2 {
+		utf8Sequences(pos[i], pos[i+1], func(seq []byteRange) {
+			parts := make([]*rx, len(seq))
+			for j, br := range seq {
+				parts[j] = &rx{op: rxByte, lo: br.lo, hi: br.hi, leaves: 1}
+			}
+			alts = append(alts, mkSeq(parts))
+		})
+	}
+	return mkAlt(alts)
+}
+
+// scalarRanges returns the sorted inclusive ranges of Unicode scalar
+// values matched by a class: its ranges, or their complement if negated,
+// in both cases without the surrogates U+D800–U+DFFF and clipped to
+// U+10FFFF.
+func scalarRanges(ranges []rune, negated bool) []rune {
+	// Normalize: sort and merge (the parser already does; be defensive).
+	type iv struct{ lo, hi rune }
+	var ivs []iv
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := max(ranges[i], 0), min(ranges[i+1], utf8.MaxRune)
+		if lo <= hi {
+			ivs = append(ivs, iv{lo, hi})
+		}
+	}
+	for i := 1; i < len(ivs); i++ {
+		for j := i; j > 0 && ivs[j].lo < ivs[j-1].lo; j-- {
+			ivs[j], ivs[j-1] = ivs[j-1], ivs[j]
+		}
+	}
+	var merged []iv
+	for _, x := range ivs {
+		if k := len(merged); k > 0 && x.lo <= merged[k-1].hi+1 {
+			merged[k-1].hi = max(merged[k-1].hi, x.hi)
+			continue
+		}
+		merged = append(merged, x)
+	}
+	if negated {
+		var comp []iv
+		next := rune(0)
+		for _, x := range merged {
+			if x.lo > next {
+				comp = append(comp, iv{next, x.lo - 1})
+			}
+			next = x.hi + 1
+		}
+		if next <= utf8.MaxRune {
+			comp = append(comp, iv{next, utf8.MaxRune})
+		}
+		merged = comp
+	}
+	var out []rune
+	for _, x := range merged {
+		// Cut out the surrogates.
+		if x.lo < 0xD800 && x.hi >= 0xD800 {
+			out = append(out, x.lo, 0xD7FF)
+			if x.hi > 0xDFFF {
+				out = append(out, 0xE000, x.hi)
+			}
+			continue
+		}
+		if x.lo >= 0xD800 && x.lo <= 0xDFFF {
+			if x.hi > 0xDFFF {
+				out = append(out, 0xE000, x.hi)
+			}
+			continue
+		}
+		out = append(out, x.lo, x.hi)
+	}
+	return out
+}
+
+type byteRange struct{ lo, hi byte }
+
+// utf8Sequences calls f with sequences of byte ranges whose concatenations
+// are exactly the UTF-8 encodings of the scalar values lo..hi (no
+// surrogates in lo..hi). The split follows the classic construction used
+// by RE2 and Rust's regex-syntax: first by encoded length, then until
+// every continuation byte ranges over its full 0x80–0xBF span or lo and
+// hi share the leading bytes.
+func utf8Sequences(lo, hi rune, f func([]byteRange)) {
+	if lo > hi {
+		return
+	}
+	for _, lim := range [...]rune{0x7F, 0x7FF, 0xFFFF} {
+		if lo <= lim && hi > lim {
+			utf8Sequences(lo, lim, f)
+			utf8Sequences(lim+1, hi, f)
+			return
+		}
+	}
+	if hi <= 0x7F {
+		f([]byteRange{{byte(lo), byte(hi)}})
+		return
+	}
+	for i := uint(1); i < 4; i++ {
+		m := rune(1)<<(6*i) - 1
+		if lo&^m != hi&^m {
+			if lo&m != 0 {
+				utf8Sequences(lo, lo|m, f)
+				utf8Sequences((lo|m)+1, hi, f)
+				return
+			}
+			if hi&m != m {
+				utf8Sequences(lo, (hi&^m)-1, f)
+				utf8Sequences(hi&^m, hi, f)
+				return
+			}
+		}
+	}
+	var a, b [utf8.UTFMax]byte
+	na := utf8.EncodeRune(a[:], lo)
+	utf8.EncodeRune(b[:], hi)
+	seq := make([]byteRange, na)
+	for i := range na {
+		seq[i] = byteRange{a[i], b[i]}
+	}
+	f(seq)
+}

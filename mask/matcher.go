@@ -1,0 +1,484 @@
+package mask
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// A Matcher follows one sequence through a Compiled grammar: it accepts
+// tokens (or raw bytes), says which tokens may come next, and can roll
+// back. A Matcher is not safe for concurrent use; make one per sequence
+// (NewMatcher is cheap). After warm-up (the first visit of each grammar
+// context), FillMask and Accept do not allocate.
+type Matcher struct {
+	c  *Compiled
+	ar *arena
+	st stepper
+
+	cfg     []node     // current configuration (a view into hist)
+	histBuf []node     // configurations of every step, back to back
+	hist    []histStep // one per accepted token / byte run, plus the start
+	ended   bool       // an end-of-generation token was accepted
+	tokens  int        // number of tokens accepted
+
+	plans  map[node]*plan
+	walker *walker
+	tmp    []uint32
+	mask   []uint32
+	sets   []*tokenSet
+	bufA   []node
+	bufB   []node
+}
+
+type histStep struct {
+	off, n int32
+	ended  bool
+}
+
+// A plan is the list of token sets whose union is the mask of one stack.
+type plan struct {
+	sets []*tokenSet
+}
+
+// NewMatcher returns a matcher at the start of the grammar.
+func (c *Compiled) NewMatcher() *Matcher {
+	m := &Matcher{
+		c:     c,
+		ar:    newArena(),
+		plans: make(map[node]*plan),
+	}
+	m.st = stepper{a: c.a, v: c.v, ar: m.ar}
+	m.histBuf = append(m.histBuf, node{c.a.frames[0].start, 0, bottom})
+	m.hist = append(m.hist, histStep{off: 0, n: 1})
+	m.cfg = m.histBuf[0:1]
+	return m
+}
+
+// RejectError is returned by Accept and AcceptBytes for input the grammar
+// does not allow at that point. The matcher's state is unchanged.
+type RejectError struct {
+	Token  int32  // the token id, or -1 for AcceptBytes
+	Index  int    // index of the token in the accepted sequence (tokens accepted before it)
+	Offset int    // AcceptBytes: offset of the first byte that was rejected
+	Text   []byte // the token's bytes (AcceptBytes: the input)
+	Reason string
+}
+
+func (e *RejectError) Error() string {
+	if e.Token < 0 {
+		return fmt.Sprintf("mask: bytes rejected at offset %d of input %s (after %d tokens): %s", e.Offset, strconv.Quote(string(e.Text)), e.Index, e.Reason)
+	}
+	return fmt.Sprintf("mask: token %d %s at index %d rejected: %s", e.Token, strconv.Quote(string(e.Text)), e.Index, e.Reason)
+}
+
+// Words returns the length in uint32 words of a mask for this grammar's
+// vocabulary: (Vocab.Size()+31)/32.
+func (c *Compiled) Words() int { return c.prep.words }
+
+// FillMask sets bit i of bits (bits[i/32] & (1<<(i%32))) iff token i is
+// allowed now. bits must hold at least (V+31)/32 words; only those are
+// written. After an end-of-generation token nothing is allowed.
+func (m *Matcher) FillMask(bits []uint32) {
+	w := m.c.prep.words
+	if len(bits) < w {
+		panic(fmt.Sprintf("mask: FillMask needs %d words, got %d", w, len(bits)))
+	}
+	bits = bits[:w]
+	if m.ended {
+		clear(bits)
+		return
+	}
+	// Collect the sets of every stack; apply one with exclusions (or the
+	// first dense one) by copying, then OR the rest.
+	m.sets = m.sets[:0]
+	var first *tokenSet
+	for _, n := range m.cfg {
+		for _, s := range m.planFor(n).sets {
+			m.sets = append(m.sets, s)
+			if s.excl != nil {
+				if first == nil || first.excl == nil {
+					first = s
+				}
+			} else if first == nil && s.bits != nil {
+				first = s
+			}
+		}
+	}
+	if first != nil {
+		first.copyInto(bits)
+	} else {
+		clear(bits)
+	}
+	for _, s := range m.sets {
+		if s == first {
+			continue
+		}
+		if s.excl != nil {
+			if m.tmp == nil {
+				m.tmp = make([]uint32, w)
+			}
+			s.copyInto(m.tmp)
+			orWords(bits, m.tmp)
+			continue
+		}
+		s.orInto(bits)
+	}
+	if m.canEnd() {
+		for _, id := range m.c.v.EOG() {
+			setBit(bits, id)
+		}
+	}
+}
+
+// Apply sets the logits of disallowed tokens to -Inf. logits must hold
+// one value per token id (V values).
+func (m *Matcher) Apply(logits []float32) {
+	if m.mask == nil {
+		m.mask = make([]uint32, m.c.prep.words)
+	}
+	m.FillMask(m.mask)
+	ninf := float32(math.Inf(-1))
+	for wi, word := range m.mask {
+		if word == math.MaxUint32 {
+			continue
+		}
+		base := wi * 32
+		end := min(base+32, len(logits))
+		if word == 0 {
+			for i := base; i < end; i++ {
+				logits[i] = ninf
+			}
+			continue
+		}
+		for i := base; i < end; i++ {
+			if word&(1<<uint(i-base)) == 0 {
+				logits[i] = ninf
+			}
+		}
+	}
+}
+
+// planFor returns the cached plan of stack top n.
+func (m *Matcher) planFor(n node) *plan {
+	if p, ok := m.plans[n]; ok {
+		return p
+	}
+	p := &plan{}
+	c := m.c
+	e := c.entryFor(n)
+	if e.in.n > 0 {
+		p.sets = append(p.sets, e.in)
+	}
+	parent := n.parent
+	for len(e.cross) > 0 && parent >= 0 {
+		pn := m.ar.nodes[parent]
+		e = m.childEntry(e, pn)
+		if e.in.n > 0 {
+			p.sets = append(p.sets, e.in)
+		}
+		parent = pn.parent
+	}
+	m.plans[n] = p
+	return p
+}
+
+// childEntry returns the next level below entry e for frame node pn,
+// computing it on first use.
+func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
+	c := m.c
+	k := c.classKey(pn)
+	c.mu.Lock()
+	x := e.next[k]
+	c.mu.Unlock()
+	if x != nil {
+		return x
+	}
+	if m.walker == nil {
+		m.walker = newWalker(c)
+	}
+	x, err := m.walker.runLevel(e.cross, pn)
+	if err != nil {
+		// Too ambiguous to enumerate: allow nothing more from here (the
+		// stack stays valid for Accept, which reports the error).
+		x = &ctxEntry{in: emptySet}
+	}
+	c.mu.Lock()
+	if old := e.next[k]; old != nil {
+		x = old
+	} else {
+		if e.next == nil {
+			e.next = make(map[ctxKey]*ctxEntry)
+		}
+		e.next[k] = x
+	}
+	c.mu.Unlock()
+	return x
+}
+
+func (m *Matcher) canEnd() bool {
+	for _, n := range m.cfg {
+		if m.st.canEnd(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanEnd reports whether the output so far is a complete sentence (an
+// end-of-generation token is allowed now).
+func (m *Matcher) CanEnd() bool { return !m.ended && m.canEnd() }
+
+// Ended reports whether an end-of-generation token has been accepted.
+func (m *Matcher) Ended() bool { return m.ended }
+
+// Accept advances over token tok. If the token is not allowed it returns
+// a *RejectError (or an error for an id out of range) and leaves the
+// state unchanged.
+func (m *Matcher) Accept(tok int32) error {
+	v := m.c.v
+	if tok < 0 || int(tok) >= v.Size() {
+		return fmt.Errorf("mask: token id %d at index %d out of range: the vocabulary has %d tokens", tok, m.tokens, v.Size())
+	}
+	reject := func(why string) error {
+		return &RejectError{Token: tok, Index: m.tokens, Text: v.Token(tok), Reason: why}
+	}
+	if m.ended {
+		return reject("the generation has already ended")
+	}
+	if v.IsEOG(tok) {
+		if !m.canEnd() {
+			return reject("end of generation before the grammar is complete")
+		}
+		m.push(nil, true)
+		return nil
+	}
+	off := len(m.histBuf)
+	switch v.Kind(tok) {
+	case TokenUnused:
+		return reject("unused token")
+	case TokenNormal:
+		next, err := m.stepBytes(v.Token(tok))
+		if err != nil {
+			return err
+		}
+		m.histBuf = append(m.histBuf, next...)
+	}
+	// Token references.
+	m.st.out = m.st.out[:0]
+	for _, n := range m.cfg {
+		m.st.stepTok(n, tok)
+	}
+	m.histBuf = append(m.histBuf, m.st.out...)
+	next := normalize(m.histBuf[off:])
+	m.histBuf = m.histBuf[:off+len(next)]
+	if len(next) == 0 {
+		return reject("not a viable continuation")
+	}
+	if len(next) > MaxConfig {
+		m.histBuf = m.histBuf[:off]
+		return ErrTooAmbiguous
+	}
+	m.commit(off, len(next))
+	return nil
+}
+
+// stepBytes runs the current configuration over b and returns the result
+// (in scratch memory of the stepper); an empty result means rejected.
+func (m *Matcher) stepBytes(b []byte) ([]node, error) {
+	cur := m.cfg
+	for _, c := range b {
+		next := m.st.stepConfig(cur, c)
+		if len(next) > MaxConfig || m.st.overflow {
+			m.st.overflow = false
+			return nil, ErrTooAmbiguous
+		}
+		if len(next) == 0 {
+			return nil, nil
+		}
+		// Keep the result out of the stepper's buffer, which the next
+		// step reuses.
+		m.bufA = append(m.bufA[:0], next...)
+		cur = m.bufA
+		m.bufA, m.bufB = m.bufB, m.bufA
+	}
+	return cur, nil
+}
+
+// AcceptBytes advances over raw bytes, independently of tokenization.
+// On rejection the state is unchanged and the error says at which byte.
+// A successful call counts as one step for Rollback.
+func (m *Matcher) AcceptBytes(b []byte) error {
+	if m.ended {
+		return &RejectError{Token: -1, Index: m.tokens, Text: b, Reason: "the generation has already ended"}
+	}
+	cur := m.cfg
+	var bufA []node
+	for i, c := range b {
+		next := m.st.stepConfig(cur, c)
+		if len(next) > MaxConfig || m.st.overflow {
+			m.st.overflow = false
+			return ErrTooAmbiguous
+		}
+		if len(next) == 0 {
+			return &RejectError{Token: -1, Index: m.tokens, Offset: i, Text: b, Reason: fmt.Sprintf("byte %q is not a viable continuation", c)}
+		}
+		bufA = append(bufA[:0], next...)
+		cur = bufA
+	}
+	off := len(m.histBuf)
+	m.histBuf = append(m.histBuf, cur...)
+	m.commit(off, len(cur))
+	return nil
+}
+
+func (m *Matcher) commit(off, n int) {
+	m.hist = append(m.hist, histStep{off: int32(off), n: int32(n)})
+	m.cfg = m.histBuf[off : off+n]
+	m.tokens++
+}
+
+func (m *Matcher) push(_ []node, ended bool) {
+	last := m.hist[len(m.hist)-1]
+	m.hist = append(m.hist, histStep{off: last.off, n: last.n, ended: ended})
+	m.ended = ended
+	m.tokens++
+}
+
+// Rollback undoes the last n accepted tokens (or AcceptBytes calls).
+func (m *Matcher) Rollback(n int) error {
+	if n < 0 || n > len(m.hist)-1 {
+		return fmt.Errorf("mask: cannot roll back %d steps: %d accepted", n, len(m.hist)-1)
+	}
+	if n == 0 {
+		return nil
+	}
+	m.hist = m.hist[:len(m.hist)-n]
+	last := m.hist[len(m.hist)-1]
+	if last.ended {
+		m.ended = true
+	} else {
+		m.ended = false
+	}
+	m.histBuf = m.histBuf[:last.off+last.n]
+	m.cfg = m.histBuf[last.off : last.off+last.n]
+	m.tokens -= n
+	return nil
+}
+
+// Reset returns the matcher to the start of the grammar.
+func (m *Matcher) Reset() {
+	_ = m.Rollback(len(m.hist) - 1)
+}
+
+// maxForced bounds Forced's output: jump-forward gains little beyond a few
+// hundred bytes per step, and the bound keeps Forced O(1) per call.
+const maxForced = 512
+
+// Forced returns the bytes the grammar forces next: the longest string
+// that every continuation of the output starts with, stopping where the
+// output could end. It is empty when there is a choice.
+func (m *Matcher) Forced() []byte {
+	if m.ended {
+		return nil
+	}
+	a := m.c.a
+	cur := append([]node(nil), m.cfg...)
+	var out []byte
+	for len(out) < maxForced {
+		if m.anyCanEnd(cur) || m.hasTokEdges(cur) {
+			break
+		}
+		// Which byte classes can come next?
+		only := -1
+		var next []node
+		for c := 0; c < a.nc; c++ {
+			m.st.out = m.st.out[:0]
+			for _, n := range cur {
+				m.st.stepByte(n, c)
+			}
+			if len(m.st.out) == 0 {
+				continue
+			}
+			if only >= 0 || a.classLo[c] != a.classHi[c] {
+				only = -2
+				break
+			}
+			only = c
+			next = append(next[:0], normalize(m.st.out)...)
+		}
+		if only < 0 {
+			break
+		}
+		out = append(out, a.classLo[only])
+		cur = next
+	}
+	return out
+}
+
+func (m *Matcher) anyCanEnd(cfg []node) bool {
+	for _, n := range cfg {
+		if m.st.canEnd(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Matcher) hasTokEdges(cfg []node) bool {
+	found := false
+	for _, n := range cfg {
+		m.st.forTokEdges(n, func(*tokEdge, node) { found = true })
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// MinCompletion returns the fewest bytes that complete the output to a
+// sentence (0 if it can end now). The engine uses it to close out a
+// generation before its token budget runs out.
+func (m *Matcher) MinCompletion() int {
+	if m.ended {
+		return 0
+	}
+	best := math.MaxInt
+	for _, n := range m.cfg {
+		best = min(best, m.stackMinLen(n))
+	}
+	return best
+}
+
+// stackMinLen returns the fewest bytes that pop the stack of n to bottom.
+func (m *Matcher) stackMinLen(n node) int {
+	a := m.c.a
+	total := 0
+	for {
+		f := &a.frames[a.states[n.state].frame]
+		var need int
+		if f.repeat {
+			// Finish the current iteration, then the missing ones.
+			inIter := int(a.minLen[n.state])
+			if n.state == f.start {
+				inIter = 0
+			}
+			missing := int(max(f.min-n.cnt, 0))
+			need = inIter + missing*int(a.minLen[f.start])
+		} else {
+			need = int(a.minLen[n.state])
+			if n.state == f.start && f.root && n.parent == bottom && f.nullable {
+				need = 0
+			}
+		}
+		total += need
+		if n.parent < 0 {
+			return total
+		}
+		n = m.ar.nodes[n.parent]
+	}
+}
+
+// Tokens returns the number of steps accepted (tokens, byte runs and the
+// end-of-generation token).
+func (m *Matcher) Tokens() int { return m.tokens }

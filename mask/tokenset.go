@@ -1,0 +1,143 @@
+package mask
+
+import "slices"
+
+// A tokenSet is a set of token ids in one of three forms, chosen by size
+// so that applying it to a mask costs the least:
+//
+//   - sparse: list holds the ids (sorted); applying it sets len(list) bits.
+//   - dense: bits is a bitset over the vocabulary; applying it ORs
+//     (V+31)/32 words.
+//   - dense minus a few: bits is a shared bitset and excl lists ids to
+//     remove from it (used for "all tokens of cost ≤ k" when few are
+//     excluded). Such a set must be applied before any other set (see
+//     maskPlan.fill).
+//
+// tokenSets are immutable once built and shared between goroutines.
+type tokenSet struct {
+	bits []uint32
+	list []int32
+	excl []int32
+	n    int // number of ids in the set
+}
+
+// denseThreshold returns the size above which a set is stored dense: a
+// sparse id costs one random write, a dense word one sequential OR, so a
+// list wins while it is shorter than about half the number of words.
+func denseThreshold(words int) int { return words / 2 }
+
+// setBit sets bit id in bits.
+func setBit(bits []uint32, id int32) { bits[id>>5] |= 1 << (uint32(id) & 31) }
+
+// hasBit reports whether bit id is set.
+func hasBit(bits []uint32, id int32) bool { return bits[id>>5]&(1<<(uint32(id)&31)) != 0 }
+
+// orWords ORs src into dst (same length).
+func orWords(dst, src []uint32) {
+	_ = dst[len(src)-1]
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		d := dst[i : i+4 : i+4]
+		s := src[i : i+4 : i+4]
+		d[0] |= s[0]
+		d[1] |= s[1]
+		d[2] |= s[2]
+		d[3] |= s[3]
+	}
+	for ; i < len(src); i++ {
+		dst[i] |= src[i]
+	}
+}
+
+// has reports whether id is in the set (tests and slow paths only).
+func (s *tokenSet) has(id int32) bool {
+	if s.bits != nil {
+		if !hasBit(s.bits, id) {
+			return false
+		}
+		_, found := slices.BinarySearch(s.excl, id)
+		return !found
+	}
+	_, found := slices.BinarySearch(s.list, id)
+	return found
+}
+
+// orInto adds the set to dst. Sets with exclusions must use copyInto.
+func (s *tokenSet) orInto(dst []uint32) {
+	if s.bits != nil {
+		orWords(dst, s.bits)
+		for _, id := range s.excl {
+			// Only correct when dst had no other bits: see maskPlan.fill.
+			dst[id>>5] &^= 1 << (uint32(id) & 31)
+		}
+		return
+	}
+	for _, id := range s.list {
+		dst[id>>5] |= 1 << (uint32(id) & 31)
+	}
+}
+
+// copyInto overwrites dst with the set.
+func (s *tokenSet) copyInto(dst []uint32) {
+	if s.bits != nil {
+		copy(dst, s.bits)
+		for _, id := range s.excl {
+			dst[id>>5] &^= 1 << (uint32(id) & 31)
+		}
+		return
+	}
+	clear(dst)
+	for _, id := range s.list {
+		dst[id>>5] |= 1 << (uint32(id) & 31)
+	}
+}
+
+// bytes returns the memory held by the set.
+func (s *tokenSet) bytes() int { return 4 * (len(s.bits) + len(s.list) + len(s.excl)) }
+
+// A setBuilder collects token ids into a tokenSet. It keeps a bitset over
+// the vocabulary plus the list of ids added, so resetting it costs only
+// the ids touched.
+type setBuilder struct {
+	bits []uint32
+	ids  []int32
+}
+
+func newSetBuilder(words int) *setBuilder { return &setBuilder{bits: make([]uint32, words)} }
+
+func (b *setBuilder) add(id int32) {
+	w, m := id>>5, uint32(1)<<(uint32(id)&31)
+	if b.bits[w]&m == 0 {
+		b.bits[w] |= m
+		b.ids = append(b.ids, id)
+	}
+}
+
+func (b *setBuilder) len() int { return len(b.ids) }
+
+// build returns the collected set and resets the builder.
+func (b *setBuilder) build() tokenSet {
+	s := tokenSet{n: len(b.ids)}
+	if len(b.ids) > denseThreshold(len(b.bits)) {
+		s.bits = slices.Clone(b.bits)
+	} else if len(b.ids) > 0 {
+		s.list = slices.Clone(b.ids)
+		slices.Sort(s.list)
+	}
+	b.reset()
+	return s
+}
+
+func (b *setBuilder) reset() {
+	if len(b.ids) > len(b.bits)/4 {
+		clear(b.bits)
+	} else {
+		for _, id := range b.ids {
+			b.bits[id>>5] = 0
+		}
+	}
+	b.ids = b.ids[:0]
+}
+
+// emptySet is the empty tokenSet.
+var emptySet = &tokenSet{}

@@ -1,0 +1,372 @@
+package mask
+
+import (
+	"slices"
+)
+
+// The mask of a configuration is computed from the top of each stack
+// down, one level at a time, and every level is cached in the Compiled:
+//
+//   - level 1 of a top state q: walk the token trie from q, allowing
+//     pushes of other frames above q but not popping below q. Tokens
+//     that end inside are allowed whatever lies below (IN(q)); the trie
+//     nodes where q's frame can pop and the token goes on are cross
+//     points, whose subtrees depend on the frame below.
+//   - level k+1: from the cross points of level k, walk their subtrees
+//     in the frame below (its return state), with the same rule.
+//
+// The sets are exact: a token is in the union of its stack's levels iff
+// its bytes are a viable continuation. Level 1 is computed for every
+// possible top state at compile time; deeper levels on first use, keyed
+// by the states (and counter classes) of the frames they looked at.
+//
+// In a repetition frame, level 1 is walked once with a symbolic counter
+// and records for each token the number of iterations it starts (its
+// cost) and for each cross point the iterations before the pop; the sets
+// for a concrete counter (iterations still allowed, iterations still
+// needed) are derived from those by filtering.
+
+type crossPt struct {
+	node int32 // trie node
+	it   int32 // iterations started before the pop (symbolic walks)
+}
+
+type walker struct {
+	c     *Compiled
+	a     *automaton
+	t     *trie
+	st    stepper
+	acc   *setBuilder
+	cost  []uint16 // per token: fewest iterations started (symbolic walks); valid for acc.ids
+	cross []crossPt
+	buf   []node
+	memo  []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
+	memoN []int32 // its length
+}
+
+func newWalker(c *Compiled) *walker {
+	w := &walker{
+		c:   c,
+		a:   c.a,
+		t:   c.prep.trie,
+		acc: newSetBuilder(c.prep.words),
+	}
+	w.st = stepper{a: c.a, v: c.v, ar: newArena()}
+	return w
+}
+
+// walk explores the trie from each start node with the configuration
+// {base}. Tokens ending strictly below a start node (or, from the root,
+// anywhere) and reachable are added to w.acc; cross points to w.cross.
+func (w *walker) walk(base node, symbolic bool, starts []int32) {
+	w.st.symbolic = symbolic
+	w.st.ar.reset()
+	w.st.overflow = false
+	w.cross = w.cross[:0]
+	if symbolic && w.cost == nil {
+		w.cost = make([]uint16, w.c.v.Size())
+	}
+	need := (int(w.c.maxLen) + 2) * w.a.nc
+	if len(w.memo) < need {
+		w.memo = make([]int32, need)
+		w.memoN = make([]int32, need)
+	}
+	for _, u := range starts {
+		w.buf = append(w.buf[:0], base)
+		if u == 0 {
+			w.tokRefs(base)
+		}
+		w.visit(u, 0, 1, 0, true)
+	}
+}
+
+// accept records token id as allowed with the given cost.
+func (w *walker) accept(id int32, cost int32) {
+	if w.st.symbolic {
+		c := uint16(min(cost, 65535))
+		if w.acc.bits[id>>5]&(1<<(uint32(id)&31)) == 0 {
+			w.cost[id] = c
+		} else if c < w.cost[id] {
+			w.cost[id] = c
+		}
+	}
+	w.acc.add(id)
+}
+
+// tokRefs accepts the tokens matched by token references reachable from
+// the base configuration at the start of a token.
+func (w *walker) tokRefs(base node) {
+	w.st.forTokEdges(base, func(e *tokEdge, succ node) {
+		cost := int32(0)
+		if w.st.symbolic {
+			cost = w.st.baseCnt(succ)
+		}
+		if !e.neg {
+			w.accept(e.tok, cost)
+			return
+		}
+		for _, id := range w.c.prep.normal {
+			if id != e.tok {
+				w.accept(id, cost)
+			}
+		}
+		for _, id := range w.c.prep.special {
+			if id != e.tok {
+				w.accept(id, cost)
+			}
+		}
+	})
+}
+
+// visit explores trie node u, reached at the given depth with the
+// configuration buf[lo:hi]. Successor configurations are appended past
+// the end of buf, which visit restores before returning.
+func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
+	t, a := w.t, w.a
+	top := len(w.buf)
+	cfg := w.buf[lo:hi]
+	if !start {
+		if toks := t.tokensAt(u); len(toks) > 0 {
+			cost := int32(0)
+			if w.st.symbolic {
+				cost = unboundedCount
+				for _, n := range cfg {
+					cost = min(cost, w.st.baseCnt(n))
+				}
+			}
+			for _, id := range toks {
+				w.accept(id, cost)
+			}
+		}
+	}
+	es, ee := t.children(u)
+	if es == ee {
+		return
+	}
+	for _, n := range cfg {
+		if ok, it := w.st.crossIt(n); ok {
+			w.cross = append(w.cross, crossPt{u, it})
+		}
+	}
+	// Fast path: one node whose step is a table lookup.
+	if len(cfg) == 1 {
+		n := cfg[0]
+		st := &a.states[n.state]
+		if st.flags&stSimple != 0 || (n.parent == boundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat) {
+			row := a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
+			for e := es; e < ee; e++ {
+				nx := row[a.classOf[t.edgeByte[e]]]
+				if nx < 0 {
+					continue
+				}
+				w.buf = append(w.buf[:top], node{nx, n.cnt, n.parent})
+				w.visit(t.edgeNode[e], top, top+1, depth+1, false)
+			}
+			w.buf = w.buf[:top]
+			return
+		}
+	}
+	// General case: step the configuration once per byte class present
+	// among the children; the successors are stored at buf[top:end].
+	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
+	memoN := w.memoN[depth*a.nc : (depth+1)*a.nc]
+	for e := es; e < ee; e++ {
+		memo[a.classOf[t.edgeByte[e]]] = 0
+	}
+	end := top
+	for e := es; e < ee; e++ {
+		c := int(a.classOf[t.edgeByte[e]])
+		if memo[c] == 0 {
+			w.st.out = w.st.out[:0]
+			for _, n := range w.buf[lo:hi] {
+				w.st.stepByte(n, c)
+			}
+			next := normalize(w.st.out)
+			if len(next) > MaxConfig {
+				w.st.overflow = true
+				next = next[:0]
+			}
+			memo[c] = int32(end) + 1
+			memoN[c] = int32(len(next))
+			w.buf = append(w.buf[:end], next...)
+			end += len(next)
+		}
+	}
+	for e := es; e < ee; e++ {
+		c := int(a.classOf[t.edgeByte[e]])
+		off, n := int(memo[c]-1), int(memoN[c])
+		if n == 0 {
+			continue
+		}
+		w.visit(t.edgeNode[e], off, off+n, depth+1, false)
+		w.buf = w.buf[:end]
+	}
+	w.buf = w.buf[:top]
+}
+
+// level1 is the compile-time result for one top state.
+type level1 struct {
+	full  tokenSet  // every token allowed at level 1 (any cost)
+	cross []crossPt // cross points (with iterations, for repetition frames)
+
+	// Repetition frames only: the allowed tokens sorted by cost, and
+	// costOff[k] = number of them with cost < k.
+	byCost  []int32
+	costOff []int32
+
+	plain *ctxEntry // the entry of a non-repetition state
+}
+
+// ctxEntry is one level of the mask of a stack: the tokens allowed at
+// this level and the cross points left for the next.
+type ctxEntry struct {
+	in    *tokenSet
+	cross []int32
+	next  map[ctxKey]*ctxEntry // guarded by Compiled.mu
+}
+
+type ctxKey struct{ state, cls int32 }
+
+// runLevel1 computes the level-1 data of top state q.
+func (w *walker) runLevel1(q int32) (*level1, error) {
+	a := w.a
+	f := &a.frames[a.states[q].frame]
+	symbolic := f.repeat
+	w.walk(node{q, 0, boundary}, symbolic, []int32{0})
+	if w.st.overflow {
+		return nil, ErrTooAmbiguous
+	}
+	l := &level1{}
+	if symbolic {
+		ids := slices.Clone(w.acc.ids)
+		slices.SortFunc(ids, func(x, y int32) int {
+			if w.cost[x] != w.cost[y] {
+				return int(w.cost[x]) - int(w.cost[y])
+			}
+			return int(x - y)
+		})
+		l.byCost = ids
+		l.costOff = make([]int32, int(w.c.maxLen)+3)
+		k := 0
+		for i := range l.costOff {
+			for k < len(ids) && int(w.cost[ids[k]]) < i {
+				k++
+			}
+			l.costOff[i] = int32(k)
+		}
+		l.cross = slices.Clone(w.cross)
+		l.full = w.acc.build()
+		return l, nil
+	}
+	l.full = w.acc.build()
+	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
+	return l, nil
+}
+
+// runLevel walks the cross points of a level in the frame below, whose
+// node is p (p.parent is ignored).
+func (w *walker) runLevel(cross []int32, p node) (*ctxEntry, error) {
+	w.walk(node{p.state, p.cnt, boundary}, false, cross)
+	if w.st.overflow {
+		return nil, ErrTooAmbiguous
+	}
+	s := w.acc.build()
+	return &ctxEntry{in: &s, cross: uniqueNodes(w.cross)}, nil
+}
+
+func uniqueNodes(cs []crossPt) []int32 {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]int32, len(cs))
+	for i, c := range cs {
+		out[i] = c.node
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// counterClass returns the class of a repetition node's counter: the
+// iterations it still needs and may still start, each capped at
+// maxLen+1 (a token of at most maxLen bytes starts at most maxLen
+// iterations, so larger values behave alike).
+func (c *Compiled) counterClass(n node) (need, avail int32) {
+	f := &c.a.frames[c.a.states[n.state].frame]
+	if !f.repeat {
+		return 0, 0
+	}
+	capv := c.maxLen + 1
+	need = min(max(f.min-n.cnt, 0), capv)
+	if f.max < 0 {
+		avail = capv
+	} else {
+		avail = min(max(f.max-n.cnt, 0), capv)
+	}
+	return need, avail
+}
+
+func (c *Compiled) classKey(n node) ctxKey {
+	need, avail := c.counterClass(n)
+	return ctxKey{n.state, need*(c.maxLen+2) + avail}
+}
+
+// entryFor returns the level-1 entry of node n (concrete counter).
+func (c *Compiled) entryFor(n node) *ctxEntry {
+	l := c.level1[n.state]
+	if l.plain != nil {
+		return l.plain
+	}
+	k := c.classKey(n)
+	c.mu.Lock()
+	e := c.repEntries[k]
+	c.mu.Unlock()
+	if e != nil {
+		return e
+	}
+	need, avail := c.counterClass(n)
+	e = &ctxEntry{in: c.costFiltered(l, avail)}
+	var cross []int32
+	for _, cp := range l.cross {
+		if cp.it >= need && cp.it <= avail {
+			cross = append(cross, cp.node)
+		}
+	}
+	slices.Sort(cross)
+	e.cross = slices.Compact(cross)
+	c.mu.Lock()
+	if old := c.repEntries[k]; old != nil {
+		e = old
+	} else {
+		c.repEntries[k] = e
+	}
+	c.mu.Unlock()
+	return e
+}
+
+// costFiltered returns the level-1 tokens of l whose cost is at most
+// avail (capped at maxLen+1, which means no limit).
+func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
+	if avail > c.maxLen {
+		return &l.full
+	}
+	n := int(l.costOff[avail+1])
+	thr := denseThreshold(c.prep.words)
+	switch {
+	case n == l.full.n:
+		return &l.full
+	case n <= thr:
+		list := slices.Clone(l.byCost[:n])
+		slices.Sort(list)
+		return &tokenSet{list: list, n: n}
+	case l.full.bits != nil && l.full.n-n <= thr:
+		excl := slices.Clone(l.byCost[n:])
+		slices.Sort(excl)
+		return &tokenSet{bits: l.full.bits, excl: excl, n: n}
+	}
+	b := newSetBuilder(c.prep.words)
+	for _, id := range l.byCost[:n] {
+		b.add(id)
+	}
+	s := b.build()
+	return &s
+}
