@@ -54,14 +54,14 @@ type frame struct {
 }
 
 type automaton struct {
-	nc      int          // number of byte classes
-	classOf [256]uint8   // byte → class
-	classLo []byte       // first byte of each class (classes are byte intervals)
-	classHi []byte       // last byte of each class
-	trans   []int32      // state*nc + class → next state, or -1
-	states  []state      // all states of all frames
-	frames  []frame      // frame 0 is the root
-	minLen  []int32      // per state: fewest bytes to finish its frame (pop), calls included
+	nc      int         // number of byte classes
+	classOf [256]uint8  // byte → class
+	classLo []byte      // first byte of each class (classes are byte intervals)
+	classHi []byte      // last byte of each class
+	trans   []int32     // state*nc + class → next state, or -1
+	states  []state     // all states of all frames
+	frames  []frame     // frame 0 is the root
+	minLen  []int32     // per state: fewest bytes to finish its frame (pop), calls included
 	tokSets []*tokenSet // per distinct negated token reference: all tokens it matches
 }
 
