@@ -1,0 +1,609 @@
+package mask
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+// GGUF token types (tokenizer.ggml.token_type), as llama.cpp's
+// llama_token_type.
+const (
+	ggufTokenNormal      = 1
+	ggufTokenUnknown     = 2
+	ggufTokenControl     = 3
+	ggufTokenUserDefined = 4
+	ggufTokenUnused      = 5
+	ggufTokenByte        = 6
+)
+
+// loadGGUF reads the vocabulary in the metadata of a GGUF file. path is
+// only used in errors.
+func loadGGUF(path string, r io.ReadSeeker, size int64) (*Vocab, error) {
+	kv, err := decodeGGUF(r, size)
+	if err != nil {
+		return nil, &VocabFileError{Path: path, Err: err}
+	}
+	v, err := vocabFromGGUF(kv)
+	if err != nil {
+		return nil, &VocabFileError{Path: path, Err: err}
+	}
+	return v, nil
+}
+
+// decodeGGUF checks the structure of the GGUF header (see checkGGUF) and
+// then decodes it with ggml.Decode.
+func decodeGGUF(r io.ReadSeeker, size int64) (kv ggml.KV, err error) {
+	if err := checkGGUF(r, size); err != nil {
+		return nil, err
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// checkGGUF rules out every input known to make ggml.Decode
+		// panic; this is the safety net for unknown ones.
+		if p := recover(); p != nil {
+			kv, err = nil, fmt.Errorf("GGUF decoder failed: %v", p)
+		}
+	}()
+	g, err := ggml.Decode(r, -1)
+	if err != nil {
+		return nil, fmt.Errorf("GGUF: %w", err)
+	}
+	return g.KV(), nil
+}
+
+// ggufScanner walks a GGUF header without keeping values.
+type ggufScanner struct {
+	r     *bufio.Reader
+	order binary.ByteOrder
+	off   int64 // bytes consumed
+	size  int64 // file size
+	buf   [8]byte
+}
+
+// GGUF value types.
+const (
+	ggufU8 = iota
+	ggufI8
+	ggufU16
+	ggufI16
+	ggufU32
+	ggufI32
+	ggufF32
+	ggufBool
+	ggufString
+	ggufArray
+	ggufU64
+	ggufI64
+	ggufF64
+)
+
+var ggufTypeSize = [...]int64{ggufU8: 1, ggufI8: 1, ggufU16: 2, ggufI16: 2, ggufU32: 4, ggufI32: 4,
+	ggufF32: 4, ggufBool: 1, ggufU64: 8, ggufI64: 8, ggufF64: 8}
+
+const (
+	ggufMaxKeyLen = 1 << 16 // GGUF spec: keys are at most 65,535 bytes
+	ggufMaxDims   = 4       // GGML_MAX_DIMS
+)
+
+// checkGGUF validates the GGUF header in r against the file size: magic,
+// version 2 or 3, every string and array length within the file and
+// within maxGGUFArrayLen, known value types, at most 4 tensor dimensions
+// and a non-zero power-of-two alignment. ggml.Decode trusts these lengths
+// (it allocates before reading, divides by the alignment, and panics on
+// version-1 empty strings), so a malformed file must stop here.
+func checkGGUF(r io.ReadSeeker, size int64) error {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s := &ggufScanner{r: bufio.NewReaderSize(r, 64<<10), size: size}
+	magic, err := s.read(4, "magic")
+	if err != nil {
+		return err
+	}
+	switch string(magic) {
+	case "GGUF":
+		s.order = binary.LittleEndian
+	case "FUGG":
+		s.order = binary.BigEndian
+	default:
+		return fmt.Errorf("not a GGUF file: magic %q, want \"GGUF\"", magic)
+	}
+	version, err := s.u32("version")
+	if err != nil {
+		return err
+	}
+	if version != 2 && version != 3 {
+		return fmt.Errorf("unsupported GGUF version %d (want 2 or 3)", version)
+	}
+	nTensors, err := s.u64("tensor count")
+	if err != nil {
+		return err
+	}
+	nKV, err := s.u64("metadata count")
+	if err != nil {
+		return err
+	}
+	// Every key-value pair takes at least 12 bytes (key length, type),
+	// every tensor info at least 24 (name length, dims, type, offset).
+	if nKV > uint64(size)/12 || nTensors > uint64(size)/24 {
+		return fmt.Errorf("GGUF header claims %d metadata pairs and %d tensors, more than a %d-byte file can hold", nKV, nTensors, size)
+	}
+	for i := uint64(0); i < nKV; i++ {
+		at := s.off
+		key, err := s.str("metadata key", ggufMaxKeyLen)
+		if err != nil {
+			return fmt.Errorf("metadata pair %d: %w", i, err)
+		}
+		typ, err := s.u32("value type")
+		if err != nil {
+			return fmt.Errorf("metadata %q: %w", key, err)
+		}
+		if key == "general.alignment" && typ == ggufU32 {
+			a, err := s.u32("value")
+			if err != nil {
+				return fmt.Errorf("metadata %q: %w", key, err)
+			}
+			if a == 0 || a&(a-1) != 0 {
+				return fmt.Errorf("metadata %q = %d at offset %d: alignment must be a power of two", key, a, at)
+			}
+			continue
+		}
+		if err := s.value(typ); err != nil {
+			return fmt.Errorf("metadata %q (offset %d): %w", key, at, err)
+		}
+	}
+	for i := uint64(0); i < nTensors; i++ {
+		name, err := s.str("tensor name", ggufMaxKeyLen)
+		if err != nil {
+			return fmt.Errorf("tensor %d: %w", i, err)
+		}
+		dims, err := s.u32("dimension count")
+		if err != nil {
+			return fmt.Errorf("tensor %q: %w", name, err)
+		}
+		if dims > ggufMaxDims {
+			return fmt.Errorf("tensor %q has %d dimensions (at most %d)", name, dims, ggufMaxDims)
+		}
+		if _, err := s.read(int64(dims)*8+4+8, "tensor shape, type and offset"); err != nil {
+			return fmt.Errorf("tensor %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// value skips a value of type typ.
+func (s *ggufScanner) value(typ uint32) error {
+	switch {
+	case typ == ggufString:
+		_, err := s.str("string", -1)
+		return err
+	case typ == ggufArray:
+		et, err := s.u32("array element type")
+		if err != nil {
+			return err
+		}
+		n, err := s.u64("array length")
+		if err != nil {
+			return err
+		}
+		if n > maxGGUFArrayLen {
+			return fmt.Errorf("array of %d elements (limit %d)", n, maxGGUFArrayLen)
+		}
+		switch {
+		case et == ggufString:
+			for j := uint64(0); j < n; j++ {
+				if _, err := s.str("array string", -1); err != nil {
+					return fmt.Errorf("element %d: %w", j, err)
+				}
+			}
+			return nil
+		case et == ggufArray:
+			return errors.New("arrays of arrays are not supported")
+		case int(et) < len(ggufTypeSize) && ggufTypeSize[et] > 0:
+			_, err := s.read(int64(n)*ggufTypeSize[et], "array data")
+			return err
+		}
+		return fmt.Errorf("unknown array element type %d", et)
+	case int(typ) < len(ggufTypeSize) && ggufTypeSize[typ] > 0:
+		_, err := s.read(ggufTypeSize[typ], "value")
+		return err
+	}
+	return fmt.Errorf("unknown value type %d", typ)
+}
+
+// read consumes n bytes; it returns them only if n ≤ 8.
+func (s *ggufScanner) read(n int64, what string) ([]byte, error) {
+	if n < 0 || n > s.size-s.off {
+		return nil, fmt.Errorf("%s at offset %d needs %d bytes, the file has %d left (truncated?)", what, s.off, n, s.size-s.off)
+	}
+	s.off += n
+	if n <= 8 {
+		b := s.buf[:n]
+		if _, err := io.ReadFull(s.r, b); err != nil {
+			return nil, fmt.Errorf("%s at offset %d: %w", what, s.off-n, err)
+		}
+		return b, nil
+	}
+	if _, err := s.r.Discard(int(n)); err != nil {
+		return nil, fmt.Errorf("%s at offset %d: %w", what, s.off-n, err)
+	}
+	return nil, nil
+}
+
+func (s *ggufScanner) u32(what string) (uint32, error) {
+	b, err := s.read(4, what)
+	if err != nil {
+		return 0, err
+	}
+	return s.order.Uint32(b), nil
+}
+
+func (s *ggufScanner) u64(what string) (uint64, error) {
+	b, err := s.read(8, what)
+	if err != nil {
+		return 0, err
+	}
+	return s.order.Uint64(b), nil
+}
+
+// str consumes a string; it returns its text only if max ≥ 0 (and fails
+// if it is longer than max).
+func (s *ggufScanner) str(what string, max int64) (string, error) {
+	at := s.off
+	n, err := s.u64(what + " length")
+	if err != nil {
+		return "", err
+	}
+	if n > uint64(s.size-s.off) {
+		return "", fmt.Errorf("%s at offset %d is %d bytes long, the file has %d left (truncated?)", what, at, n, s.size-s.off)
+	}
+	if max < 0 {
+		_, err := s.read(int64(n), what)
+		return "", err
+	}
+	if n > uint64(max) {
+		return "", fmt.Errorf("%s at offset %d is %d bytes long (at most %d)", what, at, n, max)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(s.r, b); err != nil {
+		return "", fmt.Errorf("%s at offset %d: %w", what, at, err)
+	}
+	s.off += int64(n)
+	return string(b), nil
+}
+
+// Metadata keys.
+const (
+	keyModel     = "tokenizer.ggml.model"
+	keyPre       = "tokenizer.ggml.pre"
+	keyTokens    = "tokenizer.ggml.tokens"
+	keyTokenType = "tokenizer.ggml.token_type"
+)
+
+// vocabFromGGUF builds the vocabulary from decoded GGUF metadata.
+func vocabFromGGUF(kv ggml.KV) (*Vocab, error) {
+	model, ok := kv.Value(keyModel).(string)
+	if !ok {
+		return nil, missingOrWrong(kv, keyModel, "a string")
+	}
+	pre, _ := kv.Value(keyPre).(string)
+
+	type decoding int
+	const (
+		spm       decoding = iota // ▁ → space, <0xXX> byte tokens
+		byteLevel                 // GPT-2 byte↔unicode
+		wordPiece                 // GGUF spells word starts "▁word" already
+	)
+	var dec decoding
+	defaultEOS := int64(-1)
+	switch model {
+	case "llama":
+		dec, defaultEOS = spm, 2
+	case "t5":
+		dec, defaultEOS = spm, 1
+	case "gpt2":
+		dec, defaultEOS = byteLevel, 11
+		switch pre {
+		case "gemma4", "granite-embed-multi-311m", "sarvam-moe":
+			dec = spm // llama.cpp: BPE with escape_whitespaces
+		}
+	case "gemma4":
+		dec = spm
+	case "bert":
+		dec = wordPiece
+	default:
+		return nil, fmt.Errorf("%s = %q is not supported (supported: llama, t5, gpt2, gemma4, bert)", keyModel, model)
+	}
+
+	texts := kv.Strings(keyTokens)
+	if texts == nil {
+		return nil, missingOrWrong(kv, keyTokens, "an array of strings")
+	}
+	n := len(texts)
+	if err := checkSize(n); err != nil {
+		return nil, fmt.Errorf("%s: %w", keyTokens, err)
+	}
+	arch, _ := kv.Value("general.architecture").(string)
+	if vs, ok, err := ggufID(kv, arch+".vocab_size"); err != nil {
+		return nil, err
+	} else if ok && vs != int64(n) {
+		return nil, fmt.Errorf("%s.vocab_size = %d but %s has %d tokens", arch, vs, keyTokens, n)
+	}
+	var types []int32
+	if kv.Value(keyTokenType) != nil {
+		types = kv.Ints(keyTokenType)
+		if types == nil {
+			return nil, missingOrWrong(kv, keyTokenType, "an array of int32")
+		}
+		if len(types) < n {
+			return nil, fmt.Errorf("%s has %d entries for %d tokens", keyTokenType, len(types), n)
+		}
+	}
+	typeOf := func(id int) int32 {
+		if types == nil {
+			return ggufTokenNormal
+		}
+		return types[id]
+	}
+
+	// Kinds, before the end-of-generation rules adjust them.
+	kinds := make([]TokenKind, n)
+	for id, text := range texts {
+		switch t := typeOf(id); {
+		case text == "":
+			kinds[id] = TokenUnused // llama.cpp renames it "[EMPTY_<id>]"
+		case t == ggufTokenNormal || t == ggufTokenByte:
+			kinds[id] = TokenNormal
+			if dec == wordPiece && isWordPieceUnused(text) {
+				kinds[id] = TokenUnused
+			}
+		case t == ggufTokenUserDefined:
+			kinds[id] = TokenNormal
+			if isPadFiller(text, id) {
+				kinds[id] = TokenUnused
+			}
+		case t == ggufTokenControl:
+			kinds[id] = TokenSpecial
+		case t == ggufTokenUnknown:
+			kinds[id] = TokenSpecial
+			if isPadFiller(text, id) {
+				kinds[id] = TokenUnused
+			}
+		default: // unused, undefined: llama.cpp renders them as nothing
+			kinds[id] = TokenUnused
+		}
+	}
+
+	eog, err := ggufEOG(kv, texts, kinds, typeOf, defaultEOS)
+	if err != nil {
+		return nil, err
+	}
+
+	// Bytes.
+	tokens := make([][]byte, n)
+	buf := make([]byte, 0, n*8)
+	for id, text := range texts {
+		start := len(buf)
+		switch {
+		case kinds[id] != TokenNormal || typeOf(id) == ggufTokenUserDefined:
+			buf = append(buf, text...) // names and added text, verbatim
+		case typeOf(id) == ggufTokenByte:
+			b, ok := byteToken(text)
+			if !ok {
+				return nil, fmt.Errorf("%s[%d] = %q has token type 6 (byte) but is not of the form <0xXX>", keyTokens, id, text)
+			}
+			buf = append(buf, b)
+		case dec == byteLevel:
+			var err error
+			if buf, err = decodeByteLevel(buf, text); err != nil {
+				return nil, fmt.Errorf("%s[%d] = %q: undecodable byte-level BPE text: %v", keyTokens, id, text, err)
+			}
+		default: // spm, wordPiece
+			buf = appendUnescaped(buf, text)
+		}
+		tokens[id] = buf[start:len(buf):len(buf)]
+	}
+	v, err := NewVocabKinds(tokens, kinds, eog)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keyTokens, err)
+	}
+	return v, nil
+}
+
+// appendUnescaped appends s with every "▁" replaced by a space.
+func appendUnescaped(dst []byte, s string) []byte {
+	for {
+		i := strings.Index(s, spaceMarker)
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		dst = append(dst, ' ')
+		s = s[i+len(spaceMarker):]
+	}
+}
+
+// ggufEOG computes the end-of-generation ids as llama.cpp does, and marks
+// the tokens llama.cpp forces to "control" as TokenSpecial in kinds.
+func ggufEOG(kv ggml.KV, texts []string, kinds []TokenKind, typeOf func(int) int32, defaultEOS int64) ([]int32, error) {
+	n := int64(len(texts))
+	// Ids named in the metadata.
+	ids := map[string]int64{}
+	for _, k := range []string{"eos", "eot", "eom", "fim_pad", "fim_rep", "fim_sep"} {
+		key := "tokenizer.ggml." + k + "_token_id"
+		id, ok, err := ggufID(kv, key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if id >= n {
+			return nil, fmt.Errorf("%s = %d is out of range (%d tokens)", key, id, n)
+		}
+		ids[k] = id
+	}
+	if _, ok := ids["eos"]; !ok && defaultEOS >= 0 && defaultEOS < n && typeOf(int(defaultEOS)) == ggufTokenControl {
+		ids["eos"] = defaultEOS
+	}
+
+	// Tokens found by name. Only the first token with a given name
+	// counts (names are unique in a well-formed vocabulary).
+	byName := map[string]int32{}
+	for id, text := range texts {
+		if isWellKnownName(text) {
+			if _, dup := byName[text]; !dup {
+				byName[text] = int32(id)
+			}
+		}
+	}
+	forceSpecial := func(id int32) {
+		if kinds[id] != TokenSpecial {
+			kinds[id] = TokenSpecial
+		}
+	}
+	detect := func(k string, names []string) {
+		if _, ok := ids[k]; ok {
+			return
+		}
+		best := ""
+		for _, name := range names {
+			if _, ok := byName[name]; ok && (best == "" || name < best) {
+				best = name
+			}
+		}
+		if best != "" {
+			ids[k] = int64(byName[best])
+			forceSpecial(byName[best])
+		}
+	}
+	detect("eot", eotNames)
+	detect("eom", eomNames)
+	detect("fim_pre", fimPreNames)
+	detect("fim_suf", fimSufNames)
+	detect("fim_mid", fimMidNames)
+	detect("fim_pad", fimPadNames)
+	detect("fim_rep", fimRepNames)
+	detect("fim_sep", fimSepNames)
+
+	// llama.cpp: control tokens whose name contains "unused" are unused.
+	for id, text := range texts {
+		if kinds[id] == TokenSpecial && strings.Contains(text, "unused") {
+			kinds[id] = TokenUnused
+		}
+	}
+
+	var set eogSet
+	for _, k := range []string{"fim_pad", "fim_rep", "fim_sep"} {
+		if id, ok := ids[k]; ok {
+			set.add(int32(id))
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
+	}
+	slices.Sort(names) // llama.cpp walks its std::map in this order
+	for _, name := range names {
+		if eogNames[name] {
+			set.add(byName[name])
+		}
+	}
+	for _, k := range []string{"eos", "eot", "eom"} {
+		if id, ok := ids[k]; ok {
+			set.add(int32(id))
+		}
+	}
+	// gpt-oss: llama.cpp renders these as text (user-defined).
+	for _, name := range []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"} {
+		if id, ok := byName[name]; ok {
+			kinds[id] = TokenNormal
+		}
+	}
+	applyEOGWorkarounds(&set, func(id int32) string { return texts[id] }, func(id int32, k TokenKind) { kinds[id] = k })
+	for _, id := range set.ids {
+		kinds[id] = TokenSpecial
+	}
+	return set.ids, nil
+}
+
+var (
+	fimPreNames = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"}
+	fimSufNames = []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"}
+	fimMidNames = []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}
+
+	wellKnownNames = func() map[string]bool {
+		m := map[string]bool{"<|channel|>": true, "<|message|>": true, "<|start|>": true, "<|constrain|>": true}
+		for name := range eogNames {
+			m[name] = true
+		}
+		for _, l := range [][]string{eotNames, eomNames, fimPreNames, fimSufNames, fimMidNames, fimPadNames, fimRepNames, fimSepNames} {
+			for _, name := range l {
+				m[name] = true
+			}
+		}
+		return m
+	}()
+)
+
+func isWellKnownName(s string) bool {
+	return len(s) <= 32 && len(s) >= 3 && wellKnownNames[s]
+}
+
+// ggufID reads an optional integer metadata value (a token id or a
+// count). The "none" value 0xFFFFFFFF (-1 as int32) counts as absent.
+func ggufID(kv ggml.KV, key string) (int64, bool, error) {
+	var v int64
+	switch x := kv.Value(key).(type) {
+	case nil:
+		return 0, false, nil
+	case uint8:
+		v = int64(x)
+	case int8:
+		v = int64(x)
+	case uint16:
+		v = int64(x)
+	case int16:
+		v = int64(x)
+	case uint32:
+		if x == math.MaxUint32 {
+			return 0, false, nil
+		}
+		v = int64(x)
+	case int32:
+		v = int64(x)
+	case uint64:
+		if x > math.MaxInt32 {
+			return 0, false, fmt.Errorf("%s = %d is out of range", key, x)
+		}
+		v = int64(x)
+	case int64:
+		v = x
+	default:
+		return 0, false, fmt.Errorf("%s is a %T, want an integer", key, x)
+	}
+	if v == -1 {
+		return 0, false, nil
+	}
+	if v < 0 || v > math.MaxInt32 {
+		return 0, false, fmt.Errorf("%s = %d is out of range", key, v)
+	}
+	return v, true, nil
+}
+
+func missingOrWrong(kv ggml.KV, key, want string) error {
+	if kv.Value(key) == nil {
+		return fmt.Errorf("missing metadata key %s", key)
+	}
+	return fmt.Errorf("metadata %s is not %s", key, want)
+}
