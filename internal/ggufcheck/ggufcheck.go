@@ -77,6 +77,9 @@ type Header struct {
 	KVs      uint64 // metadata pairs
 	Tensors  uint64
 	DataFrom int64 // offset where the header ends (tensor data follows, aligned)
+	// Arrays holds the length of every array-valued key, e.g.
+	// Arrays["tokenizer.ggml.tokens"] is the vocabulary size.
+	Arrays map[string]uint64
 }
 
 type scanner struct {
@@ -111,7 +114,7 @@ func Check(r io.Reader, size int64) (*Header, error) {
 	default:
 		return nil, fmt.Errorf("%w: it starts with %q%s", ErrNotGGUF, magic, hint(magic))
 	}
-	h := &Header{}
+	h := &Header{Arrays: map[string]uint64{}}
 	if h.Version, err = s.u32("version"); err != nil {
 		return nil, err
 	}
@@ -152,8 +155,12 @@ func Check(r io.Reader, size int64) (*Header, error) {
 			}
 			continue
 		}
-		if err := s.value(typ); err != nil {
+		n, err := s.value(typ)
+		if err != nil {
 			return nil, fmt.Errorf("metadata %q (offset %d): %w", key, at, err)
+		}
+		if typ == typeArray {
+			h.Arrays[key] = n
 		}
 	}
 	for i := uint64(0); i < h.Tensors; i++ {
@@ -191,48 +198,48 @@ func hint(magic []byte) string {
 	return ""
 }
 
-// value skips a value of type typ.
-func (s *scanner) value(typ uint32) error {
+// value skips a value of type typ; for an array it returns its length.
+func (s *scanner) value(typ uint32) (uint64, error) {
 	switch {
 	case typ == typeString:
 		_, err := s.str("string", -1)
-		return err
+		return 0, err
 	case typ == typeArray:
 		et, err := s.u32("array element type")
 		if err != nil {
-			return err
+			return 0, err
 		}
 		n, err := s.u64("array length")
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if n > MaxArrayLen {
-			return fmt.Errorf("%w: an array of %d elements (limit %d)", ErrMalformed, n, MaxArrayLen)
+			return 0, fmt.Errorf("%w: an array of %d elements (limit %d)", ErrMalformed, n, MaxArrayLen)
 		}
 		switch {
 		case et == typeString:
 			// Each string takes at least its 8-byte length.
 			if n > uint64(s.size-s.off)/8 {
-				return fmt.Errorf("%w: an array of %d strings at offset %d, more than the %d bytes left hold", ErrTruncated, n, s.off, s.size-s.off)
+				return 0, fmt.Errorf("%w: an array of %d strings at offset %d, more than the %d bytes left hold", ErrTruncated, n, s.off, s.size-s.off)
 			}
 			for j := uint64(0); j < n; j++ {
 				if _, err := s.str("array string", -1); err != nil {
-					return fmt.Errorf("element %d: %w", j, err)
+					return 0, fmt.Errorf("element %d: %w", j, err)
 				}
 			}
-			return nil
+			return n, nil
 		case et == typeArray:
-			return fmt.Errorf("%w: arrays of arrays are not supported", ErrMalformed)
+			return 0, fmt.Errorf("%w: arrays of arrays are not supported", ErrMalformed)
 		case int(et) < len(typeSize) && typeSize[et] > 0:
 			_, err := s.read(int64(n)*typeSize[et], "array data")
-			return err
+			return n, err
 		}
-		return fmt.Errorf("%w: unknown array element type %d", ErrMalformed, et)
+		return 0, fmt.Errorf("%w: unknown array element type %d", ErrMalformed, et)
 	case int(typ) < len(typeSize) && typeSize[typ] > 0:
 		_, err := s.read(typeSize[typ], "value")
-		return err
+		return 0, err
 	}
-	return fmt.Errorf("%w: unknown value type %d", ErrMalformed, typ)
+	return 0, fmt.Errorf("%w: unknown value type %d", ErrMalformed, typ)
 }
 
 // read consumes n bytes; it returns them only if n ≤ 8.

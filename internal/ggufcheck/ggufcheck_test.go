@@ -101,8 +101,8 @@ func TestCheckRealFiles(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		if p == files[0] {
-			if h.Tensors != 48 {
-				t.Errorf("%s: %d tensors, want 48", p, h.Tensors)
+			if h.Tensors != 48 || h.Arrays["tokenizer.ggml.tokens"] != 512 || h.Arrays["tokenizer.ggml.scores"] != 512 {
+				t.Errorf("%s: %d tensors, arrays %v; want 48 tensors, 512 tokens and scores", p, h.Tensors, h.Arrays)
 			}
 			for _, cut := range []int64{5, 12, 23, 100, h.DataFrom / 2, h.DataFrom - 1} {
 				if _, err := Check(bytes.NewReader(data[:cut]), cut); !errors.Is(err, ErrTruncated) {

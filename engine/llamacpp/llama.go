@@ -1,0 +1,460 @@
+//go:build llamacpp
+
+package llamacpp
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"unsafe"
+
+	// The import builds and links llama.cpp and ggml (its cgo packages).
+	_ "github.com/ollama/ollama/llama"
+
+	"github.com/structgen/structgen/engine"
+)
+
+// In this package m is always a *Model, tok a token id and pos a position.
+
+var _ engine.Model = (*Model)(nil)
+
+var (
+	// backendOnce initialises llama.cpp once per process. The CPU backend
+	// is linked in statically; llama.BackendInit would also search
+	// ollama's library folders for GPU backends (none exist here) and log
+	// the CPU features through slog on every start.
+	backendOnce sync.Once
+	// loadMu serializes calls that read llama.cpp's process-wide log.
+	loadMu sync.Mutex
+)
+
+// Model is a GGUF model loaded into llama.cpp with one sequence of context.
+// It implements engine.Model.
+type Model struct {
+	mu     sync.Mutex // guards the C handles against Close
+	info   FileInfo
+	opts   resolved
+	vocab  bool // loaded vocabulary-only
+	closed bool
+
+	model *C.struct_llama_model
+	voc   *C.struct_llama_vocab
+	ctx   *C.struct_llama_context
+	mem   C.llama_memory_t
+	batch C.struct_llama_batch
+
+	nVocab int
+	pieces []byte  // all token bytes, back to back
+	ends   []int64 // token i is pieces[ends[i-1]:ends[i]]
+	attrs  []int32 // llama_token_attr bits per token
+	eog    []int32 // sorted
+	isEOG  []bool
+	bos    int32
+	addBOS bool
+	tmpl   string
+	nCtx   int // positions the cache may hold
+	n      int // positions the cache holds now
+	logits []float32
+}
+
+// llama_token_attr bits (llama.h) that make a token special: grammar text
+// never produces it.
+const specialAttrs = C.LLAMA_TOKEN_ATTR_CONTROL | C.LLAMA_TOKEN_ATTR_UNKNOWN | C.LLAMA_TOKEN_ATTR_UNUSED
+
+// Load reads a GGUF model. It checks the file in Go first (Inspect) and
+// opts against it, so that a missing file, a file that is not GGUF, a
+// truncated one, an unknown architecture or a context larger than the
+// trained one is a *LoadError naming the file, never a crash in C.
+func Load(path string, opts Options) (*Model, error) {
+	info, err := inspect(path)
+	if err != nil {
+		return nil, &LoadError{Path: path, Err: err}
+	}
+	r, err := opts.resolve(info)
+	if err != nil {
+		return nil, &LoadError{Path: path, Err: err}
+	}
+	backendOnce.Do(func() { C.llama_backend_init() })
+
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	takeLog() // forget what earlier calls logged
+
+	m := &Model{info: *info, opts: r, vocab: opts.VocabOnly}
+	if err := m.load(path, opts); err != nil {
+		m.free()
+		return nil, &LoadError{Path: path, Err: err}
+	}
+	return m, nil
+}
+
+func (m *Model) load(path string, opts Options) error {
+	mp := C.llama_model_default_params()
+	mp.vocab_only = C.bool(opts.VocabOnly)
+	mp.use_mmap = true
+	if opts.Progress != nil {
+		h := cgo.NewHandle(opts.Progress)
+		defer h.Delete()
+		ph := &progressHandle{h: h}
+		var pin runtime.Pinner
+		pin.Pin(ph)
+		defer pin.Unpin()
+		C.structgen_set_progress(&mp, unsafe.Pointer(ph))
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	m.model = C.llama_model_load_from_file(cpath, mp)
+	if m.model == nil {
+		return llamaErr("llama_model_load_from_file")
+	}
+	m.voc = C.llama_model_get_vocab(m.model)
+	if err := m.loadVocab(); err != nil {
+		return err
+	}
+	if t := C.llama_model_chat_template(m.model, nil); t != nil {
+		m.tmpl = C.GoString(t)
+	}
+	if opts.VocabOnly {
+		return nil
+	}
+	if bool(C.llama_model_has_encoder(m.model)) || !bool(C.llama_model_has_decoder(m.model)) {
+		return fmt.Errorf("%w %q: the model is not a decoder-only text generator", ErrUnsupportedArch, m.info.Arch)
+	}
+
+	cp := C.llama_context_default_params()
+	cp.n_ctx = C.uint32_t(m.opts.ctx)
+	cp.n_batch = C.uint32_t(m.opts.batch)
+	cp.n_ubatch = C.uint32_t(m.opts.batch)
+	cp.n_seq_max = 1
+	cp.n_threads = C.int32_t(m.opts.threads)
+	cp.n_threads_batch = C.int32_t(m.opts.threads)
+	cp.embeddings = false
+	cp.no_perf = true
+	m.ctx = C.llama_init_from_model(m.model, cp)
+	if m.ctx == nil {
+		return llamaErr("llama_init_from_model")
+	}
+	m.nCtx = min(m.opts.ctx, int(C.llama_n_ctx(m.ctx)))
+	m.mem = C.llama_get_memory(m.ctx)
+	m.batch = C.llama_batch_init(C.int32_t(m.opts.batch), 0, 1)
+	if m.batch.token == nil || m.batch.pos == nil || m.batch.n_seq_id == nil || m.batch.seq_id == nil || m.batch.logits == nil {
+		return fmt.Errorf("%w: cannot allocate a batch of %d tokens", ErrLlama, m.opts.batch)
+	}
+	seqIDs := unsafe.Slice(m.batch.seq_id, m.opts.batch)
+	nSeq := unsafe.Slice(m.batch.n_seq_id, m.opts.batch)
+	for i := range seqIDs {
+		if seqIDs[i] == nil {
+			return fmt.Errorf("%w: cannot allocate a batch of %d tokens", ErrLlama, m.opts.batch)
+		}
+		*seqIDs[i] = 0 // the only sequence
+		nSeq[i] = 1
+	}
+	return nil
+}
+
+// llamaErr is the error for a NULL from llama.cpp: what it logged.
+func llamaErr(call string) error {
+	if msg := takeLog(); msg != "" {
+		return fmt.Errorf("%w: %s", ErrLlama, msg)
+	}
+	return fmt.Errorf("%w: %s returned NULL", ErrLlama, call)
+}
+
+// loadVocab renders every token once, so that the vocabulary methods are
+// table look-ups.
+func (m *Model) loadVocab() error {
+	n := int(C.llama_vocab_n_tokens(m.voc))
+	if n <= 0 {
+		return fmt.Errorf("%w: the vocabulary has %d tokens", ErrLlama, n)
+	}
+	m.nVocab = n
+	m.ends = make([]int64, n)
+	m.attrs = make([]int32, n)
+	eog := make([]uint8, n)
+	// Real vocabularies average 4 to 7 bytes per token.
+	buf := make([]byte, 8*n)
+	for range 2 {
+		need := int64(C.structgen_vocab_table(m.voc, (*C.char)(unsafe.Pointer(&buf[0])), C.int64_t(len(buf)),
+			(*C.int64_t)(unsafe.Pointer(&m.ends[0])), (*C.int32_t)(unsafe.Pointer(&m.attrs[0])), (*C.uint8_t)(unsafe.Pointer(&eog[0]))))
+		if need < 0 {
+			return fmt.Errorf("%w: cannot render the vocabulary's tokens", ErrLlama)
+		}
+		if need <= int64(len(buf)) {
+			m.pieces = buf[:need:need]
+			break
+		}
+		buf = make([]byte, need)
+	}
+	m.isEOG = make([]bool, n)
+	for i, e := range eog {
+		if e != 0 {
+			m.isEOG[i] = true
+			m.eog = append(m.eog, int32(i))
+		}
+	}
+	bos := int32(C.llama_vocab_bos(m.voc))
+	m.bos = bos
+	m.addBOS = bos >= 0 && int(bos) < n && bool(C.llama_vocab_get_add_bos(m.voc))
+	return nil
+}
+
+// free releases the C handles; Close and a failed Load call it.
+func (m *Model) free() {
+	if m.batch.token != nil {
+		C.llama_batch_free(m.batch)
+		m.batch = C.struct_llama_batch{}
+	}
+	if m.ctx != nil {
+		C.llama_free(m.ctx)
+		m.ctx = nil
+		m.mem = nil
+	}
+	if m.model != nil {
+		C.llama_model_free(m.model)
+		m.model = nil
+		m.voc = nil
+	}
+	m.logits = nil
+}
+
+// Close frees the model and its context. It is idempotent.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		m.free()
+	}
+	return nil
+}
+
+// Info returns what Load read from the file's header.
+func (m *Model) Info() FileInfo { return m.info }
+
+// VocabSize implements engine.Model.
+func (m *Model) VocabSize() int { return m.nVocab }
+
+// TokenBytes implements engine.Model.
+func (m *Model) TokenBytes(tok int32) []byte {
+	if tok < 0 || int(tok) >= m.nVocab {
+		return nil
+	}
+	var start int64
+	if tok > 0 {
+		start = m.ends[tok-1]
+	}
+	end := m.ends[tok]
+	return m.pieces[start:end:end]
+}
+
+// TokenIsSpecial implements engine.Model: control, unknown and unused
+// tokens.
+func (m *Model) TokenIsSpecial(tok int32) bool {
+	return tok >= 0 && int(tok) < m.nVocab && m.attrs[tok]&specialAttrs != 0
+}
+
+// TokenIsByte reports whether tok is a byte-fallback token (<0xXX>).
+func (m *Model) TokenIsByte(tok int32) bool {
+	return tok >= 0 && int(tok) < m.nVocab && m.attrs[tok]&C.LLAMA_TOKEN_ATTR_BYTE != 0
+}
+
+// EOG implements engine.Model.
+func (m *Model) EOG() []int32 { return m.eog }
+
+// IsEOG implements engine.Model.
+func (m *Model) IsEOG(tok int32) bool {
+	return tok >= 0 && int(tok) < m.nVocab && m.isEOG[tok]
+}
+
+// BOS implements engine.Model.
+func (m *Model) BOS() (int32, bool) { return m.bos, m.addBOS }
+
+// ChatTemplate implements engine.Model.
+func (m *Model) ChatTemplate() string { return m.tmpl }
+
+// ContextSize implements engine.Model; 0 for a vocabulary-only model.
+func (m *Model) ContextSize() int { return m.nCtx }
+
+// maxTokenizeBytes bounds Tokenize's input: llama.cpp counts bytes and
+// tokens in int32.
+const maxTokenizeBytes = math.MaxInt32 / 2
+
+// emptyText is what Tokenize hands llama.cpp for empty input (it builds a
+// std::string from the pointer, which must not be NULL).
+var emptyText [1]byte
+
+// Tokenize implements engine.Model.
+func (m *Model) Tokenize(text []byte, addSpecial, parseSpecial bool) ([]int32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if len(text) > maxTokenizeBytes {
+		return nil, fmt.Errorf("llamacpp: tokenize: %d bytes of text, more than the %d llama.cpp can count", len(text), maxTokenizeBytes)
+	}
+	p := &emptyText[0]
+	if len(text) > 0 {
+		p = &text[0]
+	}
+	// A token covers at least one byte; BOS/EOS add a few.
+	out := make([]int32, len(text)+4)
+	for range 2 {
+		n := C.llama_tokenize(m.voc, (*C.char)(unsafe.Pointer(p)), C.int32_t(len(text)),
+			(*C.llama_token)(unsafe.Pointer(&out[0])), C.int32_t(len(out)), C.bool(addSpecial), C.bool(parseSpecial))
+		if n >= 0 {
+			return out[:n:n], nil
+		}
+		if n == math.MinInt32 {
+			return nil, fmt.Errorf("llamacpp: tokenize: the result overflows int32")
+		}
+		out = make([]int32, -n)
+	}
+	return nil, fmt.Errorf("llamacpp: tokenize: llama.cpp asked for a larger buffer twice")
+}
+
+// Detokenize turns tokens back into bytes as llama.cpp does for a whole
+// sequence (it may drop the leading space SentencePiece adds). With
+// removeSpecial, BOS/EOS the model adds are dropped; with unparseSpecial,
+// special tokens are rendered as text instead of dropped.
+func (m *Model) Detokenize(tokens []int32, removeSpecial, unparseSpecial bool) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if err := m.checkTokens(tokens); err != nil {
+		return nil, err
+	}
+	if len(tokens) == 0 {
+		return []byte{}, nil
+	}
+	size := 0
+	for _, t := range tokens {
+		size += len(m.TokenBytes(t))
+	}
+	out := make([]byte, size+16)
+	for range 2 {
+		n := C.llama_detokenize(m.voc, (*C.llama_token)(unsafe.Pointer(&tokens[0])), C.int32_t(len(tokens)),
+			(*C.char)(unsafe.Pointer(&out[0])), C.int32_t(len(out)), C.bool(removeSpecial), C.bool(unparseSpecial))
+		if n >= 0 {
+			return out[:n:n], nil
+		}
+		out = make([]byte, -n)
+	}
+	return nil, fmt.Errorf("llamacpp: detokenize: llama.cpp asked for a larger buffer twice")
+}
+
+func (m *Model) checkTokens(tokens []int32) error {
+	for i, t := range tokens {
+		if t < 0 || int(t) >= m.nVocab {
+			return fmt.Errorf("llamacpp: token %d at index %d is out of range [0, %d)", t, i, m.nVocab)
+		}
+	}
+	return nil
+}
+
+// Decode implements engine.Model. It does not allocate when it succeeds.
+func (m *Model) Decode(tokens []int32, pos int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return ErrClosed
+	case m.vocab:
+		return ErrVocabOnly
+	case len(tokens) == 0:
+		return errors.New("llamacpp: Decode of no tokens")
+	case pos != m.n:
+		return fmt.Errorf("llamacpp: Decode at position %d, but the cache holds positions 0..%d (Truncate first)", pos, m.n-1)
+	case len(tokens) > m.nCtx-pos:
+		return fmt.Errorf("llamacpp: %d tokens at position %d need %d positions, the context holds %d: %w",
+			len(tokens), pos, pos+len(tokens), m.nCtx, ErrKVCacheFull)
+	}
+	if err := m.checkTokens(tokens); err != nil {
+		return err
+	}
+	m.logits = nil
+	nb := m.opts.batch
+	tok := unsafe.Slice(m.batch.token, nb)
+	bpos := unsafe.Slice(m.batch.pos, nb)
+	out := unsafe.Slice(m.batch.logits, nb)
+	for start := 0; start < len(tokens); start += nb {
+		chunk := tokens[start:min(start+nb, len(tokens))]
+		for i, t := range chunk {
+			tok[i] = C.llama_token(t)
+			bpos[i] = C.llama_pos(pos + start + i)
+			out[i] = 0
+		}
+		last := start+len(chunk) == len(tokens)
+		if last {
+			out[len(chunk)-1] = 1
+		}
+		m.batch.n_tokens = C.int32_t(len(chunk))
+		if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
+			// Leave the cache as it was before this call.
+			C.llama_memory_seq_rm(m.mem, 0, C.llama_pos(pos), -1)
+			m.n = pos
+			return decodeErr(int(rc), pos+start, len(chunk))
+		}
+		m.n = pos + start + len(chunk)
+	}
+	p := C.llama_get_logits_ith(m.ctx, -1)
+	if p == nil {
+		return fmt.Errorf("%w: no logits after decoding position %d", ErrLlama, m.n-1)
+	}
+	m.logits = unsafe.Slice((*float32)(unsafe.Pointer(p)), m.nVocab)
+	return nil
+}
+
+// decodeErr turns llama_decode's status into an error.
+func decodeErr(rc, pos, n int) error {
+	what := fmt.Sprintf("llamacpp: decoding %d tokens at position %d", n, pos)
+	switch {
+	case rc == 1:
+		return fmt.Errorf("%s: %w", what, ErrKVCacheFull)
+	case rc == 2:
+		return fmt.Errorf("%s: %w: aborted", what, ErrLlama)
+	case rc == -1:
+		return fmt.Errorf("%s: %w: invalid batch %s", what, ErrLlama, takeLog())
+	default:
+		return fmt.Errorf("%s: %w: status %d %s", what, ErrLlama, rc, takeLog())
+	}
+}
+
+// Logits implements engine.Model: a view of llama.cpp's output buffer.
+func (m *Model) Logits() []float32 { return m.logits }
+
+// Truncate implements engine.Model.
+func (m *Model) Truncate(pos int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return ErrClosed
+	case m.vocab:
+		return ErrVocabOnly
+	case pos < 0 || pos > m.n:
+		return fmt.Errorf("llamacpp: Truncate(%d): the cache holds positions 0..%d", pos, m.n-1)
+	case pos == m.n:
+		return nil
+	}
+	m.logits = nil
+	if !bool(C.llama_memory_seq_rm(m.mem, 0, C.llama_pos(pos), -1)) {
+		// Recurrent models cannot drop a suffix; start over.
+		C.llama_memory_clear(m.mem, true)
+		m.n = 0
+		return fmt.Errorf("%w: this model's memory cannot drop positions %d.. (recurrent state); the cache was cleared", ErrLlama, pos)
+	}
+	m.n = pos
+	return nil
+}
