@@ -54,7 +54,8 @@ func (a *akunuPipe) accept(tok int32) {
 	a.ring.push(tok)
 }
 
-func (a *akunuPipe) sample(c *candidates) int32 {
+// sample returns the index in c.data of the pick.
+func (a *akunuPipe) sample(c *candidates) int {
 	d := c.data
 	// Penalty: once per distinct token of the window, sign-aware.
 	if a.repeat != 1 && c.identity {
@@ -71,12 +72,14 @@ func (a *akunuPipe) sample(c *candidates) int32 {
 		}
 	}
 	if a.temp == 0 {
-		return greedyPick(c)
+		return greedyIndex(c)
 	}
-	maxL := float32(math.Inf(-1))
+	maxL := negInf
 	for i := range d {
 		d[i].logit /= a.temp
-		maxL = max(maxL, d[i].logit)
+		if d[i].logit > maxL {
+			maxL = d[i].logit
+		}
 	}
 	var sum float64
 	floor := maxL - akunuNegligible
@@ -115,11 +118,11 @@ func (a *akunuPipe) sample(c *candidates) int32 {
 	}
 	u := a.rng.float64() * kept
 	var cum float64
-	for _, cd := range d {
+	for i, cd := range d {
 		cum += float64(cd.p)
 		if u < cum {
-			return cd.id
+			return i
 		}
 	}
-	return d[len(d)-1].id
+	return len(d) - 1
 }

@@ -160,6 +160,46 @@ func (w *workspace) heapSelect(d []candidate, n int) {
 	copy(d[:n], top)
 }
 
+// selectTopFrom is the lazy top-k: it selects the n largest logits straight
+// from the raw logits (n < len(logits)) into the workspace, sorted, and
+// makes them the candidate set. NaN never enters (it is below everything).
+func (w *workspace) selectTopFrom(logits []float32, n int, c *candidates) {
+	h := w.heap[:0]
+	if n > heapSelectMax {
+		if cap(w.bigHeap) < n {
+			w.bigHeap = make([]heapEntry, 0, n)
+		}
+		h = w.bigHeap[:0]
+	}
+	i := 0
+	for ; i < len(logits) && len(h) < n; i++ {
+		x := logits[i]
+		if x != x {
+			x = negInf
+		}
+		h = append(h, heapEntry{x, int32(i)})
+		heapUp(h, len(h)-1)
+	}
+	thr := h[0].logit
+	for ; i < len(logits); i++ {
+		if x := logits[i]; x > thr {
+			h[0] = heapEntry{x, int32(i)}
+			heapDown(h, 0)
+			thr = h[0].logit
+		}
+	}
+	d := w.cands[:n]
+	for k := n - 1; k >= 0; k-- {
+		d[k] = candidate{id: h[0].pos, logit: h[0].logit}
+		h[0] = h[len(h)-1]
+		h = h[:len(h)-1]
+		heapDown(h, 0)
+	}
+	c.data = d
+	c.sorted = true
+	c.identity = false
+}
+
 // heapEntry is a selection-heap element: a logit and its position.
 type heapEntry struct {
 	logit float32

@@ -15,6 +15,10 @@ type Chain struct {
 	ws    workspace
 	cs    candidates // the working set, reused (a local would escape through the step interface)
 
+	lazyTopK   int  // > 0: the first step is top-k with this k and nothing precedes it
+	lazyArgmax bool // greedy with no logit modifier: argmax of the raw logits
+	nVocab     int  // len(logits) of the current Sample
+
 	// Exactly one final selector is set.
 	dist   *mt19937 // llama.cpp's dist (one mt19937)
 	miro   *mirostat
@@ -27,11 +31,12 @@ type Chain struct {
 type workspace struct {
 	cands   []candidate
 	heap    []heapEntry
+	bigHeap []heapEntry // lazy top-k with k > heapSelectMax, grown on first use
 	top     []candidate
 	topPos  []int32
 	inFront []bool
-	typIdx  []typScore
-	sortBuf []candidate
+	typIdx  []typScore  // typical-p, grown on first use
+	sortBuf []candidate // typical-p, grown on first use
 }
 
 func (w *workspace) init() {
@@ -46,8 +51,6 @@ func (w *workspace) grow(n int) {
 		return
 	}
 	w.cands = make([]candidate, n)
-	w.typIdx = make([]typScore, n)
-	w.sortBuf = make([]candidate, n)
 }
 
 // NewChain validates p and builds the chain. Zero values mean "off" (see
@@ -70,40 +73,64 @@ func NewChain(p Params) (*Chain, error) {
 	case n.Mirostat != 0:
 		if n.Temperature == 0 {
 			c.greedy = true // mirostat at temperature 0 is argmax
+			c.lazyArgmax = len(c.steps) == 0
 			break
 		}
 		c.steps = append(c.steps, &tempStep{w: w, temp: n.Temperature})
 		c.miro = &mirostat{w: w, version: n.Mirostat, seed: n.Seed, tau: n.MirostatTau, eta: n.MirostatEta, m: mirostatM}
 		c.miro.reset()
 	default:
+		// Steps whose settings are neutral are left out: they would not
+		// change anything (temperature 1 divides by one exactly; a disabled
+		// XTC draws no random number).
 		maxPreserving := true
 		for _, name := range n.order {
 			var s step
 			switch name {
 			case "penalties":
-				s = newPenalties(n.RepeatLastN, n.RepeatPenalty, n.FrequencyPenalty, n.PresencePenalty)
+				if n.RepeatPenalty != 1 || n.FrequencyPenalty != 0 || n.PresencePenalty != 0 {
+					s = newPenalties(n.RepeatLastN, n.RepeatPenalty, n.FrequencyPenalty, n.PresencePenalty)
+				}
 			case "dry":
-				s = newDRY(n.DRYMultiplier, n.DRYBase, n.DRYAllowedLength, n.DRYLastN, n.DRYSequenceBreakers)
+				if d := newDRY(n.DRYMultiplier, n.DRYBase, n.DRYAllowedLength, n.DRYLastN, n.DRYSequenceBreakers); d.enabled() {
+					s = d
+				}
 			case "top_n_sigma":
-				s = &topNSigmaStep{w: w, n: n.TopNSigma}
+				if n.TopNSigma > 0 {
+					s = &topNSigmaStep{w: w, n: n.TopNSigma}
+				}
 			case "top_k":
-				s = &topKStep{w: w, k: n.TopK}
+				if n.TopK > 0 {
+					s = &topKStep{w: w, k: n.TopK}
+				}
 			case "typ_p":
-				s = &typicalStep{w: w, p: n.TypicalP, minKeep: n.MinKeep}
-				maxPreserving = maxPreserving && n.TypicalP >= 1
+				if n.TypicalP < 1 {
+					s = &typicalStep{w: w, p: n.TypicalP, minKeep: n.MinKeep}
+					maxPreserving = false
+				}
 			case "top_p":
-				s = &topPStep{w: w, p: n.TopP, minKeep: n.MinKeep}
+				if n.TopP < 1 {
+					s = &topPStep{w: w, p: n.TopP, minKeep: n.MinKeep}
+				}
 			case "min_p":
-				s = &minPStep{w: w, p: n.MinP, minKeep: n.MinKeep}
+				if n.MinP > 0 {
+					s = &minPStep{w: w, p: n.MinP, minKeep: n.MinKeep}
+				}
 			case "xtc":
-				x := &xtcStep{w: w, prob: n.XTCProbability, threshold: n.XTCThreshold, minKeep: n.MinKeep, seed: n.Seed}
-				x.reset()
-				s = x
-				maxPreserving = maxPreserving && !(n.XTCProbability > 0 && n.XTCThreshold <= 0.5)
+				if n.XTCProbability > 0 && n.XTCThreshold <= 0.5 {
+					x := &xtcStep{w: w, prob: n.XTCProbability, threshold: n.XTCThreshold, minKeep: n.MinKeep, seed: n.Seed}
+					x.reset()
+					s = x
+					maxPreserving = false
+				}
 			case "temperature":
-				s = &tempStep{w: w, temp: n.Temperature, delta: n.DynaTempRange, expon: n.DynaTempExponent}
+				if n.Temperature != 1 || n.DynaTempRange > 0 {
+					s = &tempStep{w: w, temp: n.Temperature, delta: n.DynaTempRange, expon: n.DynaTempExponent}
+				}
 			}
-			c.steps = append(c.steps, s)
+			if s != nil {
+				c.steps = append(c.steps, s)
+			}
 		}
 		if n.Temperature == 0 && n.DynaTempRange == 0 && maxPreserving {
 			// Every filter keeps the most likely token and temperature 0
@@ -118,7 +145,13 @@ func NewChain(p Params) (*Chain, error) {
 				}
 			}
 			c.steps = kept
+			c.lazyArgmax = len(kept) == 0
 			break
+		}
+		if len(c.steps) > 0 {
+			if k, ok := c.steps[0].(*topKStep); ok {
+				c.lazyTopK = k.k
+			}
 		}
 		c.dist = new(mt19937)
 		c.dist.seed(n.Seed)
@@ -134,91 +167,149 @@ func NewChain(p Params) (*Chain, error) {
 // Sample does not record the token: call Accept with the token the caller
 // keeps (which may differ, e.g. after a grammar rejected it).
 func (c *Chain) Sample(logits []float32) int32 {
+	if len(logits) == 0 {
+		return -1
+	}
+	c.nVocab = len(logits)
 	w := &c.ws
 	w.grow(len(logits))
-	d := w.cands[:len(logits)]
-	negInf := float32(math.Inf(-1))
-	posInf := float32(math.Inf(1))
-	var maxL = negInf
-	for i, x := range logits {
-		if x != x {
-			x = negInf
+	cs := &c.cs
+	*cs = candidates{identity: true, selected: -1}
+	switch {
+	case c.lazyArgmax:
+		return argmax32(logits)
+	case c.lazyTopK > 0 && c.lazyTopK < len(logits):
+		// top-k is the first step: select straight from the logits (one
+		// read-only pass) instead of materialising every candidate.
+		w.selectTopFrom(logits, c.lazyTopK, cs)
+		if tok, done := special(cs); done {
+			return tok
 		}
+		return c.run(1)
+	}
+	d := w.cands[:len(logits)]
+	odd := false
+	for i, x := range logits {
 		d[i] = candidate{id: int32(i), logit: x}
-		maxL = max(maxL, x)
+		if !(x < posInf) { // NaN or +Inf
+			odd = true
+		}
 	}
-	if tok, done := special(logits, maxL, posInf, negInf); done {
-		return tok
+	cs.data = d
+	if odd {
+		if tok, done := sanitize(d); done {
+			return tok
+		}
 	}
-	return c.run(d)
+	return c.run(0)
 }
 
 // SampleF16 is Sample for float16 logits (widened exactly to float32).
 func (c *Chain) SampleF16(logits []float16.Float16) int32 {
+	if len(logits) == 0 {
+		return -1
+	}
+	c.nVocab = len(logits)
 	w := &c.ws
 	w.grow(len(logits))
 	d := w.cands[:len(logits)]
-	negInf := float32(math.Inf(-1))
-	posInf := float32(math.Inf(1))
-	var maxL = negInf
+	odd := false
 	for i, h := range logits {
 		x := h.Float32()
-		if x != x {
-			x = negInf
-		}
 		d[i] = candidate{id: int32(i), logit: x}
-		maxL = max(maxL, x)
-	}
-	if maxL == posInf || maxL == negInf {
-		for i := range d {
-			if d[i].logit == posInf {
-				return int32(i)
-			}
+		if !(x < posInf) {
+			odd = true
 		}
-		return -1
 	}
-	return c.run(d)
+	c.cs = candidates{data: d, identity: true, selected: -1}
+	if odd {
+		if tok, done := sanitize(d); done {
+			return tok
+		}
+	}
+	if c.lazyArgmax {
+		return greedyPick(&c.cs)
+	}
+	return c.run(0)
 }
 
-// special handles the degenerate inputs: +Inf (picked outright) and no
-// finite logit (-1).
-func special(logits []float32, maxL, posInf, negInf float32) (int32, bool) {
-	switch maxL {
+var (
+	posInf = float32(math.Inf(1))
+	negInf = float32(math.Inf(-1))
+)
+
+// sanitize turns NaN into -Inf; a +Inf logit is picked outright.
+func sanitize(d []candidate) (int32, bool) {
+	for i := range d {
+		switch x := d[i].logit; {
+		case x == posInf:
+			return int32(i), true
+		case x != x:
+			d[i].logit = negInf
+		}
+	}
+	return 0, false
+}
+
+// special handles a lazily selected front: +Inf at the top is picked
+// outright (the lowest id among the +Inf), -Inf at the top means nothing is
+// selectable.
+func special(cs *candidates) (int32, bool) {
+	switch top := cs.data[0].logit; top {
 	case posInf:
-		for i, x := range logits {
-			if x == posInf {
-				return int32(i), true
+		best := cs.data[0].id
+		for _, cd := range cs.data {
+			if cd.logit == posInf && cd.id < best {
+				best = cd.id
 			}
 		}
+		return best, true
 	case negInf:
 		return -1, true
 	}
 	return 0, false
 }
 
-func (c *Chain) run(d []candidate) int32 {
-	cs := &c.cs
-	*cs = candidates{data: d, identity: true, selected: -1}
-	for _, s := range c.steps {
-		s.apply(cs)
+// argmax32 is greedy straight on the logits: the lowest id of the maximum
+// (NaN never wins), or -1 if nothing beats -Inf.
+func argmax32(logits []float32) int32 {
+	best, bestV := -1, negInf
+	for i, x := range logits {
+		if x > bestV {
+			best, bestV = i, x
+		}
 	}
-	switch {
-	case c.greedy:
-		return greedyPick(cs)
-	case c.akunu != nil:
-		return c.akunu.sample(cs)
-	case c.miro != nil:
-		return c.miro.sample(cs, len(d))
-	}
-	distApply(cs, c.dist)
-	if cs.selected < 0 {
-		return -1
-	}
-	return cs.data[cs.selected].id
+	return int32(best)
 }
 
-// greedyPick is llama_sampler_greedy: the first maximal logit.
-func greedyPick(c *candidates) int32 {
+// run applies the steps from the first-th on and picks the token; a pick
+// whose logit is -Inf means every logit was -Inf (or NaN): -1.
+func (c *Chain) run(first int) int32 {
+	cs := &c.cs
+	for _, s := range c.steps[first:] {
+		s.apply(cs)
+	}
+	var idx int
+	switch {
+	case c.greedy:
+		idx = greedyIndex(cs)
+	case c.akunu != nil:
+		idx = c.akunu.sample(cs)
+	case c.miro != nil:
+		idx = c.miro.sample(cs, c.nVocab)
+	default:
+		distApply(cs, c.dist)
+		idx = cs.selected
+	}
+	if idx < 0 || cs.data[idx].logit == negInf {
+		return -1
+	}
+	return cs.data[idx].id
+}
+
+// greedyIndex is llama_sampler_greedy: the index of the first maximal
+// logit (-1 for an empty set).
+func greedyIndex(c *candidates) int {
 	if len(c.data) == 0 {
 		return -1
 	}
@@ -228,10 +319,16 @@ func greedyPick(c *candidates) int32 {
 			best = i
 		}
 	}
-	if math.IsInf(float64(c.data[best].logit), -1) {
+	return best
+}
+
+// greedyPick is greedyIndex's token, or -1 when the best logit is -Inf.
+func greedyPick(c *candidates) int32 {
+	i := greedyIndex(c)
+	if i < 0 || c.data[i].logit == negInf {
 		return -1
 	}
-	return c.data[best].id
+	return c.data[i].id
 }
 
 // distApply is llama_sampler_dist: softmax (float32 terms, float64 sum),

@@ -224,6 +224,22 @@ func TestDegenerateLogits(t *testing.T) {
 		if tok := c.Sample([]float32{7}); tok != 0 {
 			t.Errorf("%s: one logit gave %d", name, tok)
 		}
+		// Long enough for the lazy top-k path (k < V).
+		long := make([]float32, 300)
+		for i := range long {
+			long[i] = nan
+		}
+		if tok := c.Sample(long); tok != -1 {
+			t.Errorf("%s: 300 NaN gave %d", name, tok)
+		}
+		long[250], long[120], long[200] = 0.5, inf, inf
+		if tok := c.Sample(long); tok != 120 {
+			t.Errorf("%s: +Inf among NaN gave %d, want 120", name, tok)
+		}
+		long[120], long[200] = -inf, 3
+		if tok := c.Sample(long); p.Temperature == 0 && tok != 200 || tok != 200 && tok != 250 {
+			t.Errorf("%s: two finite logits among NaN gave %d", name, tok)
+		}
 	}
 }
 
@@ -244,6 +260,26 @@ func TestChainMatchesReference(t *testing.T) {
 			l := randomLogits(rng, 5000, 1+float64(i%4))
 			if a, b := c.Sample(l), ref.sample(l); a != b {
 				t.Fatalf("%+v step %d: chain %d, reference %d", p, i, a, b)
+			}
+		}
+	}
+}
+
+// TestLazyTopKMatchesMaterialised: top-k selected straight from the logits
+// (top-k first, nothing before it) and top-k over materialised candidates
+// (a penalties step with no history before it) pick the same tokens.
+func TestLazyTopKMatchesMaterialised(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, k := range []int{1, 40, 256, 257, 3000} {
+		lazy := mustChain(t, Params{Temperature: 1, TopK: k, TopP: 0.9, Seed: 5})
+		mat := mustChain(t, Params{Temperature: 1, TopK: k, TopP: 0.9, Seed: 5, RepeatPenalty: 1.25})
+		if lazy.lazyTopK != k || mat.lazyTopK != 0 {
+			t.Fatalf("k=%d: lazy path not set up as expected", k)
+		}
+		for i := range 200 {
+			l := randomLogits(rng, 4000, 2)
+			if a, b := lazy.Sample(l), mat.Sample(l); a != b {
+				t.Fatalf("k=%d step %d: lazy %d, materialised %d", k, i, a, b)
 			}
 		}
 	}

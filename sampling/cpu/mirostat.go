@@ -27,8 +27,9 @@ func (s *mirostat) reset() {
 	s.rng.seed(s.seed)
 }
 
-// sample picks a token from c (after the temperature step) and updates mu.
-func (s *mirostat) sample(c *candidates, nVocab int) int32 {
+// sample picks a token from c (after the temperature step), updates mu and
+// returns the pick's index in c.data.
+func (s *mirostat) sample(c *candidates, nVocab int) int {
 	if len(c.data) == 0 {
 		return -1
 	}
@@ -42,7 +43,7 @@ func (s *mirostat) sample(c *candidates, nVocab int) int32 {
 	idx := discrete(c.data, &s.rng)
 	observed := -log2f(c.data[idx].p)
 	s.mu -= s.eta * (observed - s.tau)
-	return c.data[idx].id
+	return idx
 }
 
 func log2f(x float32) float32 { return float32(math.Log2(float64(x))) }

@@ -250,6 +250,10 @@ func (s *typicalStep) apply(c *candidates) {
 	for _, cd := range d {
 		entropy += -cd.p * log32(cd.p)
 	}
+	if cap(w.typIdx) < len(d) {
+		w.typIdx = make([]typScore, len(d))
+		w.sortBuf = make([]candidate, len(d))
+	}
 	idx := w.typIdx[:len(d)]
 	for i, cd := range d {
 		idx[i] = typScore{score: abs32(-log32(cd.p) - entropy), idx: int32(i)}

@@ -1,0 +1,300 @@
+package gpu
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// chunkSize is the unit of parallel work and of per-chunk partial results.
+// Results never depend on it (counts, fixed-point sums, max and argmax with
+// the lowest-index rule are exact), only the speed does: 16k float32 is
+// 64 KiB, one L2-sized bite, and enough work (≈10 µs) to amortise a
+// goroutine hand-off.
+const chunkSize = 1 << 14
+
+// parallelMin is the smallest vocabulary whose passes are split over the
+// worker pool; below it one goroutine does everything (see
+// BenchmarkParallelThreshold: on 2 cores the fan-out pays from ~32k on).
+var parallelMin = 1 << 15
+
+// The worker pool: GOMAXPROCS-1 goroutines, started on first use, helping
+// whatever call is running. A call offers its workspace to idle helpers
+// over a channel (never blocking: busy helpers are skipped) and works on
+// chunks itself; chunks are claimed from one atomic word that also names
+// the phase, so a helper that arrives late claims nothing from a finished
+// phase. The call waits only for chunks that were actually claimed.
+var (
+	poolOnce sync.Once
+	helpers  int
+	workCh   chan *workspace
+)
+
+func startPool() {
+	helpers = runtime.GOMAXPROCS(0) - 1
+	workCh = make(chan *workspace, max(helpers, 1))
+	for range helpers {
+		go func() {
+			for ws := range workCh {
+				ws.work()
+			}
+		}()
+	}
+}
+
+// The claim word: phase generation (16 bits) | chunk count (24) | claims (24).
+const (
+	claimBits = 24
+	claimMask = 1<<claimBits - 1
+)
+
+// run executes one phase over every chunk.
+func (ws *workspace) run(phase int) {
+	ws.phase = phase
+	ws.done.Store(0)
+	ws.gen++
+	ws.claim.Store(uint64(ws.gen)<<(2*claimBits) | uint64(ws.nChunk)<<claimBits)
+	if len(ws.x) >= parallelMin && ws.nChunk > 1 {
+		poolOnce.Do(startPool)
+	offer:
+		for range min(helpers, ws.nChunk-1) {
+			select {
+			case workCh <- ws:
+			default:
+				break offer
+			}
+		}
+	}
+	ws.work()
+	<-ws.finished
+}
+
+// work claims and processes chunks until none is left. A worker's chunks
+// come in increasing order; in the max pass it carries the smallest of the
+// k+1 largest logits seen so far as a floor for the next chunk's heap (it
+// is ≤ the global (k+1)-th largest, and any tie with it lies in an earlier
+// chunk), which keeps later heaps nearly idle.
+func (ws *workspace) work() {
+	carry := negInf
+	for {
+		v := ws.claim.Add(1)
+		c, n := int(v&claimMask)-1, int(v>>claimBits&claimMask)
+		if c >= n {
+			return
+		}
+		st := &ws.chunks[c]
+		st.carry = carry
+		ws.runChunk(c)
+		if ws.phase == phaseMax && ws.k1 > 0 && len(st.heap) == ws.k1 {
+			carry = max(carry, st.heap[0].x)
+		}
+		if int(ws.done.Add(1)) == n {
+			ws.finished <- struct{}{}
+		}
+	}
+}
+
+// runChunk processes chunk c: the raw logits between penalised tokens, and
+// each penalised token with its penalised value.
+func (ws *workspace) runChunk(c int) {
+	lo := c * chunkSize
+	hi := min(lo+chunkSize, len(ws.x))
+	st := &ws.chunks[c]
+	if ws.phase == phaseWiden {
+		src, dst := ws.src16[lo:hi], ws.x[lo:hi]
+		for i, h := range src {
+			dst[i] = h.Float32()
+		}
+		return
+	}
+	ws.begin(st, c)
+	pos := lo
+	k := sort.Search(len(ws.pen), func(j int) bool { return int(ws.pen[j]) >= lo })
+	for ; k < len(ws.pen) && int(ws.pen[k]) < hi; k++ {
+		t := int(ws.pen[k])
+		ws.segment(st, c, pos, ws.x[pos:t])
+		ws.single(st, c, t, ws.penVal[k])
+		pos = t + 1
+	}
+	ws.segment(st, c, pos, ws.x[pos:hi])
+}
+
+// begin resets a chunk's partial result for the current phase.
+func (ws *workspace) begin(st *chunkState, c int) {
+	switch ws.phase {
+	case phaseMax:
+		st.maxV, st.maxI = negInf, -1
+		if ws.k1 > 0 {
+			if cap(st.heap) < ws.k1 {
+				st.heap = make([]entry, 0, heapMax)
+			}
+			st.heap = st.heap[:0]
+		}
+	case phaseCount:
+		st.count = 0
+	case phaseMass:
+		st.n = 0
+	case phaseArgmax:
+		st.bestV, st.bestI = ws.seedV, ws.seedI
+	}
+}
+
+// segment processes xs = logits[base : base+len(xs)], none penalised.
+func (ws *workspace) segment(st *chunkState, c, base int, xs []float32) {
+	switch ws.phase {
+	case phaseMax:
+		ws.maxSegment(st, base, xs)
+	case phaseCount:
+		n := 0
+		mid := ws.mid
+		for _, x := range xs {
+			if x > mid {
+				n++
+			}
+		}
+		st.count += n
+	case phaseMass:
+		floor, m := ws.floor, ws.m
+		off := c*chunkSize + st.n
+		for _, x := range xs {
+			if x >= floor {
+				ws.massX[off] = x
+				ws.massT[off] = massTerm(x, m)
+				off++
+			}
+		}
+		st.n = off - c*chunkSize
+	case phaseArgmax:
+		ws.argmaxSegment(st, base, xs)
+	}
+}
+
+// single processes one penalised token t with logit x.
+func (ws *workspace) single(st *chunkState, c, t int, x float32) {
+	xs := [1]float32{x}
+	ws.segment(st, c, t, xs[:])
+}
+
+// maxSegment tracks the maximum (lowest index on ties, NaN ignored) or,
+// for a small top-k, the k+1 largest in a min-heap (one loop: the maximum
+// is then the heap's largest entry, see maxFromHeaps).
+func (ws *workspace) maxSegment(st *chunkState, base int, xs []float32) {
+	if ws.k1 == 0 {
+		mv, mi := st.maxV, st.maxI
+		for i, x := range xs {
+			if x > mv {
+				mv, mi = x, base+i
+			}
+		}
+		st.maxV, st.maxI = mv, mi
+		return
+	}
+	h := st.heap
+	i := 0
+	// Fill: only logits above the carried floor (this drops NaN and -Inf).
+	floor := st.carry
+	for ; i < len(xs) && len(h) < ws.k1; i++ {
+		if x := xs[i]; x > floor {
+			h = append(h, entry{x, int32(base + i)})
+			heapUp(h, len(h)-1)
+		}
+	}
+	if len(h) == ws.k1 {
+		thr := h[0].x
+		// Four at a time: one well-predicted branch per four logits.
+		for ; i+4 <= len(xs); i += 4 {
+			a, b, c, d := xs[i], xs[i+1], xs[i+2], xs[i+3]
+			if a > thr || b > thr || c > thr || d > thr {
+				for j := i; j < i+4; j++ {
+					if x := xs[j]; x > thr {
+						h[0] = entry{x, int32(base + j)}
+						heapDown(h, 0)
+						thr = h[0].x
+					}
+				}
+			}
+		}
+		for ; i < len(xs); i++ {
+			if x := xs[i]; x > thr {
+				h[0] = entry{x, int32(base + i)}
+				heapDown(h, 0)
+				thr = h[0].x
+			}
+		}
+	}
+	st.heap = h
+}
+
+// argmaxSegment finds the best noised logit among x ≥ θ. Two cheap bounds
+// rule most tokens out before any logarithm: x + T·gmax (no hash), then
+// x + T·gumbelBound[top bits of the hash word]. Both are upper bounds of
+// the exact value because float32 rounding (and float16 rounding) is
+// monotone.
+func (ws *workspace) argmaxSegment(st *chunkState, base int, xs []float32) {
+	bestV, bestI := st.bestV, st.bestI
+	theta, tg, temp, es, f16 := ws.theta, ws.tg, ws.temp, ws.es, ws.f16
+	for j, x := range xs {
+		if !(x >= theta) {
+			continue
+		}
+		i := base + j
+		if loses(x+tg, i, bestV, bestI, f16) {
+			continue
+		}
+		w := pcgWord(es + uint32(i))
+		if loses(x+float32(temp*gumbelBound[w>>(32-noiseBucketBits)]), i, bestV, bestI, f16) {
+			continue
+		}
+		v := x + float32(temp*gumbel(uniform(w)))
+		if f16 {
+			v = f16Round(v)
+		}
+		if v > bestV || (v == bestV && i < bestI) {
+			bestV, bestI = v, i
+		}
+	}
+	st.bestV, st.bestI = bestV, bestI
+}
+
+// loses reports whether a token at index i whose value is at most ub
+// (before float16 rounding when f16) cannot beat (bestV, bestI).
+func loses(ub float32, i int, bestV float32, bestI int, f16 bool) bool {
+	if ub < bestV && i > bestI {
+		return true // rounding cannot lift it above bestV; a tie loses on index
+	}
+	if f16 {
+		ub = f16Round(ub)
+	}
+	return ub < bestV || (ub == bestV && i > bestI)
+}
+
+// heapUp and heapDown maintain a min-heap of entries on x.
+func heapUp(h []entry, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !(h[i].x < h[p].x) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func heapDown(h []entry, i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r].x < h[l].x {
+			m = r
+		}
+		if !(h[m].x < h[i].x) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
