@@ -1,9 +1,6 @@
 package mask
 
 import (
-	"bufio"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/ollama/ollama/fs/ggml"
+
+	"github.com/structgen/structgen/internal/ggufcheck"
 )
 
 // GGUF token types (tokenizer.ggml.token_type), as llama.cpp's
@@ -38,17 +37,22 @@ func loadGGUF(path string, r io.ReadSeeker, size int64) (*Vocab, error) {
 	return v, nil
 }
 
-// decodeGGUF checks the structure of the GGUF header (see checkGGUF) and
-// then decodes it with ggml.Decode.
+// decodeGGUF checks the structure of the GGUF header with
+// ggufcheck.Check (ggml.Decode trusts the lengths it reads: it allocates
+// before reading, divides by the alignment, panics on some malformed
+// input) and then decodes it with ggml.Decode.
 func decodeGGUF(r io.ReadSeeker, size int64) (kv ggml.KV, err error) {
-	if err := checkGGUF(r, size); err != nil {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if _, err := ggufcheck.Check(r, size); err != nil {
 		return nil, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
 	defer func() {
-		// checkGGUF rules out every input known to make ggml.Decode
+		// Check rules out every input known to make ggml.Decode
 		// panic; this is the safety net for unknown ones.
 		if p := recover(); p != nil {
 			kv, err = nil, fmt.Errorf("GGUF decoder failed: %v", p)
@@ -59,227 +63,6 @@ func decodeGGUF(r io.ReadSeeker, size int64) (kv ggml.KV, err error) {
 		return nil, fmt.Errorf("GGUF: %w", err)
 	}
 	return g.KV(), nil
-}
-
-// ggufScanner walks a GGUF header without keeping values.
-type ggufScanner struct {
-	r     *bufio.Reader
-	order binary.ByteOrder
-	off   int64 // bytes consumed
-	size  int64 // file size
-	buf   [8]byte
-}
-
-// GGUF value types.
-const (
-	ggufU8 = iota
-	ggufI8
-	ggufU16
-	ggufI16
-	ggufU32
-	ggufI32
-	ggufF32
-	ggufBool
-	ggufString
-	ggufArray
-	ggufU64
-	ggufI64
-	ggufF64
-)
-
-var ggufTypeSize = [...]int64{ggufU8: 1, ggufI8: 1, ggufU16: 2, ggufI16: 2, ggufU32: 4, ggufI32: 4,
-	ggufF32: 4, ggufBool: 1, ggufU64: 8, ggufI64: 8, ggufF64: 8}
-
-const (
-	ggufMaxKeyLen = 1 << 16 // GGUF spec: keys are at most 65,535 bytes
-	ggufMaxDims   = 4       // GGML_MAX_DIMS
-)
-
-// checkGGUF validates the GGUF header in r against the file size: magic,
-// version 2 or 3, every string and array length within the file and
-// within maxGGUFArrayLen, known value types, at most 4 tensor dimensions
-// and a non-zero power-of-two alignment. ggml.Decode trusts these lengths
-// (it allocates before reading, divides by the alignment, and panics on
-// version-1 empty strings), so a malformed file must stop here.
-func checkGGUF(r io.ReadSeeker, size int64) error {
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	s := &ggufScanner{r: bufio.NewReaderSize(r, 64<<10), size: size}
-	magic, err := s.read(4, "magic")
-	if err != nil {
-		return err
-	}
-	switch string(magic) {
-	case "GGUF":
-		s.order = binary.LittleEndian
-	case "FUGG":
-		s.order = binary.BigEndian
-	default:
-		return fmt.Errorf("not a GGUF file: magic %q, want \"GGUF\"", magic)
-	}
-	version, err := s.u32("version")
-	if err != nil {
-		return err
-	}
-	if version != 2 && version != 3 {
-		return fmt.Errorf("unsupported GGUF version %d (want 2 or 3)", version)
-	}
-	nTensors, err := s.u64("tensor count")
-	if err != nil {
-		return err
-	}
-	nKV, err := s.u64("metadata count")
-	if err != nil {
-		return err
-	}
-	// Every key-value pair takes at least 12 bytes (key length, type),
-	// every tensor info at least 24 (name length, dims, type, offset).
-	if nKV > uint64(size)/12 || nTensors > uint64(size)/24 {
-		return fmt.Errorf("GGUF header claims %d metadata pairs and %d tensors, more than a %d-byte file can hold", nKV, nTensors, size)
-	}
-	for i := uint64(0); i < nKV; i++ {
-		at := s.off
-		key, err := s.str("metadata key", ggufMaxKeyLen)
-		if err != nil {
-			return fmt.Errorf("metadata pair %d: %w", i, err)
-		}
-		typ, err := s.u32("value type")
-		if err != nil {
-			return fmt.Errorf("metadata %q: %w", key, err)
-		}
-		if key == "general.alignment" && typ == ggufU32 {
-			a, err := s.u32("value")
-			if err != nil {
-				return fmt.Errorf("metadata %q: %w", key, err)
-			}
-			if a == 0 || a&(a-1) != 0 {
-				return fmt.Errorf("metadata %q = %d at offset %d: alignment must be a power of two", key, a, at)
-			}
-			continue
-		}
-		if err := s.value(typ); err != nil {
-			return fmt.Errorf("metadata %q (offset %d): %w", key, at, err)
-		}
-	}
-	for i := uint64(0); i < nTensors; i++ {
-		name, err := s.str("tensor name", ggufMaxKeyLen)
-		if err != nil {
-			return fmt.Errorf("tensor %d: %w", i, err)
-		}
-		dims, err := s.u32("dimension count")
-		if err != nil {
-			return fmt.Errorf("tensor %q: %w", name, err)
-		}
-		if dims > ggufMaxDims {
-			return fmt.Errorf("tensor %q has %d dimensions (at most %d)", name, dims, ggufMaxDims)
-		}
-		if _, err := s.read(int64(dims)*8+4+8, "tensor shape, type and offset"); err != nil {
-			return fmt.Errorf("tensor %q: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// value skips a value of type typ.
-func (s *ggufScanner) value(typ uint32) error {
-	switch {
-	case typ == ggufString:
-		_, err := s.str("string", -1)
-		return err
-	case typ == ggufArray:
-		et, err := s.u32("array element type")
-		if err != nil {
-			return err
-		}
-		n, err := s.u64("array length")
-		if err != nil {
-			return err
-		}
-		if n > maxGGUFArrayLen {
-			return fmt.Errorf("array of %d elements (limit %d)", n, maxGGUFArrayLen)
-		}
-		switch {
-		case et == ggufString:
-			for j := uint64(0); j < n; j++ {
-				if _, err := s.str("array string", -1); err != nil {
-					return fmt.Errorf("element %d: %w", j, err)
-				}
-			}
-			return nil
-		case et == ggufArray:
-			return errors.New("arrays of arrays are not supported")
-		case int(et) < len(ggufTypeSize) && ggufTypeSize[et] > 0:
-			_, err := s.read(int64(n)*ggufTypeSize[et], "array data")
-			return err
-		}
-		return fmt.Errorf("unknown array element type %d", et)
-	case int(typ) < len(ggufTypeSize) && ggufTypeSize[typ] > 0:
-		_, err := s.read(ggufTypeSize[typ], "value")
-		return err
-	}
-	return fmt.Errorf("unknown value type %d", typ)
-}
-
-// read consumes n bytes; it returns them only if n ≤ 8.
-func (s *ggufScanner) read(n int64, what string) ([]byte, error) {
-	if n < 0 || n > s.size-s.off {
-		return nil, fmt.Errorf("%s at offset %d needs %d bytes, the file has %d left (truncated?)", what, s.off, n, s.size-s.off)
-	}
-	s.off += n
-	if n <= 8 {
-		b := s.buf[:n]
-		if _, err := io.ReadFull(s.r, b); err != nil {
-			return nil, fmt.Errorf("%s at offset %d: %w", what, s.off-n, err)
-		}
-		return b, nil
-	}
-	if _, err := s.r.Discard(int(n)); err != nil {
-		return nil, fmt.Errorf("%s at offset %d: %w", what, s.off-n, err)
-	}
-	return nil, nil
-}
-
-func (s *ggufScanner) u32(what string) (uint32, error) {
-	b, err := s.read(4, what)
-	if err != nil {
-		return 0, err
-	}
-	return s.order.Uint32(b), nil
-}
-
-func (s *ggufScanner) u64(what string) (uint64, error) {
-	b, err := s.read(8, what)
-	if err != nil {
-		return 0, err
-	}
-	return s.order.Uint64(b), nil
-}
-
-// str consumes a string; it returns its text only if max ≥ 0 (and fails
-// if it is longer than max).
-func (s *ggufScanner) str(what string, max int64) (string, error) {
-	at := s.off
-	n, err := s.u64(what + " length")
-	if err != nil {
-		return "", err
-	}
-	if n > uint64(s.size-s.off) {
-		return "", fmt.Errorf("%s at offset %d is %d bytes long, the file has %d left (truncated?)", what, at, n, s.size-s.off)
-	}
-	if max < 0 {
-		_, err := s.read(int64(n), what)
-		return "", err
-	}
-	if n > uint64(max) {
-		return "", fmt.Errorf("%s at offset %d is %d bytes long (at most %d)", what, at, n, max)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(s.r, b); err != nil {
-		return "", fmt.Errorf("%s at offset %d: %w", what, at, err)
-	}
-	s.off += int64(n)
-	return string(b), nil
 }
 
 // Metadata keys.

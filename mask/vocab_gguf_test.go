@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/structgen/structgen/internal/ggufcheck"
 )
 
 // ggufFile builds a GGUF file for tests: version 3, little-endian.
@@ -17,7 +19,25 @@ type ggufFile struct {
 	version uint32
 	kvs     []ggufKV
 	tensors []ggufTensor
+	noData  bool // omit the tensor data
 }
+
+// GGUF value types.
+const (
+	ggufU8 = iota
+	ggufI8
+	ggufU16
+	ggufI16
+	ggufU32
+	ggufI32
+	ggufF32
+	ggufBool
+	ggufString
+	ggufArray
+	ggufU64
+	ggufI64
+	ggufF64
+)
 
 type ggufKV struct {
 	key string
@@ -107,7 +127,7 @@ func (g ggufFile) bytes() []byte {
 		}
 		offset += (n + 31) / 32 * 32
 	}
-	if len(g.tensors) > 0 {
+	if len(g.tensors) > 0 && !g.noData {
 		for b.Len()%32 != 0 {
 			b.WriteByte(0)
 		}
@@ -165,16 +185,16 @@ func (g ggufFile) set(key string, val any) ggufFile {
 	for i, kv := range kvs {
 		if kv.key == key {
 			if val == nil {
-				return ggufFile{g.version, slices.Delete(kvs, i, i+1), g.tensors}
+				return ggufFile{g.version, slices.Delete(kvs, i, i+1), g.tensors, g.noData}
 			}
 			kvs[i].val = val
-			return ggufFile{g.version, kvs, g.tensors}
+			return ggufFile{g.version, kvs, g.tensors, g.noData}
 		}
 	}
 	if val != nil {
 		kvs = append(kvs, ggufKV{key, val})
 	}
-	return ggufFile{g.version, kvs, g.tensors}
+	return ggufFile{g.version, kvs, g.tensors, g.noData}
 }
 
 func writeTemp(t *testing.T, name string, data []byte) string {
@@ -360,18 +380,19 @@ func TestGGUFErrors(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"wrong magic", []byte("GGML\x03\x00\x00\x00 and more bytes"), `not a GGUF file: magic "GGML"`},
-		{"empty file", nil, "not a GGUF file"},
-		{"version 1", ggufFile{version: 1, kvs: spmFile().kvs}.bytes(), "unsupported GGUF version 1"},
-		{"huge key", append([]byte("GGUF\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"), huge...), "metadata key at offset 24 is 1099511627776 bytes long"},
+		{"wrong magic", []byte("GGML\x03\x00\x00\x00 and more bytes"), `not a GGUF file: it starts with "GGML"`},
+		{"text file", []byte(`{"model": {}}`), `not a GGUF file: it starts with "{\"mo" (a text file)`},
+		{"empty file", nil, "not a GGUF file: the file is only 0 bytes long"},
+		{"version 1", ggufFile{version: 1, kvs: spmFile().kvs}.bytes(), "GGUF version 1 (readable: 2 to 3)"},
+		{"huge key", append([]byte("GGUF\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"), huge...), "metadata pair 0: truncated GGUF file: metadata key at offset 32 is 1099511627776 bytes long"},
 		{"huge string value", model(ggufKV{"x", ggufRaw{ggufString, huge}}).bytes(), `metadata "x"`},
-		{"array too long", model(ggufKV{"x", ggufRaw{ggufArray, arrHeader(ggufU8, maxGGUFArrayLen+1)}}).bytes(), "array of 4194305 elements (limit 4194304)"},
+		{"array too long", model(ggufKV{"x", ggufRaw{ggufArray, arrHeader(ggufU8, ggufcheck.MaxArrayLen+1)}}).bytes(), "an array of 16777217 elements (limit 16777216)"},
 		{"array past end", model(ggufKV{"x", ggufRaw{ggufArray, arrHeader(ggufU32, 1000)}}).bytes(), "array data at offset"},
 		{"nested array", model(ggufKV{"x", ggufRaw{ggufArray, arrHeader(ggufArray, 1)}}).bytes(), "arrays of arrays are not supported"},
 		{"unknown type", model(ggufKV{"x", ggufRaw{13, nil}}).bytes(), "unknown value type 13"},
 		{"alignment 0", model(ggufKV{"general.alignment", uint32(0)}).bytes(), "alignment must be a power of two"},
-		{"5-d tensor", ggufFile{kvs: spmFile().kvs, tensors: []ggufTensor{{"t", []uint64{1, 1, 1, 1, 1}, 0}}}.bytes(), `tensor "t" has 5 dimensions (at most 4)`},
-		{"tensor past end", ggufFile{kvs: spmFile().kvs, tensors: []ggufTensor{{"t", []uint64{1 << 20}, 0}}}.bytes()[:4000], "truncated"},
+		{"5-d tensor", ggufFile{kvs: spmFile().kvs, tensors: []ggufTensor{{"t", []uint64{1, 1, 1, 1, 1}, 0}}}.bytes(), `tensor "t" has 5 dimensions (1 to 4)`},
+		{"tensor past end", ggufFile{kvs: spmFile().kvs, tensors: []ggufTensor{{"t", []uint64{1 << 20}, 0}}, noData: true}.bytes(), `GGUF: tensor "t" offset+size (4200640) exceeds file size (6335)`},
 		{"no model", ggufFile{kvs: []ggufKV{{"tokenizer.ggml.tokens", tok3}}}.bytes(), "missing metadata key tokenizer.ggml.model"},
 		{"model not a string", ggufFile{kvs: []ggufKV{{"tokenizer.ggml.model", uint32(1)}}}.bytes(), "metadata tokenizer.ggml.model is not a string"},
 		{"unsupported model", model().set("tokenizer.ggml.model", "rwkv").bytes(), `tokenizer.ggml.model = "rwkv" is not supported`},

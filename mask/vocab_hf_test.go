@@ -244,7 +244,7 @@ func TestLoadVocabPaths(t *testing.T) {
 		path, data, want string
 	}{
 		{filepath.Join(dir, "missing.gguf"), "", "no such file"},
-		{filepath.Join(dir, "json.gguf"), `{"model": {}}`, `not a GGUF file: magic "{\"mo"`},
+		{filepath.Join(dir, "json.gguf"), `{"model": {}}`, `not a GGUF file: it starts with "{\"mo"`},
 		{filepath.Join(dir, "vocab.txt"), "a\nb\n", "unknown vocabulary format"},
 	}
 	for _, tt := range tests {

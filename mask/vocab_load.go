@@ -77,10 +77,8 @@ func LoadVocab(path string) (*Vocab, error) {
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	switch {
-	case n == 4 && (string(magic[:]) == "GGUF" || string(magic[:]) == "FUGG"):
+	case strings.HasSuffix(path, ".gguf") || (n == 4 && (string(magic[:]) == "GGUF" || string(magic[:]) == "FUGG")):
 		return loadGGUF(path, f, st.Size())
-	case strings.HasSuffix(path, ".gguf"):
-		return nil, &VocabFileError{Path: path, Err: fmt.Errorf("not a GGUF file: magic %q, want \"GGUF\"", magic[:n])}
 	case strings.HasSuffix(path, ".json"):
 		return loadTokenizerJSONFile(path)
 	}
@@ -133,12 +131,6 @@ const (
 	// tokenizer.json, 262k tokens with merges); 256 MiB rejects a weights
 	// file passed by mistake before reading it.
 	maxJSONFileSize = 256 << 20
-
-	// maxGGUFArrayLen bounds the length of any GGUF metadata array. The
-	// longest real ones are the token lists (≤ 262,144) and BPE merge
-	// lists (≤ about 500,000); 2^22 keeps a hostile header from making
-	// the decoder allocate gigabytes.
-	maxGGUFArrayLen = 1 << 22
 )
 
 // gpt2ByteOf maps a character of GPT-2's byte-level alphabet back to its
