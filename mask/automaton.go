@@ -54,15 +54,34 @@ type frame struct {
 }
 
 type automaton struct {
-	nc      int         // number of byte classes
-	classOf [256]uint8  // byte → class
-	classLo []byte      // first byte of each class (classes are byte intervals)
-	classHi []byte      // last byte of each class
-	trans   []int32     // state*nc + class → next state, or -1
-	states  []state     // all states of all frames
-	frames  []frame     // frame 0 is the root
-	minLen  []int32     // per state: fewest bytes to finish its frame (pop), calls included
-	tokSets []*tokenSet // per distinct negated token reference: all tokens it matches
+	nc      int        // number of byte classes
+	classOf [256]uint8 // byte → class
+	classLo []byte     // first byte of each class (classes are byte intervals)
+	classHi []byte     // last byte of each class
+	trans   []int32    // state*nc + class → next state, or -1
+	states  []state    // all states of all frames
+	frames  []frame    // frame 0 is the root
+	minLen  []int32    // per state: fewest bytes to finish its frame (pop), calls included
+	follow  []byteBits  // per frame: bytes that can come right after the frame pops, in any context
+	first   []byteBits  // per frame: bytes a visit of the frame can start with
+}
+
+// byteBits is a set of bytes.
+type byteBits [4]uint64
+
+func (b *byteBits) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteBits) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+
+// union adds o to b and reports whether b changed.
+func (b *byteBits) union(o *byteBits) bool {
+	changed := false
+	for i := range b {
+		if n := b[i] | o[i]; n != b[i] {
+			b[i] = n
+			changed = true
+		}
+	}
+	return changed
 }
 
 func (a *automaton) final(q int32) bool { return a.states[q].flags&stFinal != 0 }
@@ -101,8 +120,10 @@ func buildAutomaton(defs []*frameDef) (*automaton, error) {
 	if err := a.checkLeftRecursion(); err != nil {
 		return nil, err
 	}
+	a.minimize()
 	a.computeFlags()
 	a.computeMinLen()
+	a.computeFollow()
 	return a, nil
 }
 
@@ -587,4 +608,184 @@ func (a *automaton) computeMinLen() {
 			}
 		}
 	}
+}
+
+// addClassBytes adds the bytes of class c.
+func (a *automaton) addClassBytes(b *byteBits, c int) {
+	for x := int(a.classLo[c]); x <= int(a.classHi[c]); x++ {
+		b.add(byte(x))
+	}
+}
+
+// computeFollow computes, per frame, the bytes it can start with and the
+// bytes that can follow it in any context (for a repetition frame, after
+// it pops). A walk records a cross point only where the token goes on
+// with a byte of the frame's follow set.
+func (a *automaton) computeFollow() {
+	a.first = make([]byteBits, len(a.frames))
+	a.follow = make([]byteBits, len(a.frames))
+	// stateBytes adds the bytes that can be consumed next from q, locally
+	// or by callees (not by popping).
+	stateBytes := func(b *byteBits, q int32) bool {
+		changed := false
+		var local byteBits
+		row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
+		for c, t := range row {
+			if t >= 0 {
+				a.addClassBytes(&local, c)
+			}
+		}
+		for _, e := range a.states[q].calls {
+			local.union(&a.first[e.callee])
+		}
+		if b.union(&local) {
+			changed = true
+		}
+		return changed
+	}
+	for changed := true; changed; {
+		changed = false
+		for fi := range a.frames {
+			if stateBytes(&a.first[fi], a.frames[fi].start) {
+				changed = true
+			}
+		}
+	}
+	// after(q): bytes after returning to q, possibly popping q's frame.
+	var after func(b *byteBits, q int32, depth int) bool
+	after = func(b *byteBits, q int32, depth int) bool {
+		changed := stateBytes(b, q)
+		st := &a.states[q]
+		f := &a.frames[st.frame]
+		if f.repeat && st.flags&stFinal != 0 && q != f.start {
+			// The next iteration.
+			if b.union(&a.first[st.frame]) {
+				changed = true
+			}
+		}
+		if a.canPopState(q) && !f.root {
+			if b.union(&a.follow[st.frame]) {
+				changed = true
+			}
+		}
+		return changed
+	}
+	for changed := true; changed; {
+		changed = false
+		for q := range a.states {
+			for _, e := range a.states[q].calls {
+				if after(&a.follow[e.callee], e.ret, 0) {
+					changed = true
+				}
+			}
+		}
+	}
+}
+
+// minimize merges equivalent states of each frame (Moore's partition
+// refinement): inlined copies of the same rule, and unrolled repetitions,
+// often leave many states with the same future. Fewer states mean fewer
+// trie walks at compile time and more sharing in the mask cache. States of
+// different frames, the start state of a frame and final/non-final states
+// are never merged.
+func (a *automaton) minimize() {
+	n := len(a.states)
+	block := make([]int32, n)
+	// Initial partition.
+	type initKey struct {
+		frame        int32
+		start, final bool
+	}
+	init := map[initKey]int32{}
+	for q := range a.states {
+		st := &a.states[q]
+		k := initKey{st.frame, int32(q) == a.frames[st.frame].start, st.flags&stFinal != 0}
+		b, ok := init[k]
+		if !ok {
+			b = int32(len(init))
+			init[k] = b
+		}
+		block[q] = b
+	}
+	numBlocks := len(init)
+	var sig []byte
+	for {
+		index := map[string]int32{}
+		next := make([]int32, n)
+		for q := range a.states {
+			sig = sig[:0]
+			sig = binary.LittleEndian.AppendUint32(sig, uint32(block[q]))
+			for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+				b := int32(-1)
+				if t >= 0 {
+					b = block[t]
+				}
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(b))
+			}
+			st := &a.states[q]
+			for _, e := range st.calls {
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.callee))
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.ret]))
+			}
+			sig = append(sig, 0xff)
+			for _, e := range st.toks {
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.tok))
+				if e.neg {
+					sig = append(sig, 1)
+				} else {
+					sig = append(sig, 0)
+				}
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.next]))
+			}
+			b, ok := index[string(sig)]
+			if !ok {
+				b = int32(len(index))
+				index[string(sig)] = b
+			}
+			next[q] = b
+		}
+		block = next
+		if len(index) == numBlocks {
+			break
+		}
+		numBlocks = len(index)
+	}
+	if numBlocks == n {
+		return
+	}
+	// Renumber: keep the first state of each block, in order.
+	newID := make([]int32, numBlocks)
+	for i := range newID {
+		newID[i] = -1
+	}
+	var states []state
+	var trans []int32
+	rep := make([]int32, 0, numBlocks)
+	for q := range a.states {
+		b := block[q]
+		if newID[b] < 0 {
+			newID[b] = int32(len(rep))
+			rep = append(rep, int32(q))
+		}
+	}
+	for _, q := range rep {
+		st := a.states[q]
+		for i := range st.calls {
+			st.calls[i].ret = newID[block[st.calls[i].ret]]
+		}
+		for i := range st.toks {
+			st.toks[i].next = newID[block[st.toks[i].next]]
+		}
+		states = append(states, st)
+		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+			if t >= 0 {
+				t = newID[block[t]]
+			}
+			trans = append(trans, t)
+		}
+	}
+	for fi := range a.frames {
+		a.frames[fi].start = newID[block[a.frames[fi].start]]
+	}
+	a.states, a.trans = states, trans
 }

@@ -97,16 +97,45 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 	walkStart := time.Now()
 	w := newWalker(c)
 	tops := 0
+	var batch []int32
+	ps := &pwalkState{}
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		ls, err := w.runLevel1Batch(batch, ps)
+		if err != nil {
+			return err
+		}
+		for i, q := range batch {
+			c.level1[q] = ls[i]
+		}
+		batch = batch[:0]
+		return nil
+	}
 	for q := range a.states {
 		if a.states[q].flags&stTop == 0 {
 			continue
 		}
+		tops++
+		if !a.frames[a.states[q].frame].repeat {
+			batch = append(batch, int32(q))
+			if len(batch) == 64 {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		w.acc = newSetBuilder(prep.words)
 		l, err := w.runLevel1(int32(q))
 		if err != nil {
 			return nil, err
 		}
 		c.level1[q] = l
-		tops++
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	c.stats = CompileStats{
 		Frames:       len(a.frames),

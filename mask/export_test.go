@@ -23,3 +23,16 @@ func (c *Compiled) Dump() string {
 	}
 	return b.String()
 }
+
+// WalkSizes returns, per top state, the number of accepted tokens and
+// cross points of its level-1 walk (tests only).
+func (c *Compiled) WalkSizes() []string {
+	var out []string
+	for q, l := range c.level1 {
+		if l == nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("q%d(f%d): acc=%d cross=%d", q, c.a.states[q].frame, l.full.n, len(l.cross)))
+	}
+	return out
+}

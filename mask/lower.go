@@ -2,6 +2,7 @@ package mask
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -241,7 +242,11 @@ const (
 // a loop costs a walk over most of the token trie per copy).
 const (
 	inlineSmallLeaves = 24
-	heavyWidth        = 32
+	heavyWidth        = 96
+	// A rule whose copies add up to at most this many positions is inlined
+	// anyway: minimization merges most copies again, and inlining keeps
+	// tokens inside one frame (context-independent).
+	inlineMaxCopies = 2048
 )
 
 func lowerGrammar(g *gbnf.Grammar, v *Vocab) ([]*frameDef, error) {
@@ -256,7 +261,7 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab) ([]*frameDef, error) {
 		repKeys:   map[string]int32{},
 	}
 	for i, r := range g.Rules {
-		l.bodies[i] = removeDirectLeftRecursion(r)
+		l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
 		l.ruleFrame[i] = -1
 	}
 	l.analyze()
@@ -350,6 +355,109 @@ func removeDirectLeftRecursion(r *gbnf.Rule) *gbnf.Node {
 	}}
 }
 
+// removeTailRecursion rewrites a rule whose references to itself are all
+// in tail position — r ::= α r | β, also through trailing optional
+// groups as in r ::= x (y r)? — into the loop r ::= α* β. Such rules
+// (unary minus chains, right-recursive lists, factor ::= unary (^ factor)?)
+// then need no stack frame of their own and can be inlined.
+func removeTailRecursion(id gbnf.RuleID, body *gbnf.Node) *gbnf.Node {
+	if !mentions(body, id) {
+		return body
+	}
+	rec, base, ok := splitTail(body, id)
+	if !ok || rec == nil || base == nil {
+		return body
+	}
+	return &gbnf.Node{Op: gbnf.OpSeq, Pos: body.Pos, Subs: []*gbnf.Node{
+		{Op: gbnf.OpRepeat, Pos: rec.Pos, Min: 0, Max: gbnf.Unbounded, Subs: []*gbnf.Node{rec}},
+		base,
+	}}
+}
+
+// mentions reports whether nd references rule id.
+func mentions(nd *gbnf.Node, id gbnf.RuleID) bool {
+	if nd.Op == gbnf.OpRule && nd.Rule == id {
+		return true
+	}
+	for _, s := range nd.Subs {
+		if mentions(s, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitTail writes L(nd) as L(rec)·L(id) ∪ L(base), where id occurs in nd
+// only in tail position (ok is false otherwise). rec or base is nil when
+// that part is empty (the empty set, not the empty string).
+func splitTail(nd *gbnf.Node, id gbnf.RuleID) (rec, base *gbnf.Node, ok bool) {
+	empty := &gbnf.Node{Op: gbnf.OpEmpty, Pos: nd.Pos}
+	if !mentions(nd, id) {
+		return nil, nd, true
+	}
+	switch nd.Op {
+	case gbnf.OpRule:
+		return empty, nil, true
+	case gbnf.OpAlt:
+		var recs, bases []*gbnf.Node
+		for _, a := range nd.Subs {
+			r, b, ok := splitTail(a, id)
+			if !ok {
+				return nil, nil, false
+			}
+			if r != nil {
+				recs = append(recs, r)
+			}
+			if b != nil {
+				bases = append(bases, b)
+			}
+		}
+		return altOf(recs, nd.Pos), altOf(bases, nd.Pos), true
+	case gbnf.OpSeq:
+		last := len(nd.Subs) - 1
+		for _, s := range nd.Subs[:last] {
+			if mentions(s, id) {
+				return nil, nil, false
+			}
+		}
+		r, b, ok := splitTail(nd.Subs[last], id)
+		if !ok {
+			return nil, nil, false
+		}
+		prefix := nd.Subs[:last]
+		seqWith := func(x *gbnf.Node) *gbnf.Node {
+			if x == nil {
+				return nil
+			}
+			subs := append(append([]*gbnf.Node(nil), prefix...), x)
+			return &gbnf.Node{Op: gbnf.OpSeq, Pos: nd.Pos, Subs: subs}
+		}
+		return seqWith(r), seqWith(b), true
+	case gbnf.OpRepeat:
+		if nd.Min == 0 && nd.Max == 1 {
+			r, b, ok := splitTail(nd.Subs[0], id)
+			if !ok {
+				return nil, nil, false
+			}
+			if b == nil {
+				return r, empty, true
+			}
+			return r, altOf([]*gbnf.Node{b, empty}, nd.Pos), true
+		}
+	}
+	return nil, nil, false
+}
+
+func altOf(ns []*gbnf.Node, pos gbnf.Pos) *gbnf.Node {
+	switch len(ns) {
+	case 0:
+		return nil
+	case 1:
+		return ns[0]
+	}
+	return &gbnf.Node{Op: gbnf.OpAlt, Pos: pos, Subs: ns}
+}
+
 // analyze computes reachability, nullability, recursion, use counts and
 // the inlining decision of every rule.
 func (l *lowerer) analyze() {
@@ -392,55 +500,56 @@ func (l *lowerer) analyze() {
 		}
 	}
 
-	// Recursive rules: members of a strongly connected component with a
-	// cycle (Tarjan).
+	// Recursive rules must be frames, but not all of them: enough that
+	// every cycle of references passes through a frame (a feedback vertex
+	// set). The others are inlined into those frames, which keeps more of
+	// each token's path inside one frame (context-independent masks) and
+	// the stacks short. l.recursive marks the chosen frames.
 	l.recursive = make([]bool, n)
-	index := make([]int32, n)
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
-	}
-	var sccStack []int32
-	next := int32(0)
-	var strong func(u int32)
-	strong = func(u int32) {
-		index[u], low[u] = next, next
-		next++
-		sccStack = append(sccStack, u)
-		onStack[u] = true
-		for _, w := range edges[u] {
-			if index[w] < 0 {
-				strong(w)
-				low[u] = min(low[u], low[w])
-			} else if onStack[w] {
-				low[u] = min(low[u], index[w])
-			}
-			if w == u {
-				l.recursive[u] = true
-			}
+	removed := make([]bool, n)
+	for {
+		comps := sccs(n, edges, removed, l.reachable)
+		if len(comps) == 0 {
+			break
 		}
-		if low[u] == index[u] {
-			var comp []int32
-			for {
-				w := sccStack[len(sccStack)-1]
-				sccStack = sccStack[:len(sccStack)-1]
-				onStack[w] = false
-				comp = append(comp, w)
-				if w == u {
-					break
+		for _, comp := range comps {
+			// Pick the member that breaks the most cycles: the largest
+			// product of in- and out-degree inside the component; ties go
+			// to rules used from outside the component, then to the
+			// lowest id.
+			inComp := map[int32]bool{}
+			for _, u := range comp {
+				inComp[u] = true
+			}
+			best, bestScore, bestEntry := int32(-1), -1, false
+			for _, u := range comp {
+				in, out, entry := 0, 0, false
+				for _, w := range edges[u] {
+					if inComp[w] {
+						out++
+					}
+				}
+				for v := range n {
+					if !l.reachable[v] || removed[v] {
+						continue
+					}
+					for _, w := range edges[v] {
+						if w == u {
+							if inComp[int32(v)] {
+								in++
+							} else {
+								entry = true
+							}
+						}
+					}
+				}
+				score := in * out
+				if score > bestScore || (score == bestScore && entry && !bestEntry) {
+					best, bestScore, bestEntry = u, score, entry
 				}
 			}
-			if len(comp) > 1 {
-				for _, w := range comp {
-					l.recursive[w] = true
-				}
-			}
-		}
-	}
-	for id := range n {
-		if l.reachable[id] && index[id] < 0 {
-			strong(int32(id))
+			l.recursive[best] = true
+			removed[best] = true
 		}
 	}
 
@@ -465,7 +574,7 @@ func (l *lowerer) analyze() {
 		state[id] = 2
 		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
 		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root &&
-			(l.refs[id] <= 1 || (size[id] <= inlineSmallLeaves && !l.heavy[id]))
+			(l.refs[id] <= 1 || (size[id] <= inlineSmallLeaves && !l.heavy[id]) || (!l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies))
 	}
 	for id := range n {
 		if l.reachable[id] {
@@ -857,4 +966,63 @@ func utf8Sequences(lo, hi rune, f func([]byteRange)) {
 		seq[i] = byteRange{a[i], b[i]}
 	}
 	f(seq)
+}
+
+// sccs returns the strongly connected components with a cycle (several
+// members, or one with a self-reference) of the reference graph
+// restricted to reachable, not removed rules (Tarjan's algorithm).
+func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
+	index := make([]int32, n)
+	low := make([]int32, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int32
+	var out [][]int32
+	next := int32(0)
+	var strong func(u int32)
+	strong = func(u int32) {
+		index[u], low[u] = next, next
+		next++
+		stack = append(stack, u)
+		onStack[u] = true
+		self := false
+		for _, w := range edges[u] {
+			if removed[w] || !reachable[w] {
+				continue
+			}
+			if w == u {
+				self = true
+			}
+			if index[w] < 0 {
+				strong(w)
+				low[u] = min(low[u], low[w])
+			} else if onStack[w] {
+				low[u] = min(low[u], index[w])
+			}
+		}
+		if low[u] == index[u] {
+			var comp []int32
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp = append(comp, w)
+				if w == u {
+					break
+				}
+			}
+			if len(comp) > 1 || self {
+				slices.Sort(comp)
+				out = append(out, comp)
+			}
+		}
+	}
+	for u := range n {
+		if reachable[u] && !removed[u] && index[u] < 0 {
+			strong(int32(u))
+		}
+	}
+	return out
 }

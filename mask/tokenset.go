@@ -5,7 +5,8 @@ import "slices"
 // A tokenSet is a set of token ids in one of three forms, chosen by size
 // so that applying it to a mask costs the least:
 //
-//   - sparse: list holds the ids (sorted); applying it sets len(list) bits.
+//   - sparse: list holds the ids (in no particular order); applying it
+//     sets len(list) bits.
 //   - dense: bits is a bitset over the vocabulary; applying it ORs
 //     (V+31)/32 words.
 //   - dense minus a few: bits is a shared bitset and excl lists ids to
@@ -55,11 +56,9 @@ func (s *tokenSet) has(id int32) bool {
 		if !hasBit(s.bits, id) {
 			return false
 		}
-		_, found := slices.BinarySearch(s.excl, id)
-		return !found
+		return !slices.Contains(s.excl, id)
 	}
-	_, found := slices.BinarySearch(s.list, id)
-	return found
+	return slices.Contains(s.list, id)
 }
 
 // orInto adds the set to dst. Sets with exclusions must use copyInto.
@@ -122,7 +121,6 @@ func (b *setBuilder) build() tokenSet {
 		s.bits = slices.Clone(b.bits)
 	} else if len(b.ids) > 0 {
 		s.list = slices.Clone(b.ids)
-		slices.Sort(s.list)
 	}
 	b.reset()
 	return s

@@ -32,16 +32,17 @@ type crossPt struct {
 }
 
 type walker struct {
-	c     *Compiled
-	a     *automaton
-	t     *trie
-	st    stepper
-	acc   *setBuilder
-	cost  []uint16 // per token: fewest iterations started (symbolic walks); valid for acc.ids
-	cross []crossPt
-	buf   []node
-	memo  []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
-	memoN []int32 // its length
+	c         *Compiled
+	a         *automaton
+	t         *trie
+	st        stepper
+	acc       *setBuilder
+	cost      []uint16 // per token: fewest iterations started (symbolic walks); valid for acc.ids
+	cross     []crossPt
+	buf       []node
+	baseFrame int32   // frame of the walk's base node
+	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
+	memoN     []int32 // its length
 }
 
 func newWalker(c *Compiled) *walker {
@@ -60,6 +61,7 @@ func newWalker(c *Compiled) *walker {
 // anywhere) and reachable are added to w.acc; cross points to w.cross.
 func (w *walker) walk(base node, symbolic bool, starts []int32) {
 	w.st.symbolic = symbolic
+	w.baseFrame = w.a.states[base.state].frame
 	w.st.ar.reset()
 	w.st.overflow = false
 	w.cross = w.cross[:0]
@@ -143,9 +145,13 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	if es == ee {
 		return
 	}
-	for _, n := range cfg {
-		if ok, it := w.st.crossIt(n); ok {
-			w.cross = append(w.cross, crossPt{u, it})
+	// A cross point is worth recording only if some child byte can follow
+	// the base frame, or at the root (token references).
+	if w.crossCheck(u, es, ee) {
+		for _, n := range cfg {
+			if ok, it := w.st.crossIt(n); ok {
+				w.cross = append(w.cross, crossPt{u, it})
+			}
 		}
 	}
 	// Fast path: one node whose step is a table lookup.
@@ -202,6 +208,22 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		w.buf = w.buf[:end]
 	}
 	w.buf = w.buf[:top]
+}
+
+// crossCheck reports whether a cross point at trie node u (children
+// es..ee) can lead anywhere: u is the root, or a child byte is in the
+// follow set of the walk's base frame.
+func (w *walker) crossCheck(u, es, ee int32) bool {
+	if u == 0 {
+		return true
+	}
+	fs := &w.a.follow[w.baseFrame]
+	for e := es; e < ee; e++ {
+		if fs.has(w.t.edgeByte[e]) {
+			return true
+		}
+	}
+	return false
 }
 
 // level1 is the compile-time result for one top state.
@@ -355,13 +377,9 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	case n == l.full.n:
 		return &l.full
 	case n <= thr:
-		list := slices.Clone(l.byCost[:n])
-		slices.Sort(list)
-		return &tokenSet{list: list, n: n}
+		return &tokenSet{list: l.byCost[:n:n], n: n}
 	case l.full.bits != nil && l.full.n-n <= thr:
-		excl := slices.Clone(l.byCost[n:])
-		slices.Sort(excl)
-		return &tokenSet{bits: l.full.bits, excl: excl, n: n}
+		return &tokenSet{bits: l.full.bits, excl: l.byCost[n:], n: n}
 	}
 	b := newSetBuilder(c.prep.words)
 	for _, id := range l.byCost[:n] {

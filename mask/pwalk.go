@@ -1,0 +1,212 @@
+package mask
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// A parallel walk computes level 1 for up to 64 top states at once: it
+// walks the trie a single time, carrying groups of start states that have
+// reached the same configuration. Start states converge after a byte or
+// two (most continuations are shared), so the cost is close to one walk
+// per distinct configuration instead of one walk per start state.
+
+type pgroup struct {
+	lo, hi int32  // configuration in walker.buf
+	mask   uint64 // start states (bit i = starts[i]) in this configuration
+}
+
+// pwalkState is the per-walk data of a parallel walk.
+type pwalkState struct {
+	accs  []*setBuilder // per start
+	cross [][]crossPt   // per start
+	gbuf  []pgroup
+}
+
+// runLevel1Batch computes level 1 for the non-repetition top states qs
+// (at most 64).
+func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
+	w.st.symbolic = false
+	w.st.ar.reset()
+	w.st.overflow = false
+	need := (int(w.c.maxLen) + 2) * w.a.nc
+	if len(w.memo) < need {
+		w.memo = make([]int32, need)
+		w.memoN = make([]int32, need)
+	}
+	for len(ps.accs) < len(qs) {
+		ps.accs = append(ps.accs, newSetBuilder(w.c.prep.words))
+		ps.cross = append(ps.cross, nil)
+	}
+	w.buf = w.buf[:0]
+	ps.gbuf = ps.gbuf[:0]
+	for i, q := range qs {
+		ps.cross[i] = ps.cross[i][:0]
+		base := node{q, 0, boundary}
+		// Token references at the start of a token.
+		w.acc = ps.accs[i]
+		w.baseFrame = w.a.states[q].frame
+		w.tokRefs(base)
+		w.buf = append(w.buf, base)
+		ps.gbuf = append(ps.gbuf, pgroup{int32(i), int32(i + 1), 1 << uint(i)})
+	}
+	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
+	if w.st.overflow {
+		return nil, ErrTooAmbiguous
+	}
+	out := make([]*level1, len(qs))
+	for i := range qs {
+		l := &level1{full: ps.accs[i].build()}
+		l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(ps.cross[i])}
+		out[i] = l
+	}
+	return out, nil
+}
+
+// pvisit explores trie node u with the groups ps.gbuf[glo:ghi].
+func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
+	t, a := w.t, w.a
+	if depth > 0 {
+		if toks := t.tokensAt(u); len(toks) > 0 {
+			for _, g := range ps.gbuf[glo:ghi] {
+				for m := g.mask; m != 0; m &= m - 1 {
+					acc := ps.accs[bits.TrailingZeros64(m)]
+					for _, id := range toks {
+						acc.add(id)
+					}
+				}
+			}
+		}
+	}
+	es, ee := t.children(u)
+	if es == ee {
+		return
+	}
+	// Cross points, filtered by each start's frame follow set.
+	for _, g := range ps.gbuf[glo:ghi] {
+		for _, n := range w.buf[g.lo:g.hi] {
+			if ok, it := w.st.crossIt(n); ok {
+				for m := g.mask; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					w.baseFrame = a.states[qs[i]].frame
+					if w.crossCheck(u, es, ee) {
+						ps.cross[i] = append(ps.cross[i], crossPt{u, it})
+					}
+				}
+				break
+			}
+		}
+	}
+	topB := len(w.buf)
+	topG := len(ps.gbuf)
+	// Are all groups single simple nodes? Then stepping is a lookup.
+	simple := true
+	for _, g := range ps.gbuf[glo:ghi] {
+		if g.hi-g.lo != 1 {
+			simple = false
+			break
+		}
+		n := w.buf[g.lo]
+		st := &a.states[n.state]
+		if !(st.flags&stSimple != 0 || (n.parent == boundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat)) {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		for e := es; e < ee; e++ {
+			c := int(a.classOf[t.edgeByte[e]])
+			w.buf = w.buf[:topB]
+			ps.gbuf = ps.gbuf[:topG]
+			for gi := glo; gi < ghi; gi++ {
+				g := ps.gbuf[gi]
+				n := w.buf[g.lo]
+				nx := a.trans[int(n.state)*a.nc+c]
+				if nx < 0 {
+					continue
+				}
+				nn := node{nx, n.cnt, n.parent}
+				merged := false
+				for k := topG; k < len(ps.gbuf); k++ {
+					if w.buf[ps.gbuf[k].lo] == nn {
+						ps.gbuf[k].mask |= g.mask
+						merged = true
+						break
+					}
+				}
+				if !merged {
+					w.buf = append(w.buf, nn)
+					ps.gbuf = append(ps.gbuf, pgroup{int32(len(w.buf) - 1), int32(len(w.buf)), g.mask})
+				}
+			}
+			if len(ps.gbuf) > topG {
+				w.pvisit(ps, qs, t.edgeNode[e], topG, len(ps.gbuf), depth+1)
+			}
+		}
+		w.buf = w.buf[:topB]
+		ps.gbuf = ps.gbuf[:topG]
+		return
+	}
+	// General case: step each group's configuration per child byte class
+	// (memoized per class at this node) and merge equal configurations.
+	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
+	for e := es; e < ee; e++ {
+		memo[a.classOf[t.edgeByte[e]]] = 0
+	}
+	for e := es; e < ee; e++ {
+		c := int(a.classOf[t.edgeByte[e]])
+		if memo[c] == 0 {
+			// Compute the next groups for class c and keep them at the
+			// end of gbuf; memo records their range.
+			gStart := len(ps.gbuf)
+			for gi := glo; gi < ghi; gi++ {
+				g := ps.gbuf[gi]
+				w.st.out = w.st.out[:0]
+				for _, n := range w.buf[g.lo:g.hi] {
+					w.st.stepByte(n, c)
+				}
+				next := normalize(w.st.out)
+				if len(next) == 0 {
+					continue
+				}
+				if len(next) > MaxConfig {
+					w.st.overflow = true
+					continue
+				}
+				merged := false
+				for k := gStart; k < len(ps.gbuf); k++ {
+					o := ps.gbuf[k]
+					if slices.Equal(w.buf[o.lo:o.hi], next) {
+						ps.gbuf[k].mask |= g.mask
+						merged = true
+						break
+					}
+				}
+				if !merged {
+					lo := len(w.buf)
+					w.buf = append(w.buf, next...)
+					ps.gbuf = append(ps.gbuf, pgroup{int32(lo), int32(len(w.buf)), g.mask})
+				}
+			}
+			memo[c] = int32(gStart)<<16 | int32(len(ps.gbuf)-gStart) + 1
+			if len(ps.gbuf)-gStart >= 1<<16-1 || gStart >= 1<<15 {
+				// Too many groups to pack; fall back to no memo.
+				memo[c] = 0
+			}
+		}
+	}
+	for e := es; e < ee; e++ {
+		c := int(a.classOf[t.edgeByte[e]])
+		v := memo[c] - 1
+		if v < 0 {
+			continue
+		}
+		gs, gn := int(v>>16), int(v&0xffff)
+		if gn == 0 {
+			continue
+		}
+		w.pvisit(ps, qs, t.edgeNode[e], gs, gs+gn, depth+1)
+	}
+	w.buf = w.buf[:topB]
+	ps.gbuf = ps.gbuf[:topG]
+}
