@@ -1,0 +1,1045 @@
+package jsonschema2gbnf
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Limits on the expansion. Each guards against a schema whose grammar
+// would grow without bound.
+const (
+	// MaxTerms bounds the number of distinct (schema combination) terms
+	// the converter expands: anyOf inside allOf distributes, and nested
+	// combinations multiply. The largest corpus schemas need a few
+	// thousand; beyond 20,000 the grammar would be megabytes.
+	MaxTerms = 20000
+
+	// MaxGrammarBytes bounds the grammar text. The largest corpus
+	// grammars are a few hundred KB.
+	MaxGrammarBytes = 16 << 20
+
+	// MaxEnumValues bounds the values of one enum written into the
+	// grammar (each value is one alternative).
+	MaxEnumValues = 10000
+
+	// MaxAlternatives bounds the branches one anyOf/oneOf expansion may
+	// produce after distribution over allOf.
+	MaxAlternatives = 4096
+)
+
+// Convert converts a JSON Schema into a GBNF grammar whose start rule is
+// `root`. See the package documentation for what is supported and how.
+func Convert(schema []byte, opts ...Option) (string, error) {
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return "", err
+		}
+	}
+	l, err := load(schema)
+	if err != nil {
+		return "", err
+	}
+	c := newConv(l, o)
+	return c.run()
+}
+
+// Type bits.
+const (
+	tNull uint8 = 1 << iota
+	tBool
+	tObj
+	tArr
+	tStr
+	tInt // integer-valued numbers
+	tNum // numbers that are not integers
+	tAll = tNull | tBool | tObj | tArr | tStr | tInt | tNum
+)
+
+func typeMask(names []string) uint8 {
+	var m uint8
+	for _, n := range names {
+		switch n {
+		case "null":
+			m |= tNull
+		case "boolean":
+			m |= tBool
+		case "object":
+			m |= tObj
+		case "array":
+			m |= tArr
+		case "string":
+			m |= tStr
+		case "integer":
+			m |= tInt
+		case "number":
+			m |= tInt | tNum
+		}
+	}
+	return m
+}
+
+type conv struct {
+	l        *loaded
+	o        options
+	rules    *ruleTable
+	prims    map[string]string
+	memo     map[string]string
+	refs     map[string]int // references to reserved rule names while building
+	errs     []error
+	fatal    error
+	modRules map[int]string
+	terms    int
+	depth    int
+	warned   map[string]bool
+	keyLangs map[string]string // memo of key-language expressions
+	// rootPending makes the first term emitted take the name "root"
+	rootPending bool
+}
+
+func newConv(l *loaded, o options) *conv {
+	return &conv{
+		l:        l,
+		o:        o,
+		rules:    newRuleTable(),
+		prims:    map[string]string{},
+		memo:     map[string]string{},
+		refs:     map[string]int{},
+		modRules: map[int]string{},
+		warned:   map[string]bool{},
+		keyLangs: map[string]string{},
+	}
+}
+
+func (c *conv) run() (string, error) {
+	c.rootPending = true
+	x := c.emit(term{ms: []*jsonschema.Schema{c.l.schema}}, "#")
+	if c.fatal != nil {
+		return "", c.fatal
+	}
+	if err := sortErrors(c.errs); err != nil {
+		return "", err
+	}
+	if x == "" {
+		return "", &UnsatisfiableError{Pointer: "#"}
+	}
+	if x != ruleRoot {
+		c.rules.fresh(ruleRoot)
+		c.rules.define(ruleRoot, x)
+	}
+	c.addPrimDeps()
+	out := c.rules.text(c.prims)
+	if len(out) > MaxGrammarBytes {
+		return "", &LimitError{Pointer: "#", Limit: "MaxGrammarBytes", Value: len(out), Max: MaxGrammarBytes}
+	}
+	return out, nil
+}
+
+// prim marks a shared primitive rule as used and returns its name.
+func (c *conv) prim(name string) string {
+	if _, ok := c.prims[name]; !ok {
+		c.prims[name] = primBody(name, c.o)
+	}
+	return name
+}
+
+func primBody(name string, o options) string {
+	switch name {
+	case ruleWS:
+		return fmt.Sprintf(`( " " | "\n" [ \t]{0,%d} )?`, o.maxIndent)
+	case ruleValue:
+		return "object | array | string | number | boolean | null"
+	case ruleObject:
+		return seq(`"{"`, wsRef(o), opt(seq(ruleString, wsRef(o), `":"`, wsRef(o), ruleValue, rep(paren(seq(`","`, wsRef(o), ruleString, wsRef(o), `":"`, wsRef(o), ruleValue)), 0, -1))), wsRef(o), `"}"`)
+	case ruleArray:
+		return seq(`"["`, wsRef(o), opt(seq(ruleValue, rep(paren(seq(`","`, wsRef(o), ruleValue)), 0, -1))), wsRef(o), `"]"`)
+	case ruleString:
+		return `"\"" char* "\""`
+	case ruleChar:
+		return `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-Ce-fE-F] hex{3} | [dD] [0-7] hex{2} ) )`
+	case ruleHex:
+		return `[0-9a-fA-F]`
+	case ruleKChar:
+		return `[^"\\\x00-\x1F] | kesc`
+	case ruleKEsc:
+		return `"\\" ["\\bfnrt] | "\\u000" [0-7bef] | "\\u001" [0-9a-f]`
+	case ruleKString:
+		return `"\"" kchar* "\""`
+	case ruleNumber:
+		return bodyNumber
+	case ruleInteger:
+		return bodyInteger
+	case ruleUint:
+		return bodyUint
+	case ruleNzUint:
+		return bodyNzUint
+	case ruleFrac:
+		return bodyFrac
+	case ruleExp:
+		return bodyExp
+	case ruleBoolean:
+		return `"true" | "false"`
+	case ruleNull:
+		return `"null"`
+	}
+	panic("unknown primitive " + name)
+}
+
+func wsRef(o options) string {
+	if o.flexible {
+		return ruleWS
+	}
+	return ""
+}
+
+// ws returns the whitespace expression between tokens ("" when compact).
+func (c *conv) ws() string {
+	if c.o.flexible {
+		return c.prim(ruleWS)
+	}
+	return ""
+}
+
+// addPrimDeps adds the primitives that used primitives refer to, and
+// scans the schema rules for references to primitives.
+func (c *conv) addPrimDeps() {
+	scan := func(body string) {
+		for _, tok := range identRefs(body) {
+			if reservedNames[tok] && tok != ruleRoot && tok != ruleEmpty {
+				c.prim(tok)
+			}
+		}
+	}
+	for _, n := range c.rules.order {
+		scan(c.rules.bodies[n])
+	}
+	for {
+		before := len(c.prims)
+		for _, b := range c.prims {
+			scan(b)
+		}
+		if len(c.prims) == before {
+			break
+		}
+	}
+}
+
+// identRefs lists the rule names referenced in a GBNF body (skipping
+// literals and classes).
+func identRefs(body string) []string {
+	var out []string
+	for i := 0; i < len(body); i++ {
+		ch := body[i]
+		switch {
+		case ch == '"':
+			j := closes(body, i, '"')
+			if j < 0 {
+				return out
+			}
+			i = j
+		case ch == '[':
+			j := closes(body, i, ']')
+			if j < 0 {
+				return out
+			}
+			i = j
+		case ch == '{':
+			for i < len(body) && body[i] != '}' {
+				i++
+			}
+		case (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-':
+			j := i
+			for j < len(body) && ((body[j] >= 'a' && body[j] <= 'z') || (body[j] >= 'A' && body[j] <= 'Z') || (body[j] >= '0' && body[j] <= '9') || body[j] == '-') {
+				j++
+			}
+			out = append(out, body[i:j])
+			i = j - 1
+		}
+	}
+	return out
+}
+
+// unsupported records a keyword the grammar cannot enforce. In lenient
+// mode it becomes a warning and the caller relaxes the constraint
+// (returns true); in strict mode it is an error (returns false).
+func (c *conv) unsupported(ptr, keyword, reason string) bool {
+	if c.o.lenient {
+		k := ptr + "\x00" + keyword + "\x00" + reason
+		if !c.warned[k] {
+			c.warned[k] = true
+			msg := "ignored: the grammar cannot enforce it"
+			if reason != "" {
+				msg = "ignored: " + reason
+			}
+			if c.o.warnings != nil {
+				*c.o.warnings = append(*c.o.warnings, Warning{Pointer: ptr, Keyword: keyword, Msg: msg})
+			}
+		}
+		return true
+	}
+	c.errs = append(c.errs, &UnsupportedError{Pointer: ptr, Keyword: keyword, Reason: reason})
+	return false
+}
+
+// warn records a lenient-mode note that is not a relaxation.
+func (c *conv) note(ptr, keyword, msg string) {
+	if c.o.lenient && c.o.warnings != nil {
+		k := ptr + "\x00" + keyword + "\x00" + msg
+		if !c.warned[k] {
+			c.warned[k] = true
+			*c.o.warnings = append(*c.o.warnings, Warning{Pointer: ptr, Keyword: keyword, Msg: msg})
+		}
+	}
+}
+
+func (c *conv) fail(err error) {
+	if c.fatal == nil {
+		c.fatal = err
+	}
+}
+
+// A term is a conjunction of schemas (plus synthetic constraints) that
+// one JSON value must satisfy.
+type term struct {
+	ms   []*jsonschema.Schema
+	done []doneMark // disjunctions already expanded
+	ex   *extra
+}
+
+type doneMark struct {
+	s    *jsonschema.Schema
+	kind string
+}
+
+// extra holds constraints that come from rewriting (not, if, dependencies)
+// rather than from a schema object.
+type extra struct {
+	forbid   []string // properties that must be absent
+	require  []string // properties that must be present
+	notTypes uint8
+	notVals  []any // values excluded (plain form)
+	notPats  []patRef
+	propEx   map[string]*extra // constraints on a property's value
+	propNotS map[string][]*jsonschema.Schema
+}
+
+type patRef struct {
+	src string
+	ptr string
+}
+
+func (e *extra) clone() *extra {
+	if e == nil {
+		return &extra{}
+	}
+	n := *e
+	n.forbid = append([]string(nil), e.forbid...)
+	n.require = append([]string(nil), e.require...)
+	n.notVals = append([]any(nil), e.notVals...)
+	n.notPats = append([]patRef(nil), e.notPats...)
+	if e.propEx != nil {
+		n.propEx = map[string]*extra{}
+		for k, v := range e.propEx {
+			n.propEx[k] = v
+		}
+	}
+	return &n
+}
+
+func (e *extra) key() string {
+	if e == nil {
+		return ""
+	}
+	var b strings.Builder
+	f := append([]string(nil), e.forbid...)
+	sort.Strings(f)
+	r := append([]string(nil), e.require...)
+	sort.Strings(r)
+	fmt.Fprintf(&b, "F%q R%q T%d", f, r, e.notTypes)
+	var vs []string
+	for _, v := range e.notVals {
+		vs = append(vs, canonicalJSON(v))
+	}
+	sort.Strings(vs)
+	fmt.Fprintf(&b, " V%q", vs)
+	for _, p := range e.notPats {
+		fmt.Fprintf(&b, " P%q", p.src)
+	}
+	var ks []string
+	for k := range e.propEx {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(&b, " E%q{%s}", k, e.propEx[k].key())
+	}
+	return b.String()
+}
+
+func (e *extra) isEmpty() bool {
+	return e == nil || (len(e.forbid) == 0 && len(e.require) == 0 && e.notTypes == 0 && len(e.notVals) == 0 && len(e.notPats) == 0 && len(e.propEx) == 0)
+}
+
+// group is a disjunction found while flattening a term.
+type group struct {
+	kind     string // "anyOf", "oneOf", "not", "if", "dependencies"
+	owner    *jsonschema.Schema
+	ptr      string
+	branches []branch
+	disjoint bool // oneOf: branches must be provably disjoint
+}
+
+type branch struct {
+	ms []*jsonschema.Schema
+	ex *extra
+}
+
+// flat is a flattened term: the schemas whose own keywords apply, and
+// the disjunctions still to expand.
+type flat struct {
+	atoms  []*jsonschema.Schema
+	groups []group
+}
+
+func (c *conv) isDone(t term, s *jsonschema.Schema, kind string) bool {
+	for _, d := range t.done {
+		if d.s == s && d.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *conv) flatten(t term) flat {
+	var f flat
+	seen := map[*jsonschema.Schema]bool{}
+	var visit func(s *jsonschema.Schema)
+	visit = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		f.atoms = append(f.atoms, s)
+		if s.Ref != nil {
+			visit(s.Ref)
+		}
+		if s.RecursiveRef != nil {
+			visit(s.RecursiveRef)
+		}
+		if s.DynamicRef != nil {
+			visit(s.DynamicRef)
+		}
+		for _, a := range s.AllOf {
+			visit(a)
+		}
+		ptr := pointerOf(s)
+		if len(s.AnyOf) > 0 && !c.isDone(t, s, "anyOf") {
+			g := group{kind: "anyOf", owner: s, ptr: ptr}
+			for _, b := range s.AnyOf {
+				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}})
+			}
+			f.groups = append(f.groups, g)
+		}
+		if len(s.OneOf) > 0 && !c.isDone(t, s, "oneOf") {
+			g := group{kind: "oneOf", owner: s, ptr: ptr, disjoint: true}
+			for _, b := range s.OneOf {
+				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}})
+			}
+			f.groups = append(f.groups, g)
+		}
+		if s.Not != nil && !c.isDone(t, s, "not") {
+			if g, ok := c.notGroup(s); ok {
+				f.groups = append(f.groups, g)
+			}
+		}
+		if s.If != nil && !c.isDone(t, s, "if") {
+			if g, ok := c.ifGroup(s); ok {
+				f.groups = append(f.groups, g)
+			}
+		}
+		if (len(s.Dependencies) > 0 || len(s.DependentRequired) > 0 || len(s.DependentSchemas) > 0) && !c.isDone(t, s, "dependencies") {
+			if g, ok := c.depGroup(s); ok {
+				f.groups = append(f.groups, g)
+			}
+		}
+	}
+	for _, s := range t.ms {
+		visit(s)
+	}
+	return f
+}
+
+// ownKeywords lists the validation keywords a compiled schema holds
+// itself (not through $ref or allOf).
+func ownKeywords(s *jsonschema.Schema) []string {
+	var k []string
+	add := func(cond bool, name string) {
+		if cond {
+			k = append(k, name)
+		}
+	}
+	add(s.Always != nil, "always")
+	add(len(s.Types) > 0, "type")
+	add(s.Constant != nil, "const")
+	add(s.Enum != nil, "enum")
+	add(s.Not != nil, "not")
+	add(len(s.AnyOf) > 0, "anyOf")
+	add(len(s.OneOf) > 0, "oneOf")
+	add(s.If != nil, "if")
+	add(s.MinProperties >= 0, "minProperties")
+	add(s.MaxProperties >= 0, "maxProperties")
+	add(len(s.Required) > 0, "required")
+	add(len(s.Properties) > 0, "properties")
+	add(s.PropertyNames != nil, "propertyNames")
+	add(len(s.PatternProperties) > 0, "patternProperties")
+	add(s.AdditionalProperties != nil, "additionalProperties")
+	add(len(s.Dependencies) > 0, "dependencies")
+	add(len(s.DependentRequired) > 0, "dependentRequired")
+	add(len(s.DependentSchemas) > 0, "dependentSchemas")
+	add(s.UnevaluatedProperties != nil, "unevaluatedProperties")
+	add(s.MinItems >= 0, "minItems")
+	add(s.MaxItems >= 0, "maxItems")
+	add(s.UniqueItems, "uniqueItems")
+	add(s.Items != nil, "items")
+	add(s.AdditionalItems != nil, "additionalItems")
+	add(len(s.PrefixItems) > 0, "prefixItems")
+	add(s.Items2020 != nil, "items")
+	add(s.Contains != nil, "contains")
+	add(s.UnevaluatedItems != nil, "unevaluatedItems")
+	add(s.MinLength >= 0, "minLength")
+	add(s.MaxLength >= 0, "maxLength")
+	add(s.Pattern != nil, "pattern")
+	add(s.Format != "" && jsonschema.Formats[s.Format] != nil, "format")
+	add(s.Minimum != nil, "minimum")
+	add(s.Maximum != nil, "maximum")
+	add(s.ExclusiveMinimum != nil, "exclusiveMinimum")
+	add(s.ExclusiveMaximum != nil, "exclusiveMaximum")
+	add(s.MultipleOf != nil, "multipleOf")
+	add(s.RecursiveRef != nil, "$recursiveRef")
+	add(s.DynamicRef != nil, "$dynamicRef")
+	return k
+}
+
+// termKey identifies a term by the schemas that constrain it.
+func (c *conv) termKey(f flat, t term) string {
+	var ids []string
+	for _, a := range f.atoms {
+		if len(ownKeywords(a)) == 0 {
+			continue
+		}
+		ids = append(ids, fmt.Sprintf("%p", a))
+	}
+	sort.Strings(ids)
+	var ds []string
+	for _, d := range t.done {
+		ds = append(ds, fmt.Sprintf("%p/%s", d.s, d.kind))
+	}
+	sort.Strings(ds)
+	return strings.Join(ids, ",") + "|" + strings.Join(ds, ",") + "|" + t.ex.key()
+}
+
+// nameFor derives a readable rule name from a JSON pointer.
+func nameFor(ptr string) string {
+	p := strings.TrimPrefix(ptr, "#")
+	if i := strings.Index(ptr, "#"); i > 0 {
+		p = ptr[i+1:]
+	}
+	toks := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	var out []string
+	skip := map[string]bool{"properties": true, "$defs": true, "definitions": true}
+	for i, tok := range toks {
+		if tok == "" {
+			continue
+		}
+		if skip[tok] && i+1 < len(toks) {
+			continue
+		}
+		switch tok {
+		case "items", "additionalItems", "prefixItems":
+			tok = "item"
+		case "additionalProperties":
+			tok = "additional"
+		case "patternProperties":
+			tok = "pattern"
+		}
+		out = append(out, tok)
+	}
+	if len(out) == 0 {
+		return "root"
+	}
+	// keep the last few components: long pointers make long names
+	if len(out) > 4 {
+		out = out[len(out)-4:]
+	}
+	return sanitizeName(strings.Join(out, "-"))
+}
+
+// emit returns a grammar expression for a term ("" when unsatisfiable).
+func (c *conv) emit(t term, ptrHint string) string {
+	if c.fatal != nil {
+		return ""
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > MaxNestingDepth*4 {
+		c.fail(&LimitError{Pointer: ptrHint, Limit: "MaxNestingDepth", Max: MaxNestingDepth})
+		return ""
+	}
+	f := c.flatten(t)
+	key := c.termKey(f, t)
+	if x, ok := c.memo[key]; ok {
+		if _, reserved := c.refs[x]; reserved {
+			c.refs[x]++
+		}
+		return x
+	}
+	c.terms++
+	if c.terms > MaxTerms {
+		c.fail(&LimitError{Pointer: ptrHint, Limit: "MaxTerms", Value: c.terms, Max: MaxTerms})
+		return ""
+	}
+	// name from the first constraining atom
+	ptr := ptrHint
+	for _, a := range f.atoms {
+		if len(ownKeywords(a)) > 0 {
+			ptr = pointerOf(a)
+			break
+		}
+	}
+	var name string
+	isRoot := c.rootPending
+	if isRoot {
+		c.rootPending = false
+		name = c.rules.fresh(ruleRoot)
+	} else {
+		name = c.rules.fresh(nameFor(ptr))
+	}
+	c.memo[key] = name
+	c.refs[name] = 0
+	body := c.emitFlat(f, t, ptr)
+	if c.fatal != nil {
+		return ""
+	}
+	recursive := c.refs[name] > 0
+	delete(c.refs, name)
+	if body == "" {
+		// unsatisfiable; a recursive reference to it is unsatisfiable too
+		// only if every path needs it — keep the rule out and report "".
+		c.memo[key] = ""
+		if recursive {
+			// references were already written; define it as a rule that
+			// can never match so the grammar stays well-formed.
+			c.rules.define(name, neverMatch)
+			return ""
+		}
+		c.rules.drop(name)
+		return ""
+	}
+	if !recursive && !isRoot {
+		if isAtom(body) && (len(body) < 40 || reservedNames[body]) {
+			c.rules.drop(name)
+			c.memo[key] = body
+			return body
+		}
+		if existing, ok := c.rules.byBody[body]; ok {
+			c.rules.drop(name)
+			c.memo[key] = existing
+			return existing
+		}
+		c.rules.byBody[body] = name
+	}
+	c.rules.define(name, stripParens(body))
+	if c.rules.size > MaxGrammarBytes {
+		c.fail(&LimitError{Pointer: ptr, Limit: "MaxGrammarBytes", Value: c.rules.size, Max: MaxGrammarBytes})
+	}
+	return name
+}
+
+// stripParens removes one pair of enclosing parentheses from a rule body.
+func stripParens(x string) string {
+	if len(x) >= 2 && x[0] == '(' && closes(x, 0, ')') == len(x)-1 {
+		return strings.TrimSpace(x[1 : len(x)-1])
+	}
+	return x
+}
+
+func (c *conv) emitFlat(f flat, t term, ptr string) string {
+	for _, a := range f.atoms {
+		if a.Always != nil && !*a.Always {
+			return ""
+		}
+	}
+	// enum/const: the value set is finite; filter it by every constraint
+	// of the term (santhosh-tekuri validates each candidate), which is
+	// exact whatever else the schema says.
+	for _, a := range f.atoms {
+		if a.Enum != nil || a.Constant != nil {
+			return c.emitEnum(a, t)
+		}
+	}
+	if len(f.groups) > 0 {
+		return c.expandGroup(f.groups[0], t, ptr)
+	}
+	n := c.merge(f.atoms, t)
+	return c.emitNode(n)
+}
+
+// expandGroup distributes the term over the branches of one disjunction.
+func (c *conv) expandGroup(g group, t term, ptr string) string {
+	if len(g.branches) > MaxAlternatives {
+		c.fail(&LimitError{Pointer: g.ptr, Limit: "MaxAlternatives", Value: len(g.branches), Max: MaxAlternatives})
+		return ""
+	}
+	var alts []string
+	var live []term
+	for _, b := range g.branches {
+		nt := term{
+			ms:   append(append([]*jsonschema.Schema{}, t.ms...), b.ms...),
+			done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}),
+			ex:   t.ex,
+		}
+		if !b.ex.isEmpty() {
+			nt.ex = mergeExtra(t.ex, b.ex)
+		}
+		x := c.emit(nt, g.ptr)
+		if c.fatal != nil {
+			return ""
+		}
+		if x == "" {
+			continue
+		}
+		alts = append(alts, x)
+		live = append(live, nt)
+	}
+	if g.disjoint && len(live) > 1 {
+		if !c.disjoint(live) {
+			if !c.unsupported(g.ptr, g.kind, "branches are not provably disjoint (the grammar cannot ensure that exactly one matches)") {
+				return ""
+			}
+		}
+	}
+	return alt(alts...)
+}
+
+func mergeExtra(a, b *extra) *extra {
+	n := a.clone()
+	if b == nil {
+		return n
+	}
+	n.forbid = append(n.forbid, b.forbid...)
+	n.require = append(n.require, b.require...)
+	n.notTypes |= b.notTypes
+	n.notVals = append(n.notVals, b.notVals...)
+	n.notPats = append(n.notPats, b.notPats...)
+	for k, v := range b.propEx {
+		if n.propEx == nil {
+			n.propEx = map[string]*extra{}
+		}
+		n.propEx[k] = mergeExtra(n.propEx[k], v)
+	}
+	return n
+}
+
+// emitEnum writes the values of an enum/const that satisfy the whole term.
+func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
+	var vals []any
+	raw, hasRaw := c.l.rawAt(a)
+	switch {
+	case a.Constant != nil:
+		if hasRaw {
+			if v, ok := raw.vals["const"]; ok {
+				vals = []any{v}
+			}
+		}
+		if vals == nil {
+			vals = []any{a.Constant[0]}
+		}
+	default:
+		if hasRaw {
+			if arr, ok := raw.vals["enum"].([]any); ok {
+				vals = arr
+			}
+		}
+		if vals == nil {
+			vals = a.Enum
+		}
+	}
+	if len(vals) > MaxEnumValues {
+		c.fail(&LimitError{Pointer: pointerOf(a), Limit: "MaxEnumValues", Value: len(vals), Max: MaxEnumValues})
+		return ""
+	}
+	var alts []string
+	seen := map[string]bool{}
+	for _, v := range vals {
+		pv := toPlain(v)
+		if !c.valueOK(pv, t) {
+			continue
+		}
+		k := canonicalJSON(pv)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		alts = append(alts, c.literal(v))
+	}
+	return alt(alts...)
+}
+
+// valueOK reports whether a plain JSON value satisfies every schema and
+// synthetic constraint of the term.
+func (c *conv) valueOK(v any, t term) bool {
+	for _, s := range t.ms {
+		if err := validateSafe(s, v); err != nil {
+			return false
+		}
+	}
+	return t.ex.allows(v)
+}
+
+func validateSafe(s *jsonschema.Schema, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("validation panicked: %v", r)
+		}
+	}()
+	return s.Validate(v)
+}
+
+// allows checks the synthetic constraints on a concrete value.
+func (e *extra) allows(v any) bool {
+	if e == nil {
+		return true
+	}
+	if e.notTypes&valueType(v) != 0 {
+		return false
+	}
+	k := canonicalJSON(v)
+	for _, nv := range e.notVals {
+		if canonicalJSON(nv) == k {
+			return false
+		}
+	}
+	if s, ok := v.(string); ok {
+		for _, p := range e.notPats {
+			re, err := parsePattern(p.src)
+			if err == nil {
+				if d, err := regexDFA(re, true); err == nil && d.matches(s) {
+					return false
+				}
+			}
+		}
+	}
+	if m, ok := v.(map[string]any); ok {
+		for _, f := range e.forbid {
+			if _, has := m[f]; has {
+				return false
+			}
+		}
+		for _, r := range e.require {
+			if _, has := m[r]; !has {
+				return false
+			}
+		}
+		for p, pe := range e.propEx {
+			if pv, has := m[p]; has && !pe.allows(pv) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func valueType(v any) uint8 {
+	switch v.(type) {
+	case nil:
+		return tNull
+	case bool:
+		return tBool
+	case string:
+		return tStr
+	case []any:
+		return tArr
+	case map[string]any, *ordObj:
+		return tObj
+	}
+	if n, ok := asNumber(v); ok {
+		r, ok := new(big.Rat).SetString(n)
+		if ok && r.IsInt() {
+			return tInt
+		}
+		return tNum
+	}
+	return 0
+}
+
+// literal writes a JSON value as grammar (canonical encoding; objects
+// keep their key order; whitespace allowed where the grammar allows it).
+func (c *conv) literal(v any) string {
+	var toks []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case *ordObj:
+			toks = append(toks, "{")
+			for i, k := range v.keys {
+				if i > 0 {
+					toks = append(toks, ",")
+				}
+				toks = append(toks, encodeJSONString(k), ":")
+				walk(v.vals[k])
+			}
+			toks = append(toks, "}")
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			toks = append(toks, "{")
+			for i, k := range keys {
+				if i > 0 {
+					toks = append(toks, ",")
+				}
+				toks = append(toks, encodeJSONString(k), ":")
+				walk(v[k])
+			}
+			toks = append(toks, "}")
+		case []any:
+			toks = append(toks, "[")
+			for i, x := range v {
+				if i > 0 {
+					toks = append(toks, ",")
+				}
+				walk(x)
+			}
+			toks = append(toks, "]")
+		default:
+			toks = append(toks, canonicalJSON(v))
+		}
+	}
+	walk(v)
+	if !c.o.flexible {
+		return lit(strings.Join(toks, ""))
+	}
+	// whitespace after { [ , : and before } ]
+	var parts []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			parts = append(parts, lit(cur.String()))
+			cur.Reset()
+		}
+	}
+	for i, tk := range toks {
+		if (tk == "}" || tk == "]") && i > 0 {
+			flush()
+			parts = append(parts, c.ws())
+		}
+		cur.WriteString(tk)
+		if tk == "{" || tk == "[" || tk == "," || tk == ":" {
+			if !((tk == "{" && i+1 < len(toks) && toks[i+1] == "}") || (tk == "[" && i+1 < len(toks) && toks[i+1] == "]")) {
+				flush()
+				parts = append(parts, c.ws())
+			}
+		}
+	}
+	flush()
+	return seq(parts...)
+}
+
+// canonicalJSON writes a plain or ordered JSON value compactly with the
+// canonical string encoding (objects keep order when ordered, else sorted).
+func canonicalJSON(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	case string:
+		return encodeJSONString(v)
+	case *ordObj:
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(encodeJSONString(k))
+			b.WriteByte(':')
+			b.WriteString(canonicalJSON(v.vals[k]))
+		}
+		b.WriteByte('}')
+		return b.String()
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(encodeJSONString(k))
+			b.WriteByte(':')
+			b.WriteString(canonicalJSON(v[k]))
+		}
+		b.WriteByte('}')
+		return b.String()
+	case []any:
+		var b strings.Builder
+		b.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(canonicalJSON(x))
+		}
+		b.WriteByte(']')
+		return b.String()
+	}
+	if n, ok := asNumber(v); ok {
+		return n
+	}
+	return fmt.Sprint(v)
+}
+
+// asNumber returns the text of a JSON number value.
+func asNumber(v any) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		return string(v), true
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), true
+	case int:
+		return strconv.Itoa(v), true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	}
+	return "", false
+}
+
+func isJSONNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	_, ok := new(big.Rat).SetString(s)
+	return ok && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))
+}
+
+// neverMatch is a rule body no string matches (a class of nothing).
+const neverMatch = `[^\x00-\U0010FFFF]`

@@ -1,0 +1,677 @@
+package jsonschema2gbnf
+
+import (
+	"fmt"
+	"regexp/syntax"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// This file holds a small deterministic automaton over decoded characters
+// (Unicode scalar values). It is the exact tool for string languages the
+// structural regex translation cannot express: a pattern intersected with
+// a format or another pattern or length bounds, the complement of a
+// pattern (`not`), the keys that are not declared properties, and Go
+// regexp features such as \b or anchors inside the expression. Every
+// operation is exact; the only failure is size (MaxDFAStates).
+
+// MaxDFAStates bounds every automaton the converter builds (and so the
+// number of rules one string language adds to the grammar). Subset and
+// product constructions can grow exponentially; 4096 states keep a
+// construction under a few milliseconds and the grammar under ~1 MB.
+const MaxDFAStates = 4096
+
+type dfaEdge struct {
+	lo, hi rune
+	to     int
+}
+
+type dfaState struct {
+	accept bool
+	edges  []dfaEdge // sorted by lo, disjoint; missing runes go to the dead state
+}
+
+type dfa struct {
+	states []dfaState // state 0 is the start state
+}
+
+var errDFATooBig = &LimitError{Limit: "MaxDFAStates", Max: MaxDFAStates}
+
+// step returns the target of r from st, or -1.
+func (d *dfa) step(st int, r rune) int {
+	es := d.states[st].edges
+	i := sort.Search(len(es), func(i int) bool { return es[i].hi >= r })
+	if i < len(es) && es[i].lo <= r {
+		return es[i].to
+	}
+	return -1
+}
+
+// matches runs the automaton on s (used by tests and by the converter to
+// check declared keys against key languages).
+func (d *dfa) matches(s string) bool {
+	st := 0
+	for _, r := range s {
+		st = d.step(st, r)
+		if st < 0 {
+			return false
+		}
+	}
+	return d.states[st].accept
+}
+
+// dfaStrings builds the automaton accepting exactly the given strings.
+func dfaStrings(ss []string) *dfa {
+	d := &dfa{states: []dfaState{{}}}
+	type key struct {
+		st int
+		r  rune
+	}
+	next := map[key]int{}
+	for _, s := range ss {
+		st := 0
+		for _, r := range s {
+			k := key{st, r}
+			t, ok := next[k]
+			if !ok {
+				t = len(d.states)
+				d.states = append(d.states, dfaState{})
+				next[k] = t
+				d.states[st].edges = append(d.states[st].edges, dfaEdge{r, r, t})
+			}
+			st = t
+		}
+		d.states[st].accept = true
+	}
+	for i := range d.states {
+		sort.Slice(d.states[i].edges, func(a, b int) bool { return d.states[i].edges[a].lo < d.states[i].edges[b].lo })
+	}
+	return d
+}
+
+// dfaAll accepts every string over s (s* ), or every string when s is nil.
+func dfaAll(s runeSet) *dfa {
+	if s == nil {
+		s = anyRune
+	}
+	st := dfaState{accept: true}
+	for i := 0; i+1 < len(s); i += 2 {
+		st.edges = append(st.edges, dfaEdge{s[i], s[i+1], 0})
+	}
+	return &dfa{states: []dfaState{st}}
+}
+
+// dfaLength accepts every string whose length (in characters) is in
+// [min, max]; max < 0 means unbounded.
+func dfaLength(min, max int) (*dfa, error) {
+	n := max
+	if max < 0 {
+		n = min
+	}
+	if n+1 > MaxDFAStates {
+		return nil, errDFATooBig
+	}
+	d := &dfa{}
+	for i := 0; i <= n; i++ {
+		st := dfaState{accept: i >= min && (max < 0 || i <= max)}
+		switch {
+		case i < n:
+			st.edges = edgesFor(anyRune, i+1)
+		case max < 0:
+			st.edges = edgesFor(anyRune, i)
+		}
+		d.states = append(d.states, st)
+	}
+	return d, nil
+}
+
+func edgesFor(s runeSet, to int) []dfaEdge {
+	var es []dfaEdge
+	for i := 0; i+1 < len(s); i += 2 {
+		es = append(es, dfaEdge{s[i], s[i+1], to})
+	}
+	return es
+}
+
+// complete adds a dead state so that every rune has a transition.
+func (d *dfa) complete() *dfa {
+	out := &dfa{states: make([]dfaState, len(d.states), len(d.states)+1)}
+	dead := len(d.states)
+	for i, st := range d.states {
+		var es []dfaEdge
+		var covered []rune
+		for _, e := range st.edges {
+			es = append(es, e)
+			covered = append(covered, e.lo, e.hi)
+		}
+		gap := normRunes(covered).complement()
+		es = append(es, edgesFor(gap, dead)...)
+		sort.Slice(es, func(a, b int) bool { return es[a].lo < es[b].lo })
+		out.states[i] = dfaState{accept: st.accept, edges: es}
+	}
+	out.states = append(out.states, dfaState{edges: edgesFor(anyRune, dead)})
+	return out
+}
+
+// complement accepts exactly the strings d rejects.
+func (d *dfa) complement() *dfa {
+	c := d.complete()
+	for i := range c.states {
+		c.states[i].accept = !c.states[i].accept
+	}
+	return c
+}
+
+// product combines two automata; acc decides acceptance of a pair.
+func product(a, b *dfa, acc func(x, y bool) bool) (*dfa, error) {
+	a, b = a.complete(), b.complete()
+	type pair struct{ x, y int }
+	idx := map[pair]int{{0, 0}: 0}
+	queue := []pair{{0, 0}}
+	out := &dfa{states: []dfaState{{}}}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		i := idx[p]
+		sa, sb := a.states[p.x], b.states[p.y]
+		st := dfaState{accept: acc(sa.accept, sb.accept)}
+		ea, eb := sa.edges, sb.edges
+		ia, ib := 0, 0
+		for ia < len(ea) && ib < len(eb) {
+			lo := max(ea[ia].lo, eb[ib].lo)
+			hi := min(ea[ia].hi, eb[ib].hi)
+			if lo <= hi {
+				q := pair{ea[ia].to, eb[ib].to}
+				t, ok := idx[q]
+				if !ok {
+					if len(out.states) >= MaxDFAStates {
+						return nil, errDFATooBig
+					}
+					t = len(out.states)
+					idx[q] = t
+					out.states = append(out.states, dfaState{})
+					queue = append(queue, q)
+				}
+				st.edges = appendEdge(st.edges, lo, hi, t)
+			}
+			if ea[ia].hi < eb[ib].hi {
+				ia++
+			} else {
+				ib++
+			}
+		}
+		out.states[i] = st
+	}
+	return out.trim(), nil
+}
+
+// appendEdge appends [lo,hi]→to, merging with the previous edge when
+// adjacent with the same target.
+func appendEdge(es []dfaEdge, lo, hi rune, to int) []dfaEdge {
+	if n := len(es); n > 0 && es[n-1].to == to && (es[n-1].hi+1 == lo || (es[n-1].hi == surrogateLo-1 && lo == surrogateHi+1)) {
+		es[n-1].hi = hi
+		return es
+	}
+	return append(es, dfaEdge{lo, hi, to})
+}
+
+func intersectDFA(a, b *dfa) (*dfa, error) {
+	return product(a, b, func(x, y bool) bool { return x && y })
+}
+
+func minusDFA(a, b *dfa) (*dfa, error) {
+	return product(a, b, func(x, y bool) bool { return x && !y })
+}
+
+func unionDFA(a, b *dfa) (*dfa, error) {
+	return product(a, b, func(x, y bool) bool { return x || y })
+}
+
+// trim removes states that are unreachable or cannot reach an accepting
+// state, renumbering so that the start is 0. The empty language becomes
+// a single non-accepting state without edges.
+func (d *dfa) trim() *dfa {
+	n := len(d.states)
+	// co-reachability
+	rev := make([][]int, n)
+	for i, st := range d.states {
+		for _, e := range st.edges {
+			rev[e.to] = append(rev[e.to], i)
+		}
+	}
+	live := make([]bool, n)
+	var stack []int
+	for i, st := range d.states {
+		if st.accept {
+			live[i] = true
+			stack = append(stack, i)
+		}
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, p := range rev[x] {
+			if !live[p] {
+				live[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	if !live[0] {
+		return &dfa{states: []dfaState{{}}}
+	}
+	// reachability from 0 through live states, in BFS order
+	newID := make([]int, n)
+	for i := range newID {
+		newID[i] = -1
+	}
+	order := []int{0}
+	newID[0] = 0
+	for k := 0; k < len(order); k++ {
+		for _, e := range d.states[order[k]].edges {
+			if live[e.to] && newID[e.to] < 0 {
+				newID[e.to] = len(order)
+				order = append(order, e.to)
+			}
+		}
+	}
+	out := &dfa{states: make([]dfaState, len(order))}
+	for k, old := range order {
+		st := d.states[old]
+		var es []dfaEdge
+		for _, e := range st.edges {
+			if live[e.to] {
+				es = appendEdge(es, e.lo, e.hi, newID[e.to])
+			}
+		}
+		out.states[k] = dfaState{accept: st.accept, edges: es}
+	}
+	return out
+}
+
+func (d *dfa) isEmpty() bool {
+	t := d.trim()
+	return !t.states[0].accept && len(t.states[0].edges) == 0
+}
+
+// minimize merges equivalent states (Moore's partition refinement over
+// the edge signatures). The result is trimmed.
+func (d *dfa) minimize() *dfa {
+	d = d.trim()
+	n := len(d.states)
+	cls := make([]int, n)
+	for i, st := range d.states {
+		if st.accept {
+			cls[i] = 1
+		}
+	}
+	for {
+		sigs := map[string]int{}
+		next := make([]int, n)
+		for i, st := range d.states {
+			var b strings.Builder
+			b.WriteString(strconv.Itoa(cls[i]))
+			var es []dfaEdge
+			for _, e := range st.edges {
+				es = appendEdge(es, e.lo, e.hi, cls[e.to])
+			}
+			for _, e := range es {
+				fmt.Fprintf(&b, ",%d-%d:%d", e.lo, e.hi, e.to)
+			}
+			k := b.String()
+			id, ok := sigs[k]
+			if !ok {
+				id = len(sigs)
+				sigs[k] = id
+			}
+			next[i] = id
+		}
+		same := len(sigs) == countDistinct(cls)
+		cls = next
+		if same {
+			break
+		}
+	}
+	// build the quotient, start class first
+	newID := map[int]int{cls[0]: 0}
+	order := []int{0}
+	for i := 0; i < n; i++ {
+		if _, ok := newID[cls[i]]; !ok {
+			newID[cls[i]] = len(order)
+			order = append(order, i)
+		}
+	}
+	out := &dfa{states: make([]dfaState, len(order))}
+	for k, rep := range order {
+		st := d.states[rep]
+		var es []dfaEdge
+		for _, e := range st.edges {
+			es = appendEdge(es, e.lo, e.hi, newID[cls[e.to]])
+		}
+		out.states[k] = dfaState{accept: st.accept, edges: es}
+	}
+	return out.trim()
+}
+
+func countDistinct(xs []int) int {
+	m := map[int]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return len(m)
+}
+
+// lengthRange returns the shortest and longest accepted length (max -1
+// when unbounded); ok is false for the empty language.
+func (d *dfa) lengthRange() (lo, hi int, ok bool) {
+	d = d.trim()
+	if d.isEmpty() {
+		return 0, 0, false
+	}
+	n := len(d.states)
+	// BFS for the shortest
+	dist := make([]int, n)
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[0] = 0
+	q := []int{0}
+	lo = -1
+	for len(q) > 0 {
+		x := q[0]
+		q = q[1:]
+		if d.states[x].accept && lo < 0 {
+			lo = dist[x]
+		}
+		for _, e := range d.states[x].edges {
+			if dist[e.to] < 0 {
+				dist[e.to] = dist[x] + 1
+				q = append(q, e.to)
+			}
+		}
+	}
+	// longest: a cycle among trimmed states means unbounded
+	color := make([]int, n)
+	longest := make([]int, n)
+	var cyc bool
+	var dfs func(x int) int
+	dfs = func(x int) int {
+		if color[x] == 2 {
+			return longest[x]
+		}
+		if color[x] == 1 {
+			cyc = true
+			return 0
+		}
+		color[x] = 1
+		best := -1
+		if d.states[x].accept {
+			best = 0
+		}
+		for _, e := range d.states[x].edges {
+			if l := dfs(e.to); l >= 0 && l+1 > best {
+				best = l + 1
+			}
+		}
+		color[x] = 2
+		longest[x] = best
+		return best
+	}
+	hi = dfs(0)
+	if cyc {
+		hi = -1
+	}
+	return lo, hi, true
+}
+
+// Regex → DFA by subset construction over Go's compiled program
+// (regexp/syntax.Prog), with JSON Schema's search semantics: the string is
+// accepted when the pattern matches anywhere in it. Empty-width
+// assertions (^ $ \A \z \b \B and their multi-line forms) are exact: a
+// DFA state remembers the class of the previous character, and the
+// closure is taken for each class of the next character.
+
+// position classes of the character before / after a position
+const (
+	ctxStart   = iota // no previous character (start of text)
+	ctxNL             // '\n'
+	ctxWord           // [0-9A-Za-z_]
+	ctxOther          // anything else
+	ctxEnd            // next: no next character (end of text)
+	numPrevCtx = 4
+)
+
+func ctxOf(r rune) int {
+	switch {
+	case r == '\n':
+		return ctxNL
+	case r < unicode.MaxASCII && syntax.IsWordChar(r):
+		return ctxWord
+	}
+	return ctxOther
+}
+
+// emptyOps returns the empty-width assertions that hold between a
+// previous character of class prev and a next one of class next.
+func emptyOps(prev, next int) syntax.EmptyOp {
+	var op syntax.EmptyOp
+	if prev == ctxStart {
+		op |= syntax.EmptyBeginText | syntax.EmptyBeginLine
+	}
+	if prev == ctxNL {
+		op |= syntax.EmptyBeginLine
+	}
+	if next == ctxEnd {
+		op |= syntax.EmptyEndText | syntax.EmptyEndLine
+	}
+	if next == ctxNL {
+		op |= syntax.EmptyEndLine
+	}
+	if (prev == ctxWord) != (next == ctxWord) {
+		op |= syntax.EmptyWordBoundary
+	} else {
+		op |= syntax.EmptyNoWordBoundary
+	}
+	return op
+}
+
+// wordAndNL are the boundaries every transition partition respects, so
+// that each elementary interval has one next-character class.
+var wordAndNL = []rune{'\n', '\n', '0', '9', 'A', 'Z', '_', '_', 'a', 'z'}
+
+// instRunes returns the characters an InstRune* instruction consumes.
+func instRunes(in *syntax.Inst) runeSet {
+	switch in.Op {
+	case syntax.InstRune1:
+		return runeSet{in.Rune[0], in.Rune[0]}
+	case syntax.InstRuneAny:
+		return anyRune
+	case syntax.InstRuneAnyNotNL:
+		return normRunes([]rune{0, '\n' - 1, '\n' + 1, unicode.MaxRune})
+	case syntax.InstRune:
+		if len(in.Rune) == 1 {
+			s := runeSet{in.Rune[0], in.Rune[0]}
+			if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+				s = foldRunes(s)
+			}
+			return s
+		}
+		return normRunes(in.Rune)
+	}
+	return nil
+}
+
+// regexDFA compiles a Go regular expression (already parsed) into a DFA.
+// search selects JSON Schema's unanchored semantics.
+func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return nil, err
+	}
+	// closure of a pc set under the empty ops that hold
+	closure := func(pcs []int, ops syntax.EmptyOp) (set []int, match bool) {
+		seen := map[int]bool{}
+		stack := append([]int{}, pcs...)
+		for len(stack) > 0 {
+			pc := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[pc] {
+				continue
+			}
+			seen[pc] = true
+			in := &prog.Inst[pc]
+			switch in.Op {
+			case syntax.InstAlt, syntax.InstAltMatch:
+				stack = append(stack, int(in.Out), int(in.Arg))
+			case syntax.InstCapture, syntax.InstNop:
+				stack = append(stack, int(in.Out))
+			case syntax.InstEmptyWidth:
+				if syntax.EmptyOp(in.Arg)&^ops == 0 {
+					stack = append(stack, int(in.Out))
+				}
+			case syntax.InstMatch:
+				match = true
+			case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+				set = append(set, pc)
+			}
+		}
+		sort.Ints(set)
+		return set, match
+	}
+	type skey struct {
+		pcs     string
+		prev    int
+		matched bool
+	}
+	type sval struct {
+		pcs     []int
+		prev    int
+		matched bool
+	}
+	keyOf := func(v sval) skey {
+		var b strings.Builder
+		for _, pc := range v.pcs {
+			b.WriteString(strconv.Itoa(pc))
+			b.WriteByte(',')
+		}
+		return skey{b.String(), v.prev, v.matched}
+	}
+	idx := map[skey]int{}
+	var vals []sval
+	d := &dfa{}
+	add := func(v sval) (int, error) {
+		if v.matched {
+			v.pcs, v.prev = nil, 0
+		}
+		k := keyOf(v)
+		if i, ok := idx[k]; ok {
+			return i, nil
+		}
+		if len(vals) >= MaxDFAStates {
+			return 0, errDFATooBig
+		}
+		i := len(vals)
+		idx[k] = i
+		vals = append(vals, v)
+		d.states = append(d.states, dfaState{})
+		return i, nil
+	}
+	if _, err := add(sval{pcs: []int{prog.Start}, prev: ctxStart}); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(vals); i++ {
+		v := vals[i]
+		if v.matched {
+			d.states[i] = dfaState{accept: true, edges: edgesFor(anyRune, i)}
+			continue
+		}
+		pcs := v.pcs
+		if search && v.prev != ctxStart {
+			pcs = append(append([]int{}, pcs...), prog.Start)
+		}
+		// acceptance: a match at the end of the text
+		_, endMatch := closure(pcs, emptyOps(v.prev, ctxEnd))
+		st := dfaState{accept: endMatch}
+		// partition the alphabet by the consumable ranges of the closures
+		// for each next-character class.
+		type cl struct {
+			set   []int
+			match bool
+		}
+		var cls [4]cl
+		for next := ctxNL; next <= ctxOther; next++ {
+			s, m := closure(pcs, emptyOps(v.prev, next))
+			cls[next] = cl{s, m}
+		}
+		bounds := map[rune]bool{0: true, unicode.MaxRune + 1: true}
+		for k := 0; k+1 < len(wordAndNL); k += 2 {
+			bounds[wordAndNL[k]] = true
+			bounds[wordAndNL[k+1]+1] = true
+		}
+		bounds[surrogateLo] = true
+		bounds[surrogateHi+1] = true
+		for next := ctxNL; next <= ctxOther; next++ {
+			for _, pc := range cls[next].set {
+				rs := instRunes(&prog.Inst[pc])
+				for k := 0; k+1 < len(rs); k += 2 {
+					bounds[rs[k]] = true
+					bounds[rs[k+1]+1] = true
+				}
+			}
+		}
+		pts := make([]rune, 0, len(bounds))
+		for r := range bounds {
+			pts = append(pts, r)
+		}
+		sort.Slice(pts, func(a, b int) bool { return pts[a] < pts[b] })
+		for k := 0; k+1 < len(pts); k++ {
+			lo, hi := pts[k], pts[k+1]-1
+			if lo >= surrogateLo && lo <= surrogateHi {
+				continue
+			}
+			next := ctxOf(lo)
+			c := cls[next]
+			var nv sval
+			if search && c.match {
+				nv = sval{matched: true}
+			} else {
+				var to []int
+				for _, pc := range c.set {
+					in := &prog.Inst[pc]
+					if instRunes(in).has(lo) {
+						to = append(to, int(in.Out))
+					}
+				}
+				if len(to) == 0 && !search {
+					continue
+				}
+				sort.Ints(to)
+				to = dedupInts(to)
+				nv = sval{pcs: to, prev: next}
+			}
+			t, err := add(nv)
+			if err != nil {
+				return nil, err
+			}
+			st.edges = appendEdge(st.edges, lo, hi, t)
+		}
+		if search && !st.accept {
+			// a match already complete before the end (e.g. "a" in "ab")
+			// was caught above as matched; nothing else to do.
+		}
+		d.states[i] = st
+	}
+	return d.minimize(), nil
+}
+
+func dedupInts(xs []int) []int {
+	out := xs[:0]
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

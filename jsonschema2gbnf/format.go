@@ -1,0 +1,278 @@
+package jsonschema2gbnf
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Format rewrites a JSON document the way the grammar Convert writes for
+// the same schema and options expects it: declared properties in schema
+// order followed by the other keys in document order; strings in the
+// canonical encoding (see the package documentation); numbers as written;
+// compact, or with FlexibleWhitespace indented by two spaces per level
+// (capped at the option's maximum indentation). A document valid against
+// the schema, once formatted, is accepted by the grammar whenever the
+// grammar is exact for that schema (the corpus tests check this).
+//
+// Where the schema has alternatives (anyOf, oneOf, …) the first one the
+// document satisfies decides the key order. Format does not validate; a
+// document the schema rejects is formatted by the parts that apply.
+func Format(schema, doc []byte, opts ...Option) ([]byte, error) {
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	l, err := load(schema)
+	if err != nil {
+		return nil, err
+	}
+	v, err := parseOrdered(doc)
+	if err != nil {
+		return nil, fmt.Errorf("document: %w", err)
+	}
+	o.lenient = true // formatting never fails on unsupported keywords
+	o.warnings = nil
+	c := newConv(l, o)
+	var b bytes.Buffer
+	c.format(&b, term{ms: []*jsonschema.Schema{l.schema}}, v, 0, 0)
+	return b.Bytes(), nil
+}
+
+// MaxFormatDepth bounds the recursion of Format over schema alternatives
+// that do not consume the document (a $ref cycle through anyOf).
+const maxFormatSteps = 1 << 20
+
+func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
+	if steps > 64 {
+		writeValue(b, v, c.o, depth)
+		return
+	}
+	f := c.flatten(t)
+	plain := toPlain(v)
+	for _, a := range f.atoms {
+		if a.Enum != nil || a.Constant != nil {
+			// write the schema's own spelling of the equal value (its key order)
+			raw, ok := c.l.rawAt(a)
+			if ok {
+				var cands []any
+				if cv, ok := raw.vals["const"]; ok && a.Constant != nil {
+					cands = []any{cv}
+				} else if arr, ok := raw.vals["enum"].([]any); ok {
+					cands = arr
+				}
+				k := canonicalJSON(plain)
+				for _, cand := range cands {
+					if canonicalJSON(toPlain(cand)) == k {
+						writeValue(b, cand, c.o, depth)
+						return
+					}
+				}
+			}
+			writeValue(b, v, c.o, depth)
+			return
+		}
+	}
+	if len(f.groups) > 0 {
+		g := f.groups[0]
+		for _, br := range g.branches {
+			nt := term{
+				ms:   append(append([]*jsonschema.Schema{}, t.ms...), br.ms...),
+				done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}),
+				ex:   t.ex,
+			}
+			if !br.ex.isEmpty() {
+				nt.ex = mergeExtra(t.ex, br.ex)
+			}
+			if c.valueOK(plain, nt) {
+				c.format(b, nt, v, depth, steps+1)
+				return
+			}
+		}
+		// no branch fits: use the first
+		if len(g.branches) > 0 {
+			br := g.branches[0]
+			nt := term{ms: append(append([]*jsonschema.Schema{}, t.ms...), br.ms...), done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}), ex: mergeExtra(t.ex, br.ex)}
+			c.format(b, nt, v, depth, steps+1)
+			return
+		}
+	}
+	n := c.merge(f.atoms, t)
+	switch x := v.(type) {
+	case *ordObj:
+		parts := c.objParts(n)
+		names, _ := c.objectNames(n, parts)
+		propNames := propertyNamesOf(n)
+		var keys []string
+		seen := map[string]bool{}
+		for _, k := range names {
+			if _, ok := x.vals[k]; ok {
+				keys = append(keys, k)
+				seen[k] = true
+			}
+		}
+		for _, k := range x.keys {
+			if !seen[k] {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			c.newline(b, depth+1)
+			b.WriteString(encodeJSONString(k))
+			b.WriteByte(':')
+			if c.o.flexible {
+				b.WriteByte(' ')
+			}
+			var vt term
+			var ok bool
+			if seen[k] {
+				vt, ok = c.declaredTerm(n, parts, propNames, k)
+			} else {
+				vt, ok = c.freeTerm(n, parts, k)
+			}
+			if !ok || (len(vt.ms) == 0 && vt.ex.isEmpty()) {
+				writeValue(b, x.vals[k], c.o, depth+1)
+			} else {
+				c.format(b, vt, x.vals[k], depth+1, 0)
+			}
+		}
+		c.newline(b, depth)
+		b.WriteByte('}')
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		var parts []arrPart
+		for _, a := range n.atoms {
+			parts = append(parts, arrPartOf(a))
+		}
+		b.WriteByte('[')
+		for i, item := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			c.newline(b, depth+1)
+			var it term
+			for _, p := range parts {
+				if i < len(p.prefix) {
+					it.ms = append(it.ms, p.prefix[i])
+				} else if s, ok := p.rest.(*jsonschema.Schema); ok {
+					it.ms = append(it.ms, s)
+				}
+			}
+			if len(it.ms) == 0 {
+				writeValue(b, item, c.o, depth+1)
+			} else {
+				c.format(b, it, item, depth+1, 0)
+			}
+		}
+		c.newline(b, depth)
+		b.WriteByte(']')
+	default:
+		writeValue(b, v, c.o, depth)
+	}
+}
+
+// freeTerm is the term for a key that is not declared.
+func (c *conv) freeTerm(n *node, parts []objPart, k string) (term, bool) {
+	t := term{}
+	anyPattern := false
+	explicit := false
+	for _, p := range parts {
+		matched := false
+		for _, pp := range p.patterns {
+			if pp.re.MatchString(k) {
+				t.ms = append(t.ms, pp.s)
+				matched = true
+				anyPattern = true
+			}
+		}
+		if !matched {
+			switch ad := p.additional.(type) {
+			case bool:
+				return term{}, false
+			case *jsonschema.Schema:
+				t.ms = append(t.ms, ad)
+				explicit = true
+			}
+		}
+	}
+	if !anyPattern && !explicit && c.o.noAdditional {
+		return term{}, false
+	}
+	return t, true
+}
+
+func (c *conv) newline(b *bytes.Buffer, depth int) {
+	if !c.o.flexible {
+		return
+	}
+	b.WriteByte('\n')
+	b.WriteString(strings.Repeat(" ", min(2*depth, c.o.maxIndent)))
+}
+
+// writeValue writes a value without a schema: canonical strings, key
+// order as in the document.
+func writeValue(b *bytes.Buffer, v any, o options, depth int) {
+	nl := func(d int) {
+		if o.flexible {
+			b.WriteByte('\n')
+			b.WriteString(strings.Repeat(" ", min(2*d, o.maxIndent)))
+		}
+	}
+	switch x := v.(type) {
+	case *ordObj:
+		if len(x.keys) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteByte('{')
+		for i, k := range x.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			nl(depth + 1)
+			b.WriteString(encodeJSONString(k))
+			b.WriteByte(':')
+			if o.flexible {
+				b.WriteByte(' ')
+			}
+			writeValue(b, x.vals[k], o, depth+1)
+		}
+		nl(depth)
+		b.WriteByte('}')
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteByte('[')
+		for i, item := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			nl(depth + 1)
+			writeValue(b, item, o, depth+1)
+		}
+		nl(depth)
+		b.WriteByte(']')
+	default:
+		b.WriteString(canonicalJSON(v))
+	}
+}

@@ -1,0 +1,96 @@
+package jsonschema2gbnf
+
+// Formats are written as Go regular expressions over the decoded string
+// and translated like patterns. Each one accepts only strings that
+// santhosh-tekuri's validator for that format accepts (the soundness
+// tests check this by sampling); where the validator's exact language is
+// not regular or is impractical (length limits spread over labels,
+// leap seconds at other UTC offsets, IPvFuture, non-ASCII e-mail), the
+// grammar takes a large, common subset. Formats the validator does not
+// know are annotations (the validator ignores them, so does the grammar).
+
+const (
+	reDec    = `(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])`
+	reIPv4   = reDec + `\.` + reDec + `\.` + reDec + `\.` + reDec
+	reH16    = `[0-9a-fA-F]{1,4}`
+	reLS32   = `(?:` + reH16 + `:` + reH16 + `|` + reIPv4 + `)`
+	reIPv6   = `(?:(?:` + reH16 + `:){6}` + reLS32 + `|::(?:` + reH16 + `:){5}` + reLS32 + `|(?:` + reH16 + `)?::(?:` + reH16 + `:){4}` + reLS32 + `|(?:(?:` + reH16 + `:){0,1}` + reH16 + `)?::(?:` + reH16 + `:){3}` + reLS32 + `|(?:(?:` + reH16 + `:){0,2}` + reH16 + `)?::(?:` + reH16 + `:){2}` + reLS32 + `|(?:(?:` + reH16 + `:){0,3}` + reH16 + `)?::` + reH16 + `:` + reLS32 + `|(?:(?:` + reH16 + `:){0,4}` + reH16 + `)?::` + reLS32 + `|(?:(?:` + reH16 + `:){0,5}` + reH16 + `)?::` + reH16 + `|(?:(?:` + reH16 + `:){0,6}` + reH16 + `)?::)`
+	reLeap   = `(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[048]|[2468][048]|[13579][26])00)`
+	reDate   = `(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|` + reLeap + `-02-29)`
+	reTime   = `(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])|23:59:60(?:\.[0-9]+)?(?:[Zz]|[+-]00:00))`
+	reDT     = reDate + `[Tt]` + reTime
+	reDurT   = `(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)`
+	reDurD   = `(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)`
+	reDur    = `P(?:[0-9]+W|` + reDurD + `(?:T` + reDurT + `)?|T` + reDurT + `)`
+	reL63    = `[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?`
+	reL62    = `[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,60}[a-zA-Z0-9])?`
+	reL46    = `[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,44}[a-zA-Z0-9])?`
+	reL14    = `[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,12}[a-zA-Z0-9])?`
+	reHost   = `(?:` + reL63 + `(?:\.` + reL63 + `){0,2}|` + reL62 + `(?:\.` + reL62 + `){3}|` + reL14 + `(?:\.` + reL14 + `){4,15})\.?`
+	reAtext  = "[a-zA-Z0-9!#$%&'*+/=?^_`{|}~-]"
+	reLocal  = `(?:` + reAtext + `{1,64}|` + reAtext + `{1,20}(?:\.` + reAtext + `{1,20}){1,2})`
+	reDomain = `(?:` + reL63 + `(?:\.` + reL63 + `)?|` + reL46 + `(?:\.` + reL46 + `){2,3}|` + reL14 + `(?:\.` + reL14 + `){4,11})`
+	reEmail  = reLocal + `@` + reDomain
+	reUUID   = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+
+	reUnres   = `[a-zA-Z0-9._~-]`
+	reSub     = `[!$&'()*+,;=]`
+	rePct     = `%[0-9a-fA-F]{2}`
+	rePchar   = `(?:` + reUnres + `|` + rePct + `|` + reSub + `|[:@])`
+	reSeg     = rePchar + `*`
+	reSegNZ   = rePchar + `+`
+	reSegNC   = `(?:` + reUnres + `|` + rePct + `|` + reSub + `|@)+`
+	reUser    = `(?:` + reUnres + `|` + rePct + `|` + reSub + `|:)*`
+	reRegName = `(?:` + reUnres + `|` + reSub + `)*`
+	reHostU   = `(?:\[` + reIPv6 + `\]|` + reRegName + `)`
+	reAuth    = `(?:` + reUser + `@)?` + reHostU + `(?::[0-9]*)?`
+	rePathAE  = `(?:/` + reSeg + `)*`
+	rePathAbs = `/(?:` + reSegNZ + `(?:/` + reSeg + `)*)?`
+	rePathRL  = reSegNZ + `(?:/` + reSeg + `)*`
+	rePathNS  = reSegNC + `(?:/` + reSeg + `)*`
+	reQuery   = `(?:\?(?:` + rePchar + `|[/?])*)?`
+	reFrag    = `(?:#(?:` + rePchar + `|[/?])*)?`
+	reScheme  = `[a-zA-Z][a-zA-Z0-9+.-]*`
+	reURI     = reScheme + `:(?://` + reAuth + rePathAE + `|` + rePathAbs + `|` + rePathRL + `|)` + reQuery + reFrag
+	reRelRef  = `(?://` + reAuth + rePathAE + `|` + rePathAbs + `|` + rePathNS + `|)` + reQuery + reFrag
+	reJSONPtr = `(?:/(?:[^~/]|~[01])*)*`
+)
+
+// formatRegex returns the anchored regular expression for a format the
+// validator asserts; ok is false for one without a grammar.
+func formatRegex(name string) (string, bool) {
+	var re string
+	switch name {
+	case "date-time":
+		re = reDT
+	case "date":
+		re = reDate
+	case "time":
+		re = reTime
+	case "duration":
+		re = reDur
+	case "period":
+		re = `(?:` + reDT + `/(?:` + reDT + `|` + reDur + `)|` + reDur + `/` + reDT + `)`
+	case "hostname":
+		re = reHost
+	case "email":
+		re = reEmail
+	case "ipv4", "ip-address":
+		re = reIPv4
+	case "ipv6":
+		re = reIPv6
+	case "uuid":
+		re = reUUID
+	case "uri", "iri":
+		re = reURI
+	case "uri-reference", "uriref", "iri-reference":
+		re = `(?:` + reURI + `|` + reRelRef + `)`
+	case "json-pointer":
+		re = reJSONPtr
+	case "relative-json-pointer":
+		re = `(?:0|[1-9][0-9]*)(?:#|` + reJSONPtr + `)`
+	default:
+		return "", false
+	}
+	return `^` + re + `$`, true
+}

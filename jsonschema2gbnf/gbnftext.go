@@ -1,0 +1,371 @@
+package jsonschema2gbnf
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file holds the GBNF text layer: quoting of literals and character
+// classes, and the rule table the converter fills.
+
+// lit returns s as a GBNF double-quoted literal. Printable characters are
+// written as themselves (non-ASCII as raw UTF-8); `"` and `\` are escaped;
+// control characters use \xHH (C0, DEL) or \uHHHH (C1 controls, line and
+// paragraph separators) so the grammar text stays one line per rule.
+func lit(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		writeLitRune(&b, r, false)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func writeLitRune(b *strings.Builder, r rune, inClass bool) {
+	switch {
+	case r == '"' && !inClass:
+		b.WriteString(`\"`)
+	case r == '\\':
+		b.WriteString(`\\`)
+	case inClass && (r == ']' || r == '[' || r == '-' || r == '^'):
+		b.WriteByte('\\')
+		b.WriteRune(r)
+	case r == '\n':
+		b.WriteString(`\n`)
+	case r == '\r':
+		b.WriteString(`\r`)
+	case r == '\t':
+		b.WriteString(`\t`)
+	case r < 0x20 || r == 0x7f:
+		fmt.Fprintf(b, `\x%02X`, r)
+	case (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 || r == 0xfeff:
+		fmt.Fprintf(b, `\u%04X`, r)
+	case r > utf8.MaxRune:
+		fmt.Fprintf(b, `\U%08X`, r)
+	default:
+		b.WriteRune(r)
+	}
+}
+
+// class renders the rune ranges (lo0, hi0, lo1, hi1, ...; sorted,
+// non-overlapping) as a GBNF character class. negated writes [^...].
+func class(ranges []rune, negated bool) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	if negated {
+		b.WriteByte('^')
+	}
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		writeLitRune(&b, lo, true)
+		if hi > lo {
+			if hi > lo+1 {
+				b.WriteByte('-')
+			}
+			writeLitRune(&b, hi, true)
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Shared rule names. Every grammar the converter writes uses these names
+// for the pieces that occur in many places, so that a token-mask compiler
+// that caches per rule computes each of them once.
+const (
+	ruleWS      = "ws"        // whitespace between JSON tokens (empty in compact mode)
+	ruleValue   = "value"     // any JSON value
+	ruleObject  = "object"    // any JSON object
+	ruleArray   = "array"     // any JSON array
+	ruleString  = "string"    // any JSON string, every encoding
+	ruleChar    = "char"      // one string character, every encoding (\u escapes but no surrogates)
+	ruleKChar   = "kchar"     // one string character, canonical encoding only
+	ruleKEsc    = "kesc"      // the canonical escapes (\" \\ \b \f \n \r \t \u00XX)
+	ruleNumber  = "number"    // any JSON number
+	ruleInteger = "integer"   // any integer in canonical form
+	ruleBoolean = "boolean"   // true | false
+	ruleNull    = "null"      // null
+	ruleHex     = "hex"       // [0-9a-fA-F]
+	ruleFrac    = "frac"      // "." [0-9]+
+	ruleExp     = "exp"       // [eE] [-+]? [0-9]+
+	ruleUint    = "uint"      // 0 | [1-9][0-9]*
+	ruleNzUint  = "nzuint"    // [1-9][0-9]*
+	ruleKey     = "key"       // any object key (canonical encoding)
+	ruleFreeKV  = "free-kv"   // "key": value for unconstrained additional properties
+	ruleKString = "kstring"   // any string in canonical encoding
+	ruleDigits  = "digits"    // [0-9]+
+	ruleRoot    = "root"      // the start rule
+	ruleEmpty   = "empty-str" // not used as a rule; reserved
+)
+
+var reservedNames = map[string]bool{
+	ruleWS: true, ruleValue: true, ruleObject: true, ruleArray: true,
+	ruleString: true, ruleChar: true, ruleKChar: true, ruleKEsc: true,
+	ruleNumber: true, ruleInteger: true, ruleBoolean: true, ruleNull: true,
+	ruleHex: true, ruleFrac: true, ruleExp: true, ruleUint: true,
+	ruleNzUint: true, ruleKey: true, ruleFreeKV: true, ruleKString: true,
+	ruleDigits: true, ruleEmpty: true,
+}
+
+// ruleTable collects named rules in definition order.
+type ruleTable struct {
+	bodies map[string]string // name → body ("" while reserved)
+	order  []string
+	byBody map[string]string // body → name, for rules that may be shared
+	size   int               // total bytes of rule bodies, checked against MaxGrammarBytes
+}
+
+func newRuleTable() *ruleTable {
+	return &ruleTable{bodies: map[string]string{}, byBody: map[string]string{}}
+}
+
+// fresh returns an unused rule name derived from base.
+func (t *ruleTable) fresh(base string) string {
+	base = sanitizeName(base)
+	if _, taken := t.bodies[base]; !taken && !reservedNames[base] {
+		t.bodies[base] = ""
+		t.order = append(t.order, base)
+		return base
+	}
+	for i := 2; ; i++ {
+		n := fmt.Sprintf("%s-%d", base, i)
+		if _, taken := t.bodies[n]; !taken && !reservedNames[n] {
+			t.bodies[n] = ""
+			t.order = append(t.order, n)
+			return n
+		}
+	}
+}
+
+// define sets the body of a reserved name.
+func (t *ruleTable) define(name, body string) {
+	t.bodies[name] = body
+	t.size += len(name) + len(body) + 6
+}
+
+// shared returns the name of a rule with exactly this body, creating it
+// (named after base) if none exists yet.
+func (t *ruleTable) shared(base, body string) string {
+	if n, ok := t.byBody[body]; ok {
+		return n
+	}
+	n := t.fresh(base)
+	t.define(n, body)
+	t.byBody[body] = n
+	return n
+}
+
+// drop removes a reserved name that was never referenced.
+func (t *ruleTable) drop(name string) {
+	delete(t.bodies, name)
+	for i, n := range t.order {
+		if n == name {
+			t.order = append(t.order[:i], t.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// text prints the grammar: root first, then the schema rules in
+// definition order, then the shared primitives sorted by name.
+func (t *ruleTable) text(prims map[string]string) string {
+	var b strings.Builder
+	if body, ok := t.bodies[ruleRoot]; ok {
+		fmt.Fprintf(&b, "%s ::= %s\n", ruleRoot, body)
+	}
+	for _, n := range t.order {
+		if n == ruleRoot {
+			continue
+		}
+		fmt.Fprintf(&b, "%s ::= %s\n", n, t.bodies[n])
+	}
+	names := make([]string, 0, len(prims))
+	for n := range prims {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s ::= %s\n", n, prims[n])
+	}
+	return b.String()
+}
+
+// sanitizeName maps s to a GBNF rule name: runs of characters other than
+// ASCII letters and digits become one '-', leading and trailing '-' are
+// dropped, and the result is cut to maxNameLen bytes.
+func sanitizeName(s string) string {
+	const maxNameLen = 48 // long enough to read, short enough for one line
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= maxNameLen {
+				break
+			}
+		} else {
+			dash = true
+		}
+	}
+	n := strings.TrimRight(b.String(), "-")
+	if n == "" {
+		n = "r"
+	}
+	return n
+}
+
+// alt joins alternatives into one expression, parenthesized when needed.
+// Duplicate alternatives are removed (first one wins).
+func alt(xs ...string) string {
+	seen := make(map[string]bool, len(xs))
+	var out []string
+	for _, x := range xs {
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		out = append(out, x)
+	}
+	switch len(out) {
+	case 0:
+		return ""
+	case 1:
+		return out[0]
+	}
+	return "(" + strings.Join(out, " | ") + ")"
+}
+
+// seq joins parts into a sequence, skipping empty parts; the empty
+// sequence is written `""`.
+func seq(xs ...string) string {
+	var out []string
+	for _, x := range xs {
+		if x == "" || x == `""` {
+			continue
+		}
+		// merge adjacent literals: "ab" "c" → "abc"
+		if n := len(out); n > 0 && isLiteral(out[n-1]) && isLiteral(x) {
+			out[n-1] = out[n-1][:len(out[n-1])-1] + x[1:]
+			continue
+		}
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return `""`
+	}
+	return strings.Join(out, " ")
+}
+
+// isLiteral reports whether x is exactly one double-quoted literal.
+func isLiteral(x string) bool {
+	return len(x) >= 2 && x[0] == '"' && closes(x, 0, '"') == len(x)-1
+}
+
+// paren parenthesizes x unless it is a single atom.
+func paren(x string) string {
+	if isAtom(x) {
+		return x
+	}
+	return "(" + x + ")"
+}
+
+// isAtom reports whether x is one GBNF element (a name, a literal, a
+// class or a parenthesized group) to which a repetition suffix applies.
+func isAtom(x string) bool {
+	if x == "" {
+		return false
+	}
+	switch x[0] {
+	case '"':
+		return closes(x, 0, '"') == len(x)-1
+	case '[':
+		return closes(x, 0, ']') == len(x)-1
+	case '(':
+		return closes(x, 0, ')') == len(x)-1
+	}
+	for i := 0; i < len(x); i++ {
+		c := x[i]
+		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// closes returns the index of the bracket or quote that closes the one
+// opened at x[i], honouring escapes, quotes and classes inside groups.
+func closes(x string, i int, want byte) int {
+	switch want {
+	case '"', ']':
+		for j := i + 1; j < len(x); j++ {
+			if x[j] == '\\' {
+				j++
+				continue
+			}
+			if x[j] == want {
+				return j
+			}
+		}
+		return -1
+	}
+	depth := 0
+	for j := i; j < len(x); j++ {
+		switch x[j] {
+		case '"':
+			j = closes(x, j, '"')
+		case '[':
+			j = closes(x, j, ']')
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+		if j < 0 {
+			return -1
+		}
+	}
+	return -1
+}
+
+// rep writes x{min,max} in the shortest form; max < 0 means unbounded.
+func rep(x string, min, max int) string {
+	if max == 0 {
+		return `""`
+	}
+	if min == 1 && max == 1 {
+		return x
+	}
+	g := paren(x)
+	switch {
+	case min == 0 && max < 0:
+		return g + "*"
+	case min == 1 && max < 0:
+		return g + "+"
+	case min == 0 && max == 1:
+		return g + "?"
+	case max < 0:
+		return fmt.Sprintf("%s{%d,}", g, min)
+	case min == max:
+		return fmt.Sprintf("%s{%d}", g, min)
+	}
+	return fmt.Sprintf("%s{%d,%d}", g, min, max)
+}
+
+// opt writes x? .
+func opt(x string) string {
+	if x == `""` || x == "" {
+		return `""`
+	}
+	return paren(x) + "?"
+}

@@ -1,0 +1,408 @@
+// Package schemabench runs jsonschema2gbnf over the JSONSchemaBench
+// sample (../shared/corpus/jsonschemabench): for every schema it records
+// whether it converts in strict and in lenient mode, and for the strict
+// grammars whether every valid instance (re-serialized with
+// jsonschema2gbnf.Format) is accepted and every invalid one rejected. The
+// corpus test compares the results with a checked-in baseline (a
+// ratchet), and cmd/schemabench prints the per-dataset table.
+//
+// The acceptance check is one function value (Accept) so that the
+// reference recognizer can be swapped for the token-mask matcher.
+package schemabench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/earley"
+	"github.com/structgen/structgen/jsonschema2gbnf"
+)
+
+// Case is one corpus file.
+type Case struct {
+	Dataset string
+	Name    string // file name without .json
+	Schema  []byte
+	Tests   []Instance
+}
+
+// ID is "Dataset/Name".
+func (c *Case) ID() string { return c.Dataset + "/" + c.Name }
+
+// Instance is one test document of a case.
+type Instance struct {
+	Valid bool
+	Data  []byte
+}
+
+// Load reads every case of the corpus folder, datasets and files in
+// lexicographic order.
+func Load(dir string) ([]*Case, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Case
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name(), ".json") {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, e.Name(), f.Name()))
+			if err != nil {
+				return nil, err
+			}
+			var doc struct {
+				Schema json.RawMessage `json:"schema"`
+				Tests  []struct {
+					Valid bool            `json:"valid"`
+					Data  json.RawMessage `json:"data"`
+				} `json:"tests"`
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				return nil, fmt.Errorf("%s/%s: %v", e.Name(), f.Name(), err)
+			}
+			c := &Case{Dataset: e.Name(), Name: strings.TrimSuffix(f.Name(), ".json"), Schema: doc.Schema}
+			for _, t := range doc.Tests {
+				c.Tests = append(c.Tests, Instance{Valid: t.Valid, Data: t.Data})
+			}
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out, nil
+}
+
+// Accept compiles a grammar for acceptance checks; the returned function
+// reports whether a document is a sentence of it. The default is the
+// reference Earley recognizer.
+type Accept func(g *gbnf.Grammar) func(doc []byte) bool
+
+// Earley is the reference acceptance check.
+func Earley(g *gbnf.Grammar) func([]byte) bool {
+	r := earley.New(g)
+	return r.Accepts
+}
+
+// Result is the outcome for one schema.
+type Result struct {
+	ID      string `json:"id"`
+	Strict  string `json:"strict"`  // "ok" or the error kind
+	Lenient string `json:"lenient"` // "ok" or the error kind
+	// instance agreement of the strict grammar (or the lenient one when
+	// strict fails: valid instances only)
+	ValidOK      int `json:"valid_ok"`
+	ValidTotal   int `json:"valid"`
+	InvalidOK    int `json:"invalid_ok"`
+	InvalidTotal int `json:"invalid"`
+
+	StrictErr  string        `json:"-"` // first error, for reports
+	Warnings   int           `json:"-"`
+	ConvertDur time.Duration `json:"-"`
+	GrammarLen int           `json:"-"`
+	Failures   []string      `json:"-"` // instances that disagree
+}
+
+// Kind classifies a Convert error.
+func Kind(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var ue *jsonschema2gbnf.UnsupportedError
+	var ie *jsonschema2gbnf.InvalidSchemaError
+	var re *jsonschema2gbnf.RemoteRefError
+	var le *jsonschema2gbnf.LimitError
+	var se *jsonschema2gbnf.UnsatisfiableError
+	switch {
+	case errors.As(err, &re):
+		return "remote-ref"
+	case errors.As(err, &le):
+		return "limit"
+	case errors.As(err, &ie):
+		return "invalid"
+	case errors.As(err, &se):
+		return "unsatisfiable"
+	case errors.As(err, &ue):
+		return "unsupported"
+	}
+	return "other"
+}
+
+// Options select what Run checks.
+type Options struct {
+	Accept    Accept                              // nil: Earley
+	Convert   []jsonschema2gbnf.Option            // extra options for both modes
+	Instances bool                                // check instance agreement
+	Filter    func(c *Case) bool                  // nil: all
+	Progress  func(i, n int, r *Result)           // optional
+	Parse     func(string) (*gbnf.Grammar, error) // nil: gbnf.Parse
+}
+
+// Run converts every case and checks its instances.
+func Run(cases []*Case, o Options) []*Result {
+	if o.Accept == nil {
+		o.Accept = Earley
+	}
+	if o.Parse == nil {
+		o.Parse = gbnf.Parse
+	}
+	var out []*Result
+	for i, c := range cases {
+		if o.Filter != nil && !o.Filter(c) {
+			continue
+		}
+		r := RunOne(c, o)
+		out = append(out, r)
+		if o.Progress != nil {
+			o.Progress(i, len(cases), r)
+		}
+	}
+	return out
+}
+
+// RunOne converts one case and checks its instances.
+func RunOne(c *Case, o Options) *Result {
+	if o.Accept == nil {
+		o.Accept = Earley
+	}
+	if o.Parse == nil {
+		o.Parse = gbnf.Parse
+	}
+	r := &Result{ID: c.ID()}
+	start := time.Now()
+	g, err := jsonschema2gbnf.Convert(c.Schema, o.Convert...)
+	r.ConvertDur = time.Since(start)
+	r.Strict = Kind(err)
+	if err != nil {
+		r.StrictErr = err.Error()
+	}
+	var warns []jsonschema2gbnf.Warning
+	lg, lerr := jsonschema2gbnf.Convert(c.Schema, append(append([]jsonschema2gbnf.Option{}, o.Convert...), jsonschema2gbnf.Lenient(&warns))...)
+	r.Lenient = Kind(lerr)
+	r.Warnings = len(warns)
+	src, strict := g, true
+	if err != nil {
+		src, strict = lg, false
+	}
+	if r.Strict != "ok" && r.Lenient != "ok" {
+		return r
+	}
+	r.GrammarLen = len(src)
+	gr, perr := o.Parse(src)
+	if perr != nil {
+		// a grammar gbnf cannot read is a converter bug: report it as such
+		msg := perr.Error()
+		if len(msg) > 200 {
+			msg = msg[:200]
+		}
+		if strict {
+			r.Strict = "bad-grammar"
+			r.StrictErr = msg
+		} else {
+			r.Lenient = "bad-grammar"
+		}
+		return r
+	}
+	if !o.Instances {
+		return r
+	}
+	accept := o.Accept(gr)
+	for i, t := range c.Tests {
+		if !t.Valid && !strict {
+			continue // a lenient grammar may accept invalid documents
+		}
+		doc, ferr := jsonschema2gbnf.Format(c.Schema, t.Data, o.Convert...)
+		ok := ferr == nil && accept(doc)
+		if t.Valid {
+			r.ValidTotal++
+			if ok {
+				r.ValidOK++
+			} else {
+				r.Failures = append(r.Failures, fmt.Sprintf("valid #%d rejected: %s", i, clip(doc)))
+			}
+		} else {
+			r.InvalidTotal++
+			if !ok {
+				r.InvalidOK++
+			} else {
+				r.Failures = append(r.Failures, fmt.Sprintf("invalid #%d accepted: %s", i, clip(doc)))
+			}
+		}
+	}
+	return r
+}
+
+func clip(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}
+
+// Row is one line of the per-dataset table.
+type Row struct {
+	Dataset               string
+	Schemas               int
+	Strict, Lenient       int
+	ValidOK, Valid        int
+	InvalidOK, Invalid    int
+	AgreeSchemas, Checked int // strict schemas whose instances all agree / strict schemas with instances
+}
+
+// Table aggregates results per dataset (plus a total row).
+func Table(rs []*Result) []Row {
+	byDS := map[string]*Row{}
+	var order []string
+	total := &Row{Dataset: "TOTAL"}
+	for _, r := range rs {
+		ds := r.ID[:strings.IndexByte(r.ID, '/')]
+		row := byDS[ds]
+		if row == nil {
+			row = &Row{Dataset: ds}
+			byDS[ds] = row
+			order = append(order, ds)
+		}
+		for _, x := range []*Row{row, total} {
+			x.Schemas++
+			if r.Strict == "ok" {
+				x.Strict++
+				x.ValidOK += r.ValidOK
+				x.Valid += r.ValidTotal
+				x.InvalidOK += r.InvalidOK
+				x.Invalid += r.InvalidTotal
+				if r.ValidTotal+r.InvalidTotal > 0 {
+					x.Checked++
+					if r.ValidOK == r.ValidTotal && r.InvalidOK == r.InvalidTotal {
+						x.AgreeSchemas++
+					}
+				}
+			}
+			if r.Lenient == "ok" {
+				x.Lenient++
+			}
+		}
+	}
+	sort.Strings(order)
+	var out []Row
+	for _, ds := range order {
+		out = append(out, *byDS[ds])
+	}
+	return append(out, *total)
+}
+
+// FormatTable prints the rows as a Markdown table.
+func FormatTable(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| dataset | schemas | strict | lenient | valid accepted | invalid rejected | schemas agreeing |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	pct := func(a, n int) string {
+		if n == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(n))
+	}
+	for _, r := range rows {
+		name := r.Dataset
+		if name == "TOTAL" {
+			name = "**total**"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d (%s) | %d (%s) | %d/%d | %d/%d | %d/%d |\n",
+			name, r.Schemas, r.Strict, pct(r.Strict, r.Schemas), r.Lenient, pct(r.Lenient, r.Schemas),
+			r.ValidOK, r.Valid, r.InvalidOK, r.Invalid, r.AgreeSchemas, r.Checked)
+	}
+	return b.String()
+}
+
+// Baseline is the checked-in per-schema record: one JSON object per line.
+type Baseline map[string]*Result
+
+// ReadBaseline reads a baseline file.
+func ReadBaseline(path string) (Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := Baseline{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var r Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		b[r.ID] = &r
+	}
+	return b, sc.Err()
+}
+
+// WriteBaseline writes results as a baseline file (sorted by id).
+func WriteBaseline(path string, rs []*Result) error {
+	sorted := append([]*Result(nil), rs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	var b strings.Builder
+	for _, r := range sorted {
+		j, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// Compare lists regressions (worse than the baseline) and improvements.
+func Compare(base Baseline, rs []*Result) (regressions, improvements []string) {
+	score := func(kind string) int {
+		if kind == "ok" {
+			return 1
+		}
+		return 0
+	}
+	for _, r := range rs {
+		b, ok := base[r.ID]
+		if !ok {
+			improvements = append(improvements, r.ID+": new")
+			continue
+		}
+		if score(r.Strict) < score(b.Strict) {
+			regressions = append(regressions, fmt.Sprintf("%s: strict %s → %s (%s)", r.ID, b.Strict, r.Strict, r.StrictErr))
+		} else if score(r.Strict) > score(b.Strict) {
+			improvements = append(improvements, fmt.Sprintf("%s: strict %s → ok", r.ID, b.Strict))
+		}
+		if score(r.Lenient) < score(b.Lenient) {
+			regressions = append(regressions, fmt.Sprintf("%s: lenient %s → %s", r.ID, b.Lenient, r.Lenient))
+		} else if score(r.Lenient) > score(b.Lenient) {
+			improvements = append(improvements, fmt.Sprintf("%s: lenient %s → ok", r.ID, b.Lenient))
+		}
+		if r.Strict == "ok" && b.Strict == "ok" {
+			if r.ValidOK < b.ValidOK || r.InvalidOK < b.InvalidOK {
+				regressions = append(regressions, fmt.Sprintf("%s: agreement valid %d→%d, invalid %d→%d: %s", r.ID, b.ValidOK, r.ValidOK, b.InvalidOK, r.InvalidOK, strings.Join(r.Failures, "; ")))
+			} else if r.ValidOK > b.ValidOK || r.InvalidOK > b.InvalidOK {
+				improvements = append(improvements, fmt.Sprintf("%s: agreement improved", r.ID))
+			}
+		}
+	}
+	return regressions, improvements
+}

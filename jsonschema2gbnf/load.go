@@ -1,0 +1,350 @@
+package jsonschema2gbnf
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Limits on the input. Each guards against a schema that would make the
+// converter (or the santhosh-tekuri compiler it calls) use unbounded time
+// or memory.
+const (
+	// MaxSchemaBytes bounds the schema text. The largest schema of the
+	// JSONSchemaBench corpus is about 1 MB; 8 MB leaves room while keeping
+	// the parse well under a second.
+	MaxSchemaBytes = 8 << 20
+
+	// MaxNestingDepth bounds the nesting of JSON arrays and objects in the
+	// schema document. Real schemas nest below 40; the limit keeps the
+	// recursive compiler and walker far from stack exhaustion.
+	MaxNestingDepth = 200
+)
+
+// rootURL is the base URL the schema is compiled under when it has no
+// $id. It is never loaded.
+const rootURL = "file:///structgen/schema.json"
+
+// ordObj is a JSON object with its keys in document order.
+type ordObj struct {
+	keys []string
+	vals map[string]any
+}
+
+// loaded is a compiled schema plus the raw document (with key order).
+type loaded struct {
+	schema *jsonschema.Schema
+	raw    any // *ordObj, []any, json.Number, string, bool, nil
+	draft  *jsonschema.Draft
+}
+
+// parseOrdered decodes JSON keeping object key order, with numbers as
+// json.Number. It rejects trailing data and nesting deeper than
+// MaxNestingDepth.
+func parseOrdered(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseValue(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, jsonPosError(data, dec.InputOffset(), errors.New("data after the top-level value"))
+	}
+	return v, nil
+}
+
+func parseValue(dec *json.Decoder, depth int) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth >= MaxNestingDepth {
+			return nil, &LimitError{Pointer: "#", Limit: "MaxNestingDepth", Max: MaxNestingDepth}
+		}
+		switch t {
+		case '{':
+			o := &ordObj{vals: map[string]any{}}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := parseValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if _, dup := o.vals[k]; !dup {
+					o.keys = append(o.keys, k)
+				}
+				o.vals[k] = v // last one wins, as in encoding/json
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			arr := []any{}
+			for dec.More() {
+				v, err := parseValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return arr, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil
+	}
+}
+
+// jsonPosError turns a byte offset into a line:col message.
+func jsonPosError(data []byte, off int64, err error) error {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return &InvalidSchemaError{Pointer: "#", Msg: fmt.Sprintf("%d:%d: %v", line, col, err), Err: err}
+}
+
+// toPlain converts an ordered value into the representation
+// santhosh-tekuri validates (map[string]any).
+func toPlain(v any) any {
+	switch v := v.(type) {
+	case *ordObj:
+		m := make(map[string]any, len(v.keys))
+		for _, k := range v.keys {
+			m[k] = toPlain(v.vals[k])
+		}
+		return m
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = toPlain(x)
+		}
+		return out
+	}
+	return v
+}
+
+// CompileSchema compiles a schema exactly as Convert loads it, for
+// validating documents produced with the converted grammar:
+// santhosh-tekuri/jsonschema with format assertions on (every draft),
+// no network or file access (a reference outside the document is a
+// *RemoteRefError naming it), and the same draft choice: the draft
+// named by $schema, else 2020-12, falling back to draft-07 and then
+// draft-04 when the schema is valid only under the older draft
+// (`items` as an array, boolean exclusiveMinimum, `id`-based anchors).
+// The returned schema is safe for concurrent use.
+func CompileSchema(schema []byte) (*jsonschema.Schema, error) {
+	l, err := load(schema)
+	if err != nil {
+		return nil, err
+	}
+	return l.schema, nil
+}
+
+func load(data []byte) (l *loaded, err error) {
+	if len(data) > MaxSchemaBytes {
+		return nil, &LimitError{Pointer: "#", Limit: "MaxSchemaBytes", Value: len(data), Max: MaxSchemaBytes}
+	}
+	raw, err := parseOrdered(data)
+	if err != nil {
+		var le *LimitError
+		var ie *InvalidSchemaError
+		if errors.As(err, &le) || errors.As(err, &ie) {
+			return nil, err
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, jsonPosError(data, se.Offset, err)
+		}
+		return nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
+	}
+	switch raw.(type) {
+	case *ordObj, bool:
+	default:
+		return nil, &InvalidSchemaError{Pointer: "#", Msg: "a schema must be a JSON object or a boolean"}
+	}
+	drafts := []*jsonschema.Draft{jsonschema.Draft2020, jsonschema.Draft7, jsonschema.Draft4}
+	explicit := false
+	if o, ok := raw.(*ordObj); ok {
+		if s, ok := o.vals["$schema"].(string); ok {
+			if d := draftOf(s); d != nil {
+				drafts = []*jsonschema.Draft{d}
+				explicit = true
+			} else {
+				return nil, &RemoteRefError{Pointer: "#/$schema", Ref: s}
+			}
+		}
+	}
+	var firstErr error
+	for _, d := range drafts {
+		s, err := compileWith(data, d)
+		if err == nil {
+			return &loaded{schema: s, raw: raw, draft: d}, nil
+		}
+		var rr *RemoteRefError
+		if errors.As(err, &rr) {
+			return nil, err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if explicit {
+			break
+		}
+	}
+	return nil, firstErr
+}
+
+// draftOf maps a $schema URL to a draft, nil when unknown.
+func draftOf(u string) *jsonschema.Draft {
+	u = strings.TrimSuffix(strings.TrimSuffix(u, "#"), "#/")
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
+	switch u {
+	case "json-schema.org/schema", "json-schema.org/draft/2020-12/schema":
+		return jsonschema.Draft2020
+	case "json-schema.org/draft/2019-09/schema":
+		return jsonschema.Draft2019
+	case "json-schema.org/draft-07/schema":
+		return jsonschema.Draft7
+	case "json-schema.org/draft-06/schema":
+		return jsonschema.Draft6
+	case "json-schema.org/draft-04/schema":
+		return jsonschema.Draft4
+	}
+	return nil
+}
+
+// remoteLoad is the compiler's loader: it loads nothing and names the
+// reference.
+type remoteErr struct{ url string }
+
+func (e *remoteErr) Error() string { return "remote reference " + e.url }
+
+func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, err error) {
+	defer func() {
+		// santhosh-tekuri/jsonschema panics on a few malformed inputs
+		// (regexp.MustCompile on patterns its meta-schema let through);
+		// report them as invalid schemas.
+		if r := recover(); r != nil {
+			s, err = nil, &InvalidSchemaError{Pointer: "#", Msg: fmt.Sprint(r)}
+		}
+	}()
+	c := jsonschema.NewCompiler()
+	c.Draft = d
+	c.AssertFormat = true
+	c.AssertContent = false
+	c.LoadURL = func(u string) (io.ReadCloser, error) { return nil, &remoteErr{u} }
+	if err := c.AddResource(rootURL, bytes.NewReader(data)); err != nil {
+		return nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
+	}
+	s, err = c.Compile(rootURL)
+	if err != nil {
+		return nil, translateCompileError(err)
+	}
+	return s, nil
+}
+
+// translateCompileError maps santhosh-tekuri's errors onto ours.
+func translateCompileError(err error) error {
+	var re *remoteErr
+	if errors.As(err, &re) {
+		return &RemoteRefError{Ref: re.url}
+	}
+	var lnf jsonschema.LoaderNotFoundError
+	if errors.As(err, &lnf) {
+		return &RemoteRefError{Ref: string(lnf)}
+	}
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		// meta-validation: report the deepest cause with its location.
+		leaf := ve
+		for len(leaf.Causes) > 0 {
+			leaf = leaf.Causes[0]
+		}
+		ptr := "#" + leaf.InstanceLocation
+		return &InvalidSchemaError{Pointer: ptr, Msg: leaf.Message + " (meta-schema " + leaf.KeywordLocation + ")", Err: err}
+	}
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "jsonschema "+rootURL+" compilation failed: ")
+	msg = strings.ReplaceAll(msg, rootURL, "")
+	return &InvalidSchemaError{Pointer: "#", Msg: msg, Err: err}
+}
+
+// pointerOf returns the readable JSON pointer (URI fragment, "#/a/b") of a
+// compiled schema in the root document, or its full location when it
+// lies in another resource.
+func pointerOf(s *jsonschema.Schema) string {
+	loc := s.Location
+	if strings.HasPrefix(loc, rootURL+"#") {
+		frag := loc[len(rootURL):]
+		if u, err := url.PathUnescape(frag); err == nil {
+			return u
+		}
+		return frag
+	}
+	return loc
+}
+
+// rawAt returns the raw node of a compiled schema, when it lies in the
+// root document.
+func (l *loaded) rawAt(s *jsonschema.Schema) (*ordObj, bool) {
+	if !strings.HasPrefix(s.Location, rootURL+"#") {
+		return nil, false
+	}
+	p := pointerOf(s)
+	v, ok := rawPointer(l.raw, strings.TrimPrefix(p, "#"))
+	if !ok {
+		return nil, false
+	}
+	o, ok := v.(*ordObj)
+	return o, ok
+}
+
+// rawPointer resolves a JSON pointer ("" or "/a/0/b") in a raw document.
+func rawPointer(v any, ptr string) (any, bool) {
+	if ptr == "" {
+		return v, true
+	}
+	if ptr[0] != '/' {
+		return nil, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case *ordObj:
+			nv, ok := x.vals[tok]
+			if !ok {
+				return nil, false
+			}
+			v = nv
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}

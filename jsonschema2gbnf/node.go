@@ -1,0 +1,435 @@
+package jsonschema2gbnf
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// node is the merged form of a conjunction of schemas without
+// disjunctions: the keyword values that apply to one JSON value.
+type node struct {
+	ptr   string
+	atoms []*jsonschema.Schema
+	ex    *extra
+	types uint8
+
+	minLen, maxLen int // maxLen < 0: none
+	pats           []patRef
+	fmts           []patRef // format names (src is the name)
+
+	lo, hi     *big.Rat
+	loEx, hiEx bool
+	mults      []*big.Rat
+	multPtr    string
+}
+
+func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
+	n := &node{atoms: atoms, types: tAll, minLen: 0, maxLen: -1}
+	n.ex = t.ex.clone()
+	for _, a := range atoms {
+		if len(ownKeywords(a)) > 0 && n.ptr == "" {
+			n.ptr = pointerOf(a)
+		}
+	}
+	if n.ptr == "" && len(atoms) > 0 {
+		n.ptr = pointerOf(atoms[0])
+	}
+	for _, a := range atoms {
+		ptr := pointerOf(a)
+		if len(a.Types) > 0 {
+			n.types &= typeMask(a.Types)
+		}
+		if a.MinLength > n.minLen {
+			n.minLen = a.MinLength
+		}
+		if a.MaxLength >= 0 && (n.maxLen < 0 || a.MaxLength < n.maxLen) {
+			n.maxLen = a.MaxLength
+		}
+		if a.Pattern != nil {
+			n.pats = append(n.pats, patRef{a.Pattern.String(), ptr})
+		}
+		if a.Format != "" {
+			if jsonschema.Formats[a.Format] != nil {
+				n.fmts = append(n.fmts, patRef{a.Format, ptr})
+			} else {
+				c.note(ptr, "format", "format "+a.Format+" is not one the validator asserts; treated as an annotation")
+			}
+		}
+		if a.Minimum != nil {
+			n.setLo(a.Minimum, false)
+		}
+		if a.ExclusiveMinimum != nil {
+			n.setLo(a.ExclusiveMinimum, true)
+		}
+		if a.Maximum != nil {
+			n.setHi(a.Maximum, false)
+		}
+		if a.ExclusiveMaximum != nil {
+			n.setHi(a.ExclusiveMaximum, true)
+		}
+		if a.MultipleOf != nil {
+			n.mults = append(n.mults, a.MultipleOf)
+			n.multPtr = ptr
+		}
+		if a.Not != nil && !c.isDone(t, a, "not") && !c.notHandledAsGroup(a) {
+			e, ok := c.notSimple(a.Not)
+			if ok {
+				n.ex = mergeExtra(n.ex, e)
+			} else if !c.unsupported(ptr, "not", "") {
+				n.types = 0
+			}
+		}
+	}
+	for _, a := range n.atoms {
+		ptr := pointerOf(a)
+		if a.If != nil && !c.isDone(t, a, "if") {
+			if !c.unsupported(ptr, "if", "the negation of if has no exact grammar") {
+				n.types = 0
+			}
+		}
+		if (len(a.Dependencies) > 0 || len(a.DependentRequired) > 0 || len(a.DependentSchemas) > 0) && !c.isDone(t, a, "dependencies") {
+			kw := "dependencies"
+			if len(a.DependentRequired) > 0 {
+				kw = "dependentRequired"
+			} else if len(a.DependentSchemas) > 0 {
+				kw = "dependentSchemas"
+			}
+			if !c.unsupported(ptr, kw, fmt.Sprintf("more than %d trigger properties", MaxDependencyKeys)) {
+				n.types = 0
+			}
+		}
+		if a.UnevaluatedProperties != nil {
+			if !c.unsupported(ptr, "unevaluatedProperties", "") {
+				n.types = 0
+			}
+		}
+		if a.UnevaluatedItems != nil {
+			if !c.unsupported(ptr, "unevaluatedItems", "") {
+				n.types = 0
+			}
+		}
+	}
+	n.types &^= n.ex.notTypes
+	// "not" on values: a type whose every value is excluded disappears
+	for _, v := range n.ex.notVals {
+		if v == nil {
+			n.types &^= tNull
+		}
+	}
+	if n.ex.hasBool(true) && n.ex.hasBool(false) {
+		n.types &^= tBool
+	}
+	return n
+}
+
+func (e *extra) hasBool(b bool) bool {
+	for _, v := range e.notVals {
+		if x, ok := v.(bool); ok && x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) setLo(r *big.Rat, ex bool) {
+	if n.lo == nil {
+		n.lo, n.loEx = r, ex
+		return
+	}
+	switch c := r.Cmp(n.lo); {
+	case c > 0:
+		n.lo, n.loEx = r, ex
+	case c == 0 && ex:
+		n.loEx = true
+	}
+}
+
+func (n *node) setHi(r *big.Rat, ex bool) {
+	if n.hi == nil {
+		n.hi, n.hiEx = r, ex
+		return
+	}
+	switch c := r.Cmp(n.hi); {
+	case c < 0:
+		n.hi, n.hiEx = r, ex
+	case c == 0 && ex:
+		n.hiEx = true
+	}
+}
+
+func (c *conv) emitNode(n *node) string {
+	var alts []string
+	if n.types&tNull != 0 {
+		alts = append(alts, c.prim(ruleNull))
+	}
+	if n.types&tBool != 0 {
+		switch {
+		case n.ex.hasBool(true):
+			alts = append(alts, `"false"`)
+		case n.ex.hasBool(false):
+			alts = append(alts, `"true"`)
+		default:
+			alts = append(alts, c.prim(ruleBoolean))
+		}
+	}
+	if n.types&(tInt|tNum) != 0 {
+		if x := c.emitNumber(n); x != "" {
+			alts = append(alts, x)
+		}
+	}
+	if n.types&tStr != 0 {
+		if x := c.emitString(n); x != "" {
+			alts = append(alts, x)
+		}
+	}
+	if n.types&tArr != 0 {
+		if x := c.emitArray(n); x != "" {
+			alts = append(alts, x)
+		}
+	}
+	if n.types&tObj != 0 {
+		if x := c.emitObject(n); x != "" {
+			alts = append(alts, x)
+		}
+	}
+	if n.types == tAll && len(alts) == 6 && n.isUnconstrained() {
+		return c.prim(ruleValue)
+	}
+	return alt(alts...)
+}
+
+// isUnconstrained reports a node that accepts every JSON value.
+func (n *node) isUnconstrained() bool {
+	for _, a := range n.atoms {
+		if len(ownKeywords(a)) > 0 {
+			return false
+		}
+	}
+	return n.ex.isEmpty()
+}
+
+// numbers
+
+func (c *conv) emitNumber(n *node) string {
+	// multipleOf: integer multiples only (a fractional multipleOf other
+	// than 10^-k is not expressible)
+	var k *big.Int
+	var decimals = -1 // multipleOf 10^-d: at most d significant fraction digits
+	for _, m := range n.mults {
+		if m.Sign() <= 0 {
+			continue
+		}
+		if m.IsInt() {
+			if k == nil {
+				k = new(big.Int).Set(m.Num())
+			} else {
+				k = lcm(k, m.Num())
+			}
+			continue
+		}
+		if d, ok := pow10Inverse(m); ok && n.types&tNum != 0 {
+			if decimals < 0 || d < decimals {
+				decimals = d
+			}
+			continue
+		}
+		if n.types&tNum == 0 {
+			// an integer x is a multiple of p/q iff p divides x
+			p := new(big.Int).Set(m.Num())
+			if k == nil {
+				k = p
+			} else {
+				k = lcm(k, p)
+			}
+			continue
+		}
+		if !c.unsupported(n.multPtr, "multipleOf", "a fractional multipleOf ("+m.RatString()+") is not expressible") {
+			return ""
+		}
+	}
+	if k != nil && k.Cmp(big.NewInt(1)) == 0 {
+		k = nil
+	}
+	onlyInt := n.types&tNum == 0 || k != nil
+	excluded := n.excludedNumbers()
+	if onlyInt {
+		lo, hi := intBounds(n.lo, n.hi, n.loEx, n.hiEx)
+		if k == nil {
+			return intRangesExpr(lo, hi, excluded)
+		}
+		return c.intMultiples(n, k, lo, hi, excluded)
+	}
+	if decimals >= 0 {
+		if n.lo != nil || n.hi != nil || len(excluded) > 0 {
+			if !c.unsupported(n.multPtr, "multipleOf", "a decimal multipleOf together with bounds is not expressible") {
+				return ""
+			}
+		} else {
+			return seq(`"-"?`, ruleUint, opt(seq(`"."`, rep("[0-9]", 1, decimals), `"0"*`)))
+		}
+	}
+	// split the range around excluded values
+	ranges := splitRange(n.lo, n.hi, n.loEx, n.hiEx, excluded)
+	var alts []string
+	for _, r := range ranges {
+		x, err := numRangeExpr(r.lo, r.hi, r.loEx, r.hiEx)
+		if err != nil {
+			c.fail(&LimitError{Pointer: n.ptr, Limit: "MaxBoundDigits", Max: MaxBoundDigits})
+			return ""
+		}
+		if x != "" {
+			alts = append(alts, x)
+		}
+	}
+	return alt(alts...)
+}
+
+// excludedNumbers returns the numbers "not" excluded, sorted.
+func (n *node) excludedNumbers() []*big.Rat {
+	var out []*big.Rat
+	for _, v := range n.ex.notVals {
+		if s, ok := asNumber(v); ok {
+			if r, ok := new(big.Rat).SetString(s); ok {
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cmp(out[j]) < 0 })
+	return out
+}
+
+type ratRange struct {
+	lo, hi     *big.Rat
+	loEx, hiEx bool
+}
+
+func splitRange(lo, hi *big.Rat, loEx, hiEx bool, pts []*big.Rat) []ratRange {
+	cur := ratRange{lo, hi, loEx, hiEx}
+	var out []ratRange
+	for _, p := range pts {
+		if (cur.lo != nil && p.Cmp(cur.lo) < 0) || (cur.hi != nil && p.Cmp(cur.hi) > 0) {
+			continue
+		}
+		out = append(out, ratRange{cur.lo, p, cur.loEx, true})
+		cur = ratRange{p, cur.hi, true, cur.hiEx}
+	}
+	return append(out, cur)
+}
+
+func intRangesExpr(lo, hi *big.Int, excluded []*big.Rat) string {
+	if len(excluded) == 0 {
+		return intRangeExpr(lo, hi)
+	}
+	var alts []string
+	cur := lo
+	for _, p := range excluded {
+		if !p.IsInt() {
+			continue
+		}
+		v := p.Num()
+		if (cur != nil && v.Cmp(cur) < 0) || (hi != nil && v.Cmp(hi) > 0) {
+			continue
+		}
+		if x := intRangeExpr(cur, new(big.Int).Sub(v, big.NewInt(1))); x != "" {
+			alts = append(alts, x)
+		}
+		cur = new(big.Int).Add(v, big.NewInt(1))
+	}
+	if x := intRangeExpr(cur, hi); x != "" {
+		alts = append(alts, x)
+	}
+	return alt(alts...)
+}
+
+func lcm(a, b *big.Int) *big.Int {
+	g := new(big.Int).GCD(nil, nil, a, b)
+	out := new(big.Int).Div(new(big.Int).Mul(a, b), g)
+	return out
+}
+
+// pow10Inverse reports m == 10^-d.
+func pow10Inverse(m *big.Rat) (int, bool) {
+	if m.Num().Cmp(big.NewInt(1)) != 0 {
+		return 0, false
+	}
+	d := new(big.Int).Set(m.Denom())
+	ten := big.NewInt(10)
+	n := 0
+	for d.Cmp(big.NewInt(1)) > 0 {
+		q, r := new(big.Int).QuoRem(d, ten, new(big.Int))
+		if r.Sign() != 0 {
+			return 0, false
+		}
+		d = q
+		n++
+	}
+	return n, true
+}
+
+// MaxEnumeratedMultiples bounds the multiples of a bounded range written
+// out one by one.
+const MaxEnumeratedMultiples = 256
+
+func (c *conv) intMultiples(n *node, k, lo, hi *big.Int, excluded []*big.Rat) string {
+	isExcluded := func(v *big.Int) bool {
+		for _, p := range excluded {
+			if p.IsInt() && p.Num().Cmp(v) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if lo != nil && hi != nil {
+		if lo.Cmp(hi) > 0 {
+			return ""
+		}
+		// first multiple ≥ lo
+		first := new(big.Int).Mod(lo, k)
+		if first.Sign() != 0 {
+			first.Sub(k, first)
+		}
+		first.Add(first, lo)
+		count := new(big.Int).Sub(hi, first)
+		if count.Sign() < 0 {
+			return ""
+		}
+		count.Div(count, k)
+		if count.Cmp(big.NewInt(MaxEnumeratedMultiples)) < 0 {
+			var alts []string
+			for v := first; v.Cmp(hi) <= 0; v = new(big.Int).Add(v, k) {
+				if !isExcluded(v) {
+					alts = append(alts, `"`+v.String()+`"`)
+				}
+			}
+			return alt(alts...)
+		}
+	}
+	if len(excluded) > 0 || !k.IsInt64() || k.Int64() > MaxMultipleOf {
+		if !c.unsupported(n.multPtr, "multipleOf", "multipleOf "+k.String()+" with these bounds is not expressible") {
+			return ""
+		}
+		return intRangeExpr(lo, hi)
+	}
+	kk := int(k.Int64())
+	pos := c.modExpr(kk) // positive multiples
+	kLo := new(big.Int).Neg(k)
+	switch {
+	case lo == nil && hi == nil:
+		return alt(`"0"`, seq(`"-"?`, pos))
+	case hi == nil && lo.Cmp(kLo) > 0 && lo.Sign() <= 0:
+		return alt(`"0"`, pos)
+	case hi == nil && lo.Sign() > 0 && lo.Cmp(k) <= 0:
+		return pos
+	case lo == nil && hi.Sign() >= 0 && hi.Cmp(k) < 0:
+		return alt(`"0"`, seq(`"-"`, pos))
+	case lo == nil && hi.Sign() < 0 && hi.Cmp(kLo) >= 0:
+		return seq(`"-"`, pos)
+	}
+	if !c.unsupported(n.multPtr, "multipleOf", "multipleOf "+k.String()+" with these bounds is not expressible") {
+		return ""
+	}
+	return intRangeExpr(lo, hi)
+}

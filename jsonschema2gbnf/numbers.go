@@ -1,0 +1,491 @@
+package jsonschema2gbnf
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+// Numbers. Integer bounds become exact digit-range grammars of any size
+// (no cap on the number of digits); decimal bounds become exact grammars
+// over plain decimal notation (integer part and fraction digit by digit);
+// a bound of exactly 0 keeps the exponent form (the sign decides).
+// multipleOf on integers is a remainder automaton over the digits.
+
+// MaxBoundDigits bounds the decimal digits of a numeric bound or
+// multipleOf the converter writes out (a bound like 1e100000 would
+// otherwise become a 100,000-digit grammar). 400 digits covers every
+// IEEE double written in full.
+const MaxBoundDigits = 400
+
+// MaxMultipleOf bounds an integer multipleOf the converter turns into a
+// remainder automaton: one rule per remainder, ten alternatives each.
+const MaxMultipleOf = 1000
+
+// Grammars of the shared numeric rules.
+const (
+	bodyUint    = `"0" | [1-9] [0-9]*`
+	bodyNzUint  = `[1-9] [0-9]*`
+	bodyFrac    = `"." [0-9]+`
+	bodyExp     = `[eE] [-+]? [0-9]+`
+	bodyNumber  = `"-"? uint frac? exp?`
+	bodyInteger = `"-"? uint`
+)
+
+func digitClass(a, b byte) string {
+	if a == b {
+		return `"` + string(a) + `"`
+	}
+	if b == a+1 {
+		return "[" + string(a) + string(b) + "]"
+	}
+	return "[" + string(a) + "-" + string(b) + "]"
+}
+
+func allByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+func anyDigits(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return rep("[0-9]", n, n)
+}
+
+// geqSame: strings of len(s) digits that are ≥ s (leading zeros allowed).
+func geqSame(s string) string {
+	if s == "" || allByte(s, '0') {
+		return anyDigits(len(s))
+	}
+	var alts []string
+	alts = append(alts, seq(`"`+s[:1]+`"`, geqSame(s[1:])))
+	if s[0] < '9' {
+		alts = append(alts, seq(digitClass(s[0]+1, '9'), anyDigits(len(s)-1)))
+	}
+	return alt(alts...)
+}
+
+// leqSame: strings of len(s) digits that are ≤ s.
+func leqSame(s string) string {
+	if s == "" || allByte(s, '9') {
+		return anyDigits(len(s))
+	}
+	var alts []string
+	if s[0] > '0' {
+		alts = append(alts, seq(digitClass('0', s[0]-1), anyDigits(len(s)-1)))
+	}
+	alts = append(alts, seq(`"`+s[:1]+`"`, leqSame(s[1:])))
+	return alt(alts...)
+}
+
+// sameLen: digit strings of the common length of lo ≤ hi, between them.
+func sameLen(lo, hi string) string {
+	if lo == hi {
+		if lo == "" {
+			return `""`
+		}
+		return `"` + lo + `"`
+	}
+	i := 0
+	for lo[i] == hi[i] {
+		i++
+	}
+	prefix := ""
+	if i > 0 {
+		prefix = `"` + lo[:i] + `"`
+	}
+	r := len(lo) - i - 1
+	loRest, hiRest := lo[i+1:], hi[i+1:]
+	a, b := lo[i], hi[i]
+	midLo, midHi := a+1, b-1
+	var alts []string
+	if allByte(loRest, '0') {
+		midLo = a
+	} else {
+		alts = append(alts, seq(`"`+string(a)+`"`, geqSame(loRest)))
+	}
+	if allByte(hiRest, '9') {
+		midHi = b
+	}
+	if midLo <= midHi {
+		alts = append(alts, seq(digitClass(midLo, midHi), anyDigits(r)))
+	}
+	if !allByte(hiRest, '9') {
+		alts = append(alts, seq(`"`+string(b)+`"`, leqSame(hiRest)))
+	}
+	return seq(prefix, alt(alts...))
+}
+
+// natRange: canonical decimal naturals (no leading zeros) in [a, b];
+// b nil means unbounded. Returns "" when empty.
+func natRange(a, b *big.Int) string {
+	if a.Sign() < 0 {
+		a = new(big.Int)
+	}
+	if b != nil && a.Cmp(b) > 0 {
+		return ""
+	}
+	A := a.String()
+	var alts []string
+	top := len(A)
+	if b != nil {
+		top = len(b.String())
+	}
+	for L := len(A); L <= top; L++ {
+		lo := A
+		if L > len(A) {
+			lo = "1" + strings.Repeat("0", L-1)
+		}
+		hi := strings.Repeat("9", L)
+		if b != nil && L == top {
+			hi = b.String()
+		}
+		if L == 1 || lo[0] != '0' {
+			alts = append(alts, sameLen(lo, hi))
+		}
+	}
+	if b == nil {
+		alts = append(alts, seq("[1-9]", rep("[0-9]", len(A), -1)))
+	}
+	return alt(alts...)
+}
+
+// intRangeExpr: canonical integers in [lo, hi] (nil = unbounded), "" when
+// empty. "-0" is not produced (0 is written "0").
+func intRangeExpr(lo, hi *big.Int) string {
+	if lo == nil && hi == nil {
+		return ruleInteger
+	}
+	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
+		return ""
+	}
+	var alts []string
+	// negatives first (the shorter alternative to read)
+	if lo == nil || lo.Sign() < 0 {
+		mLo := big.NewInt(1)
+		if hi != nil && hi.Sign() < 0 {
+			mLo = new(big.Int).Neg(hi)
+		}
+		var mHi *big.Int
+		if lo != nil {
+			mHi = new(big.Int).Neg(lo)
+		}
+		if x := natRange(mLo, mHi); x != "" {
+			alts = append(alts, seq(`"-"`, paren(x)))
+		}
+	}
+	if hi == nil || hi.Sign() >= 0 {
+		nLo := new(big.Int)
+		if lo != nil && lo.Sign() > 0 {
+			nLo = lo
+		}
+		var x string
+		switch {
+		case hi == nil && nLo.Sign() == 0:
+			x = ruleUint
+		case hi == nil && nLo.Cmp(big.NewInt(1)) == 0:
+			x = ruleNzUint
+		default:
+			x = natRange(nLo, hi)
+		}
+		if x != "" {
+			alts = append(alts, x)
+		}
+	}
+	return alt(alts...)
+}
+
+// decimalDigits splits a non-negative rational that is a finite decimal
+// into its integer part and fraction digits (no trailing zeros). ok is
+// false for a non-terminating decimal or one over MaxBoundDigits.
+func decimalDigits(r *big.Rat) (ip *big.Int, frac string, ok bool) {
+	num := new(big.Int).Abs(r.Num())
+	den := r.Denom()
+	ip, rem := new(big.Int).QuoRem(num, den, new(big.Int))
+	if len(ip.String()) > MaxBoundDigits {
+		return nil, "", false
+	}
+	var b strings.Builder
+	ten := big.NewInt(10)
+	for rem.Sign() != 0 {
+		if b.Len() >= MaxBoundDigits {
+			return nil, "", false
+		}
+		rem.Mul(rem, ten)
+		d, m := new(big.Int).QuoRem(rem, den, new(big.Int))
+		b.WriteByte(byte('0' + d.Int64()))
+		rem = m
+	}
+	return ip, b.String(), true
+}
+
+// fracG describes the fraction digit strings D (the digits after the
+// point; empty D means "no fraction") with, when tl, D ≥ L (D > L when
+// exL) and, when th, D ≤ H (D < H when exH), compared as decimal
+// fractions. It returns whether empty D qualifies and the expression
+// for the non-empty ones ("" when none).
+func fracG(L, H string, tl, th, exL, exH bool) (bool, string) {
+	if tl && allByte(L, '0') && !exL {
+		tl = false
+	}
+	if th && allByte(H, '0') {
+		if exH || tl {
+			return false, ""
+		}
+		return true, `"0"+`
+	}
+	if !tl && !th {
+		return true, "[0-9]+"
+	}
+	if tl && allByte(L, '0') && exL && !th {
+		return false, `"0"* [1-9] [0-9]*`
+	}
+	emptyOK := !tl
+	first := func(s string) byte {
+		if s == "" {
+			return '0'
+		}
+		return s[0]
+	}
+	rest := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return s[1:]
+	}
+	lo, hi := byte('0'), byte('9')
+	if tl {
+		lo = first(L)
+	}
+	if th {
+		hi = first(H)
+	}
+	var alts []string
+	withTail := func(d string, e bool, ne string) {
+		switch {
+		case e && ne != "":
+			alts = append(alts, seq(d, opt(ne)))
+		case e:
+			alts = append(alts, d)
+		case ne != "":
+			alts = append(alts, seq(d, ne))
+		}
+	}
+	if tl && th && lo == hi {
+		e, ne := fracG(rest(L), rest(H), true, true, exL, exH)
+		withTail(`"`+string(lo)+`"`, e, ne)
+		return emptyOK, alt(alts...)
+	}
+	mLo, mHi := lo, hi
+	if tl {
+		e, ne := fracG(rest(L), "", true, false, exL, false)
+		withTail(`"`+string(lo)+`"`, e, ne)
+		mLo = lo + 1
+	}
+	if th {
+		mHi = hi - 1
+	}
+	if mLo <= mHi {
+		alts = append(alts, seq(digitClass(mLo, mHi), "[0-9]*"))
+	}
+	if th {
+		e, ne := fracG("", rest(H), false, true, false, exH)
+		withTail(`"`+string(hi)+`"`, e, ne)
+	}
+	return emptyOK, alt(alts...)
+}
+
+// fracPart wraps fracG's result with the decimal point.
+func fracPart(emptyOK bool, ne string) (string, bool) {
+	switch {
+	case ne == "" && emptyOK:
+		return `""`, true
+	case ne == "":
+		return "", false
+	case emptyOK:
+		return opt(seq(`"."`, ne)), true
+	}
+	return seq(`"."`, ne), true
+}
+
+// magRange: plain decimals I(.F)? (I canonical, no exponent) with value
+// in [a, b] (b nil: unbounded; aEx/bEx exclusive), a ≥ 0.
+func magRange(a, b *big.Rat, aEx, bEx bool) (string, error) {
+	ai, af, ok := decimalDigits(a)
+	if !ok {
+		return "", errBound
+	}
+	one := big.NewInt(1)
+	var alts []string
+	if b == nil {
+		if f, ok := fracPart(fracG(af, "", true, false, aEx, false)); ok {
+			alts = append(alts, seq(`"`+ai.String()+`"`, f))
+		}
+		alts = append(alts, seq(paren(natRange(new(big.Int).Add(ai, one), nil)), ruleFrac+"?"))
+		return alt(alts...), nil
+	}
+	bi, bf, ok := decimalDigits(b)
+	if !ok {
+		return "", errBound
+	}
+	if ai.Cmp(bi) == 0 {
+		if f, ok := fracPart(fracG(af, bf, true, true, aEx, bEx)); ok {
+			alts = append(alts, seq(`"`+ai.String()+`"`, f))
+		}
+		return alt(alts...), nil
+	}
+	if f, ok := fracPart(fracG(af, "", true, false, aEx, false)); ok {
+		alts = append(alts, seq(`"`+ai.String()+`"`, f))
+	}
+	if mid := natRange(new(big.Int).Add(ai, one), new(big.Int).Sub(bi, one)); mid != "" {
+		alts = append(alts, seq(paren(mid), ruleFrac+"?"))
+	}
+	if f, ok := fracPart(fracG("", bf, false, true, false, bEx)); ok {
+		alts = append(alts, seq(`"`+bi.String()+`"`, f))
+	}
+	return alt(alts...), nil
+}
+
+var errBound = fmt.Errorf("bound has more than %d digits or is not a finite decimal", MaxBoundDigits)
+
+// numRangeExpr: JSON numbers with value in the given bounds (nil =
+// unbounded). A single bound of 0 keeps exponents; other bounds give
+// plain decimal notation (no exponent). "" when empty.
+func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool) (string, error) {
+	if lo == nil && hi == nil {
+		return ruleNumber, nil
+	}
+	if lo != nil && hi != nil {
+		if c := lo.Cmp(hi); c > 0 || (c == 0 && (loEx || hiEx)) {
+			return "", nil
+		}
+	}
+	nonzeroMant := `(` + ruleNzUint + ` frac? | "0" "." "0"* [1-9] [0-9]*)`
+	zeroMant := `"0" ("." "0"+)?`
+	if hi == nil && lo.Sign() == 0 {
+		if loEx {
+			return seq(nonzeroMant, ruleExp+"?"), nil
+		}
+		return seq(ruleUint, ruleFrac+"?", ruleExp+"?"), nil
+	}
+	if lo == nil && hi.Sign() == 0 {
+		neg := seq(`"-"`, nonzeroMant, ruleExp+"?")
+		if hiEx {
+			return neg, nil
+		}
+		return alt(neg, seq(zeroMant, ruleExp+"?")), nil
+	}
+	var alts []string
+	// negative part: v in [lo, min(hi,0)), written "-" m with m = -v > 0
+	if lo == nil || lo.Sign() < 0 {
+		mLo, mLoEx := new(big.Rat), true
+		if hi != nil && hi.Sign() < 0 {
+			mLo, mLoEx = new(big.Rat).Neg(hi), hiEx
+		}
+		var mHi *big.Rat
+		if lo != nil {
+			mHi = new(big.Rat).Neg(lo)
+		}
+		x, err := magRange(mLo, mHi, mLoEx, loEx)
+		if err != nil {
+			return "", err
+		}
+		if x != "" {
+			alts = append(alts, seq(`"-"`, paren(x)))
+		}
+	}
+	// non-negative part: v in [max(lo,0), hi]
+	if hi == nil || hi.Sign() > 0 || (hi.Sign() == 0 && !hiEx) {
+		nLo, nLoEx := new(big.Rat), false
+		if lo != nil && lo.Sign() >= 0 {
+			nLo, nLoEx = lo, loEx
+		}
+		x, err := magRange(nLo, hi, nLoEx, hiEx)
+		if err != nil {
+			return "", err
+		}
+		if x != "" {
+			alts = append(alts, x)
+		}
+	}
+	return alt(alts...), nil
+}
+
+// intBounds converts number bounds to inclusive integer bounds.
+func intBounds(lo, hi *big.Rat, loEx, hiEx bool) (*big.Int, *big.Int) {
+	var l, h *big.Int
+	if lo != nil {
+		// smallest integer > lo (ex) or ≥ lo
+		q, m := new(big.Int).DivMod(lo.Num(), lo.Denom(), new(big.Int)) // floor
+		if m.Sign() != 0 || loEx {
+			q.Add(q, big.NewInt(1))
+		}
+		l = q
+	}
+	if hi != nil {
+		q, m := new(big.Int).DivMod(hi.Num(), hi.Denom(), new(big.Int))
+		if m.Sign() == 0 && hiEx {
+			q.Sub(q, big.NewInt(1))
+		}
+		h = q
+	}
+	return l, h
+}
+
+// modExpr writes a remainder automaton for the positive canonical
+// integers that are multiples of k and returns its start rule. State r
+// means "the digits so far are ≡ r (mod k)".
+func (c *conv) modExpr(k int) string {
+	if n, ok := c.modRules[k]; ok {
+		return n
+	}
+	base := fmt.Sprintf("mult-%d", k)
+	start := c.rules.fresh(base)
+	c.modRules[k] = start
+	names := make([]string, k)
+	for r := 0; r < k; r++ {
+		names[r] = c.rules.fresh(fmt.Sprintf("%s-r%d", base, r))
+	}
+	trans := func(r, from int) string {
+		byT := map[int][]byte{}
+		var order []int
+		for d := from; d < 10; d++ {
+			t := (r*10 + d) % k
+			if _, ok := byT[t]; !ok {
+				order = append(order, t)
+			}
+			byT[t] = append(byT[t], byte('0'+d))
+		}
+		var alts []string
+		for _, t := range order {
+			alts = append(alts, seq(digitSet(byT[t]), names[t]))
+		}
+		return strings.Join(alts, " | ")
+	}
+	for r := 0; r < k; r++ {
+		body := trans(r, 0)
+		if r == 0 {
+			body += ` | ""`
+		}
+		c.rules.define(names[r], body)
+	}
+	c.rules.define(start, trans(0, 1))
+	return start
+}
+
+func digitSet(ds []byte) string {
+	if len(ds) == 1 {
+		return `"` + string(ds) + `"`
+	}
+	var rs []rune
+	for _, d := range ds {
+		rs = append(rs, rune(d), rune(d))
+	}
+	return class(normRunes(rs), false)
+}

@@ -1,0 +1,618 @@
+package jsonschema2gbnf
+
+import (
+	"errors"
+	"fmt"
+	"regexp/syntax"
+	"sort"
+	"unicode"
+)
+
+// Patterns are Go regular expressions (regexp/syntax with syntax.Perl,
+// the dialect santhosh-tekuri validates with), matched unanchored against
+// the decoded string. They become grammar in one of two ways:
+//
+//   - structurally, node by node (classes, literals, counted repetition
+//     kept as {m,n}), when anchors appear only at the two ends: the
+//     grammar stays small and readable and a {1,1000} stays a counter;
+//   - through a DFA (dfa.go) otherwise: anchors or \b inside the
+//     expression, intersections with formats, other patterns or length
+//     bounds, complements.
+
+// MaxPatternBytes bounds a pattern's source. The longest pattern of the
+// corpus is about 2 KB; 64 KB keeps regexp/syntax and the DFA bounded.
+const MaxPatternBytes = 64 << 10
+
+// errNoMatch marks a sub-expression that matches nothing.
+var errNoMatch = errors.New("matches nothing")
+
+// errNeedDFA marks an expression the structural translation cannot
+// express (an anchor or word boundary inside it).
+var errNeedDFA = errors.New("needs the automaton")
+
+// parsePattern parses a pattern exactly as regexp.Compile does.
+func parsePattern(src string) (*syntax.Regexp, error) {
+	if len(src) > MaxPatternBytes {
+		return nil, &LimitError{Limit: "MaxPatternBytes", Value: len(src), Max: MaxPatternBytes}
+	}
+	// Not simplified: Simplify expands x{1,64} into 64 nested optionals;
+	// the structural translation keeps counted repetition, and regexDFA
+	// simplifies its own copy.
+	return syntax.Parse(src, syntax.Perl)
+}
+
+// regexParts splits a top-level expression into its search form:
+// anchored-start, the middle, anchored-end.
+type searchForm struct {
+	begin, end bool
+	middle     []*syntax.Regexp // concatenated
+}
+
+func splitSearch(re *syntax.Regexp) searchForm {
+	var items []*syntax.Regexp
+	var flat func(r *syntax.Regexp)
+	flat = func(r *syntax.Regexp) {
+		switch r.Op {
+		case syntax.OpConcat:
+			for _, s := range r.Sub {
+				flat(s)
+			}
+		case syntax.OpCapture:
+			if r.Sub[0].Op == syntax.OpConcat {
+				flat(r.Sub[0])
+			} else {
+				items = append(items, r)
+			}
+		default:
+			items = append(items, r)
+		}
+	}
+	flat(re)
+	var f searchForm
+	for len(items) > 0 && items[0].Op == syntax.OpBeginText {
+		f.begin = true
+		items = items[1:]
+	}
+	for len(items) > 0 && items[len(items)-1].Op == syntax.OpEndText {
+		f.end = true
+		items = items[:len(items)-1]
+	}
+	f.middle = items
+	return f
+}
+
+// structural translates a pattern into a grammar expression over the
+// canonical encoding, with search semantics. It returns errNeedDFA when
+// anchors appear elsewhere than at the ends, errNoMatch when nothing
+// matches.
+func structural(re *syntax.Regexp) (string, error) {
+	if re.Op == syntax.OpAlternate {
+		var alts []string
+		for _, s := range re.Sub {
+			x, err := structural(s)
+			if err == errNoMatch {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			alts = append(alts, x)
+		}
+		if len(alts) == 0 {
+			return "", errNoMatch
+		}
+		return alt(alts...), nil
+	}
+	if re.Op == syntax.OpCapture {
+		return structural(re.Sub[0])
+	}
+	f := splitSearch(re)
+	var parts []string
+	if !f.begin {
+		parts = append(parts, ruleKChar+"*")
+	}
+	for _, m := range f.middle {
+		x, err := reExpr(m)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, x)
+	}
+	if !f.end {
+		parts = append(parts, ruleKChar+"*")
+	}
+	return seq(parts...), nil
+}
+
+// reExpr translates an anchor-free expression.
+func reExpr(re *syntax.Regexp) (string, error) {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return "", errNoMatch
+	case syntax.OpEmptyMatch:
+		return `""`, nil
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			var parts []string
+			for _, r := range re.Rune {
+				parts = append(parts, encClass(foldRunes(runeSet{r, r})))
+			}
+			return seq(parts...), nil
+		}
+		if !validRunes(re.Rune) {
+			return "", errNoMatch
+		}
+		enc := encodeJSONString(string(re.Rune))
+		return lit(enc[1 : len(enc)-1]), nil
+	case syntax.OpCharClass:
+		s := normRunes(re.Rune)
+		if s.empty() {
+			return "", errNoMatch
+		}
+		return classExpr(s), nil
+	case syntax.OpAnyCharNotNL:
+		return classExpr(anyRune.minus(runeSet{'\n', '\n'})), nil
+	case syntax.OpAnyChar:
+		return ruleKChar, nil
+	case syntax.OpCapture:
+		return reExpr(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		min, max := 0, -1
+		switch re.Op {
+		case syntax.OpPlus:
+			min = 1
+		case syntax.OpQuest:
+			max = 1
+		case syntax.OpRepeat:
+			min, max = re.Min, re.Max
+		}
+		x, err := reExpr(re.Sub[0])
+		if err == errNoMatch {
+			if min == 0 {
+				return `""`, nil
+			}
+			return "", errNoMatch
+		}
+		if err != nil {
+			return "", err
+		}
+		if x == `""` {
+			return `""`, nil
+		}
+		return rep(x, min, max), nil
+	case syntax.OpConcat:
+		var parts []string
+		for _, s := range re.Sub {
+			x, err := reExpr(s)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, x)
+		}
+		return seq(parts...), nil
+	case syntax.OpAlternate:
+		var alts []string
+		for _, s := range re.Sub {
+			x, err := reExpr(s)
+			if err == errNoMatch {
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			alts = append(alts, x)
+		}
+		if len(alts) == 0 {
+			return "", errNoMatch
+		}
+		return alt(alts...), nil
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return "", errNeedDFA
+	}
+	return "", fmt.Errorf("unknown regexp op %v", re.Op)
+}
+
+func validRunes(rs []rune) bool {
+	for _, r := range rs {
+		if r > unicode.MaxRune || (r >= surrogateLo && r <= surrogateHi) {
+			return false
+		}
+	}
+	return true
+}
+
+// classExpr renders a class; the full canonical character set is the
+// shared kchar rule.
+func classExpr(s runeSet) string {
+	if s.equal(anyRune) {
+		return ruleKChar
+	}
+	return encClass(s)
+}
+
+// lengthRange returns the shortest and longest length (in characters)
+// of the strings an anchor-free expression matches; max is -1 when
+// unbounded. ok is false when it matches nothing.
+func reLengthRange(re *syntax.Regexp) (min, max int, ok bool) {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return 0, 0, false
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0, 0, true
+	case syntax.OpLiteral:
+		return len(re.Rune), len(re.Rune), true
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return 0, 0, false
+		}
+		return 1, 1, true
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1, 1, true
+	case syntax.OpCapture:
+		return reLengthRange(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		lo, hi := 0, -1
+		switch re.Op {
+		case syntax.OpPlus:
+			lo = 1
+		case syntax.OpQuest:
+			hi = 1
+		case syntax.OpRepeat:
+			lo, hi = re.Min, re.Max
+		}
+		a, b, ok := reLengthRange(re.Sub[0])
+		if !ok {
+			if lo == 0 {
+				return 0, 0, true
+			}
+			return 0, 0, false
+		}
+		mx := -1
+		if hi >= 0 && b >= 0 {
+			mx = hi * b
+		} else if hi == 0 || b == 0 {
+			mx = 0
+		}
+		return lo * a, mx, true
+	case syntax.OpConcat:
+		mn, mx := 0, 0
+		for _, s := range re.Sub {
+			a, b, ok := reLengthRange(s)
+			if !ok {
+				return 0, 0, false
+			}
+			mn += a
+			if mx >= 0 {
+				if b < 0 {
+					mx = -1
+				} else {
+					mx += b
+				}
+			}
+		}
+		return mn, mx, true
+	case syntax.OpAlternate:
+		mn, mx, any := 0, 0, false
+		for _, s := range re.Sub {
+			a, b, ok := reLengthRange(s)
+			if !ok {
+				continue
+			}
+			if !any || a < mn {
+				mn = a
+			}
+			if !any {
+				mx = b
+			} else if mx >= 0 && (b < 0 || b > mx) {
+				mx = b
+			}
+			any = true
+		}
+		return mn, mx, any
+	}
+	return 0, -1, true
+}
+
+// lengthPushdown expresses "pattern and minLength/maxLength" structurally
+// when the search form of the pattern has exactly one part of variable
+// length and that part is a repetition of a single character class (or
+// the unanchored `.*` at an end): the length budget then goes into that
+// repetition's bounds. ok is false when the shape does not fit.
+func lengthPushdown(re *syntax.Regexp, minLen, maxLen int) (string, bool, error) {
+	if re.Op == syntax.OpCapture {
+		return lengthPushdown(re.Sub[0], minLen, maxLen)
+	}
+	if re.Op == syntax.OpAlternate {
+		return "", false, nil
+	}
+	f := splitSearch(re)
+	type part struct {
+		fixed   string // expression of a fixed-length part
+		n       int    // its length
+		cls     runeSet
+		lo, hi  int // variable part: class repeated lo..hi (-1 unbounded)
+		isVar   bool
+		isEmpty bool
+	}
+	var parts []part
+	if !f.begin {
+		parts = append(parts, part{cls: anyRune, lo: 0, hi: -1, isVar: true})
+	}
+	for _, m := range f.middle {
+		a, b, ok := reLengthRange(m)
+		if !ok {
+			return "", false, errNoMatch
+		}
+		if a == b {
+			x, err := reExpr(m)
+			if err != nil {
+				return "", false, err
+			}
+			parts = append(parts, part{fixed: x, n: a})
+			continue
+		}
+		cls, lo, hi, ok := singleClassRepeat(m)
+		if !ok {
+			return "", false, nil
+		}
+		parts = append(parts, part{cls: cls, lo: lo, hi: hi, isVar: true})
+	}
+	if !f.end {
+		parts = append(parts, part{cls: anyRune, lo: 0, hi: -1, isVar: true})
+	}
+	nvar, fixed := 0, 0
+	vi := -1
+	for i, p := range parts {
+		if p.isVar {
+			nvar++
+			vi = i
+		} else {
+			fixed += p.n
+		}
+	}
+	if nvar > 1 {
+		// two unanchored ends around a fixed middle: fine only when the
+		// bounds do not bind.
+		return "", false, nil
+	}
+	if nvar == 0 {
+		if fixed < minLen || (maxLen >= 0 && fixed > maxLen) {
+			return "", false, errNoMatch
+		}
+		x, err := structural(re)
+		return x, err == nil, err
+	}
+	p := parts[vi]
+	lo, hi := p.lo, p.hi
+	if m := minLen - fixed; m > lo {
+		lo = m
+	}
+	if maxLen >= 0 {
+		m := maxLen - fixed
+		if hi < 0 || m < hi {
+			hi = m
+		}
+	}
+	if hi >= 0 && lo > hi {
+		return "", false, errNoMatch
+	}
+	var out []string
+	for i, q := range parts {
+		if i == vi {
+			out = append(out, rep(classExpr(q.cls), lo, hi))
+		} else {
+			out = append(out, q.fixed)
+		}
+	}
+	return seq(out...), true, nil
+}
+
+// singleClassRepeat recognizes C*, C+, C?, C{m,n} for a character class
+// (or a single literal character, or .).
+func singleClassRepeat(re *syntax.Regexp) (runeSet, int, int, bool) {
+	if re.Op == syntax.OpCapture {
+		return singleClassRepeat(re.Sub[0])
+	}
+	lo, hi := 0, -1
+	switch re.Op {
+	case syntax.OpStar:
+	case syntax.OpPlus:
+		lo = 1
+	case syntax.OpQuest:
+		hi = 1
+	case syntax.OpRepeat:
+		lo, hi = re.Min, re.Max
+	default:
+		return nil, 0, 0, false
+	}
+	sub := re.Sub[0]
+	for sub.Op == syntax.OpCapture {
+		sub = sub.Sub[0]
+	}
+	var cls runeSet
+	switch sub.Op {
+	case syntax.OpCharClass:
+		cls = normRunes(sub.Rune)
+	case syntax.OpAnyChar:
+		cls = anyRune
+	case syntax.OpAnyCharNotNL:
+		cls = anyRune.minus(runeSet{'\n', '\n'})
+	case syntax.OpLiteral:
+		if len(sub.Rune) != 1 {
+			return nil, 0, 0, false
+		}
+		cls = runeSet{sub.Rune[0], sub.Rune[0]}
+		if sub.Flags&syntax.FoldCase != 0 {
+			cls = foldRunes(cls)
+		}
+	default:
+		return nil, 0, 0, false
+	}
+	if cls.empty() {
+		return nil, 0, 0, false
+	}
+	return cls, lo, hi, true
+}
+
+// dfaExpr writes an automaton as grammar rules named base-N and returns
+// the expression for its start state. States referenced once and not on
+// a cycle are inlined; a self-loop becomes C* in front of the state's
+// other alternatives.
+func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
+	d = d.minimize()
+	if d.isEmpty() {
+		return "", errNoMatch
+	}
+	n := len(d.states)
+	if n > MaxDFAStates {
+		return "", errDFATooBig
+	}
+	// universal states: accept, all runes to self
+	universal := make([]bool, n)
+	for i, st := range d.states {
+		if st.accept {
+			var self []rune
+			for _, e := range st.edges {
+				if e.to == i {
+					self = append(self, e.lo, e.hi)
+				}
+			}
+			universal[i] = normRunes(self).equal(anyRune)
+		}
+	}
+	// references from other states
+	refs := make([]int, n)
+	refs[0]++ // the caller
+	for i, st := range d.states {
+		seen := map[int]bool{}
+		for _, e := range st.edges {
+			if e.to != i && !seen[e.to] {
+				seen[e.to] = true
+				refs[e.to]++
+			}
+		}
+	}
+	onCycle := sccCycles(d)
+	names := make([]string, n)
+	inline := func(i int) bool {
+		return universal[i] || (refs[i] <= 1 && !onCycle[i])
+	}
+	for i := 0; i < n; i++ {
+		if !inline(i) || i == 0 && onCycle[0] {
+			names[i] = c.rules.fresh(fmt.Sprintf("%s-%d", base, i))
+		}
+	}
+	var body func(i int) string
+	expr := func(i int) string {
+		if universal[i] {
+			return ruleKChar + "*"
+		}
+		if names[i] != "" {
+			return names[i]
+		}
+		return paren(body(i))
+	}
+	body = func(i int) string {
+		st := d.states[i]
+		byTarget := map[int][]rune{}
+		var targets []int
+		var self []rune
+		for _, e := range st.edges {
+			if e.to == i {
+				self = append(self, e.lo, e.hi)
+				continue
+			}
+			if _, ok := byTarget[e.to]; !ok {
+				targets = append(targets, e.to)
+			}
+			byTarget[e.to] = append(byTarget[e.to], e.lo, e.hi)
+		}
+		sort.Ints(targets)
+		var alts []string
+		for _, t := range targets {
+			alts = append(alts, seq(classExpr(normRunes(byTarget[t])), expr(t)))
+		}
+		if st.accept {
+			alts = append(alts, `""`)
+		}
+		rest := alt(alts...)
+		if len(self) > 0 {
+			loop := paren(classExpr(normRunes(self))) + "*"
+			if len(alts) == 1 && alts[0] == `""` {
+				return loop
+			}
+			return seq(loop, paren(rest))
+		}
+		if rest == "" {
+			return `""`
+		}
+		return rest
+	}
+	for i := 0; i < n; i++ {
+		if names[i] != "" {
+			c.rules.define(names[i], body(i))
+		}
+	}
+	if names[0] != "" {
+		return names[0], nil
+	}
+	return paren(body(0)), nil
+}
+
+// sccCycles marks states that lie on a cycle of length ≥ 2 (Tarjan).
+func sccCycles(d *dfa) []bool {
+	n := len(d.states)
+	index := make([]int, n)
+	low := make([]int, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	out := make([]bool, n)
+	next := 0
+	var strong func(v int)
+	strong = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, e := range d.states[v].edges {
+			w := e.to
+			if w == v {
+				continue
+			}
+			if index[w] < 0 {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if on[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var comp []int
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				on[w] = false
+				comp = append(comp, w)
+				if w == v {
+					break
+				}
+			}
+			if len(comp) > 1 {
+				for _, w := range comp {
+					out[w] = true
+				}
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		if index[i] < 0 {
+			strong(i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package jsonschema2gbnf
+
+import (
+	"errors"
+	"fmt"
+	"regexp/syntax"
+	"sort"
+	"strings"
+)
+
+// quoted wraps a string-body expression in JSON quotes.
+func quoted(body string) string { return seq(`"\""`, body, `"\""`) }
+
+// emitString writes the strings a node allows.
+func (c *conv) emitString(n *node) string {
+	var notStrs []string
+	for _, v := range n.ex.notVals {
+		if s, ok := v.(string); ok {
+			notStrs = append(notStrs, s)
+		}
+	}
+	sort.Strings(notStrs)
+	minLen, maxLen := n.minLen, n.maxLen
+	if maxLen >= 0 && minLen > maxLen {
+		return ""
+	}
+	hasLen := minLen > 0 || maxLen >= 0
+	var langs []patRef // patterns and formats with a grammar
+	for _, p := range n.pats {
+		langs = append(langs, p)
+	}
+	for _, f := range n.fmts {
+		re, ok := formatRegex(f.src)
+		if !ok {
+			if !c.unsupported(f.ptr, "format", "format "+f.src+" has no grammar") {
+				return ""
+			}
+			continue
+		}
+		langs = append(langs, patRef{re, f.ptr})
+	}
+	if len(langs) == 0 && len(n.ex.notPats) == 0 && len(notStrs) == 0 {
+		if !hasLen {
+			return c.prim(ruleString)
+		}
+		return c.rules.shared(fmt.Sprintf("string-%d-%d", minLen, maxLen), quoted(rep(c.prim(ruleChar), minLen, maxLen)))
+	}
+	key := fmt.Sprintf("%q|%q|%q|%d|%d", langSrcs(langs), langSrcs(n.ex.notPats), notStrs, minLen, maxLen)
+	if x, ok := c.keyLangs[key]; ok {
+		return x
+	}
+	base := "string"
+	if len(n.fmts) > 0 {
+		base = n.fmts[0].src
+	} else if len(n.pats) > 0 {
+		base = nameFor(n.pats[0].ptr)
+	}
+	x := c.stringLang(langs, n.ex.notPats, notStrs, minLen, maxLen, base, n.ptr)
+	if x != "" {
+		x = c.rules.shared(base, quoted(x))
+	}
+	c.keyLangs[key] = x
+	return x
+}
+
+func langSrcs(ps []patRef) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.src)
+	}
+	return out
+}
+
+// stringLang returns the expression (without quotes) for the strings in
+// every language of langs, in none of notPats and notStrs, with length
+// in [minLen, maxLen]. "" when empty or not expressible (then an error
+// or warning has been recorded).
+func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, maxLen int, base, ptr string) string {
+	hasLen := minLen > 0 || maxLen >= 0
+	var res []*syntax.Regexp
+	for _, l := range langs {
+		re, err := parsePattern(l.src)
+		if err != nil {
+			var le *LimitError
+			if errors.As(err, &le) {
+				le.Pointer = joinPointer(l.ptr, "pattern")
+				c.fail(le)
+				return ""
+			}
+			if !c.unsupported(l.ptr, "pattern", err.Error()) {
+				return ""
+			}
+			continue
+		}
+		res = append(res, re)
+	}
+	if len(res) == 0 && len(notPats) == 0 && len(notStrs) == 0 {
+		if !hasLen {
+			return c.prim(ruleKChar) + "*"
+		}
+		return rep(c.prim(ruleKChar), minLen, maxLen)
+	}
+	// structural: one language, nothing subtracted
+	if len(res) == 1 && len(notPats) == 0 && len(notStrs) == 0 {
+		re := res[0]
+		if !hasLen {
+			x, err := structural(re)
+			switch err {
+			case nil:
+				return x
+			case errNoMatch:
+				return ""
+			}
+		} else {
+			x, ok, err := lengthPushdown(re, minLen, maxLen)
+			if err == errNoMatch {
+				return ""
+			}
+			if err == nil && ok {
+				return x
+			}
+		}
+	}
+	// the automaton
+	var d *dfa
+	fail := func(kw, why string, p string) string {
+		if errors.Is(errDFATooBig, errDFATooBig) && why == "" {
+			why = fmt.Sprintf("the combined string language needs more than %d automaton states", MaxDFAStates)
+		}
+		c.unsupported(p, kw, why)
+		return ""
+	}
+	for i, re := range res {
+		rd, err := regexDFA(re, true)
+		if err != nil {
+			return fail("pattern", "", langs[i].ptr)
+		}
+		if d == nil {
+			d = rd
+		} else if d, err = intersectDFA(d, rd); err != nil {
+			return fail("pattern", "", langs[i].ptr)
+		}
+	}
+	if d == nil {
+		d = dfaAll(nil)
+	}
+	if hasLen {
+		lo, hi, ok := d.lengthRange()
+		if !ok {
+			return ""
+		}
+		if lo < minLen || (maxLen >= 0 && (hi < 0 || hi > maxLen)) {
+			ld, err := dfaLength(minLen, maxLen)
+			if err == nil {
+				d, err = intersectDFA(d, ld)
+			}
+			if err != nil {
+				return fail("maxLength", "", ptr)
+			}
+		}
+	}
+	for _, p := range notPats {
+		re, err := parsePattern(p.src)
+		if err != nil {
+			if !c.unsupported(p.ptr, "not", err.Error()) {
+				return ""
+			}
+			continue
+		}
+		nd, err := regexDFA(re, true)
+		if err == nil {
+			d, err = minusDFA(d, nd)
+		}
+		if err != nil {
+			return fail("not", "", p.ptr)
+		}
+	}
+	if len(notStrs) > 0 {
+		var err error
+		if d, err = minusDFA(d, dfaStrings(notStrs)); err != nil {
+			return fail("not", "", ptr)
+		}
+	}
+	x, err := c.dfaExpr(d, base)
+	if err == errNoMatch {
+		return ""
+	}
+	if err != nil {
+		return fail("pattern", "", ptr)
+	}
+	return x
+}
+
+// keyLang returns the expression (with quotes) for object keys: any
+// string except the given names, restricted to the given patterns (all
+// must match) and excluding the given patterns. "" when empty.
+func (c *conv) keyLang(include, exclude []patRef, names []string, ptr string) string {
+	names = append([]string(nil), names...)
+	sort.Strings(names)
+	key := fmt.Sprintf("key|%q|%q|%q", langSrcs(include), langSrcs(exclude), names)
+	if x, ok := c.keyLangs[key]; ok {
+		return x
+	}
+	var x string
+	if len(include) == 0 && len(exclude) == 0 && len(names) == 0 {
+		x = c.prim(ruleKString)
+	} else {
+		body := c.stringLang(include, exclude, names, 0, -1, "key", ptr)
+		if body != "" {
+			x = c.rules.shared("key", quoted(body))
+		}
+	}
+	c.keyLangs[key] = x
+	return x
+}
+
+// hasAnchorsInside reports whether a pattern needs the automaton.
+func hasAnchorsInside(src string) bool {
+	return strings.Contains(src, `\b`) || strings.Contains(src, `\B`)
+}
