@@ -238,3 +238,114 @@ func TestCrossCheckCorpusGrammars(t *testing.T) {
 		})
 	}
 }
+
+func TestCrossCheckRepetitions(t *testing.T) {
+	grammars := []string{
+		`root ::= "\"" [^"\\]{0,80} "\""`,
+		`root ::= "\"" [^"\\]{5,40} "\"" " done"`,
+		`root ::= [a-z]{3,50} ("," [a-z]{3,50})*`,
+		`root ::= ("ab" | "c"){10,300} "."`,
+		`root ::= ([0-9]{1,3} "."){3} [0-9]{1,3}`,
+		`root ::= ("[" [a-z ]{0,20} "]"){2,100}`,
+		`root ::= "{" ws ("\"k\"" ws ":" ws [0-9]{1,40} ws){0,5} "}"
+ws ::= [ \t\n]{0,20}`,
+		`root ::= ([^\x00-\x7F]{1,10} " "){1,30}`,
+		`root ::= (item ","){0,200} item
+item ::= "x" | "(" root ")"`,
+	}
+	bv := testVocab(t, commonExtra...)
+	_, lv := loadBench(t)
+	for i, src := range grammars {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheck(t, g, bv, 10, 60, uint64(i))
+			c, err := mask.Compile(g, lv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheckSampled(t, c, g, 3, 40, 300, uint64(i))
+		})
+	}
+}
+
+func TestCrossCheckTokenRefs(t *testing.T) {
+	// Token references: the vocabulary's tokens 256.. are extras; the
+	// special token </s> is the end of generation.
+	extra := append([]string{"<think>", "</think>", "<|tool|>"}, commonExtra...)
+	toks := [][]byte{}
+	for b := 0; b < 256; b++ {
+		toks = append(toks, []byte{byte(b)})
+	}
+	for _, e := range extra {
+		toks = append(toks, []byte(e))
+	}
+	toks = append(toks, []byte("</s>"))
+	kinds := make([]mask.TokenKind, len(toks))
+	kinds[256], kinds[257], kinds[258] = mask.TokenSpecial, mask.TokenSpecial, mask.TokenSpecial
+	kinds[len(toks)-1] = mask.TokenSpecial
+	v, err := mask.NewVocabKinds(toks, kinds, []int32{int32(len(toks) - 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, ok := v.Lookup("ab")
+	if !ok {
+		t.Fatal("no token ab")
+	}
+	cases := []struct {
+		src    string
+		accept [][]int32
+		reject [][]int32
+	}{
+		{`root ::= <[256]> "ab" <[257]>`, [][]int32{{256, 'a', 'b', 257}, {256, ab, 257}}, [][]int32{{'a', 'b'}, {256, 'a', 257}}},
+		{`root ::= <[256]> (!<[257]>)* <[257]> "x"`, [][]int32{{256, 257, 'x'}, {256, 'a', 258, 'q', 257, 'x'}}, [][]int32{{256, 257, 257}}},
+		{`root ::= <|tool|> [a-z]+`, [][]int32{{258, 'a'}}, [][]int32{{'<'}}},
+	}
+	for i, tc := range cases {
+		g, err := gbnf.Parse(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mask.Compile(g, v)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		words := make([]uint32, c.Words())
+		for _, seq := range tc.accept {
+			m := c.NewMatcher()
+			for j, tok := range seq {
+				m.FillMask(words)
+				if words[tok>>5]&(1<<(uint32(tok)&31)) == 0 {
+					t.Fatalf("%d: %v: token %d at %d not in mask", i, seq, tok, j)
+				}
+				if err := m.Accept(tok); err != nil {
+					t.Fatalf("%d: %v: %v", i, seq, err)
+				}
+			}
+			if !m.CanEnd() {
+				t.Fatalf("%d: %v: cannot end", i, seq)
+			}
+		}
+		for _, seq := range tc.reject {
+			m := c.NewMatcher()
+			ok := true
+			for _, tok := range seq {
+				m.FillMask(words)
+				inMask := words[tok>>5]&(1<<(uint32(tok)&31)) != 0
+				err := m.Accept(tok)
+				if inMask != (err == nil) {
+					t.Fatalf("%d: %v: mask says %v, Accept says %v", i, seq, inMask, err)
+				}
+				if err != nil {
+					ok = false
+					break
+				}
+			}
+			if ok && m.CanEnd() {
+				t.Fatalf("%d: %v accepted", i, seq)
+			}
+		}
+	}
+}

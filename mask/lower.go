@@ -751,7 +751,9 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 	case gbnf.OpToken:
 		tok := nd.Token
 		if nd.TokenText != "" {
-			id, ok := l.v.Lookup(nd.TokenText)
+			// As in llama.cpp, <|text|> names the token whose text is
+			// "<|text|>" (brackets included).
+			id, ok := l.v.Lookup("<|" + nd.TokenText + "|>")
 			if !ok {
 				return l.fail(nd.Pos, "token <|%s|> is not in the vocabulary", nd.TokenText)
 			}

@@ -49,7 +49,7 @@ func (c *Compiled) NewMatcher() *Matcher {
 		plans: make(map[node]*plan),
 	}
 	m.st = stepper{a: c.a, v: c.v, ar: m.ar}
-	m.histBuf = append(m.histBuf, node{c.a.frames[0].start, 0, bottom})
+	m.histBuf = append(m.histBuf, node{c.a.frames[0].start, 0, predsBottom})
 	m.hist = append(m.hist, histStep{off: 0, n: 1})
 	m.cfg = m.histBuf[0:1]
 	return m
@@ -159,26 +159,45 @@ func (m *Matcher) Apply(logits []float32) {
 	}
 }
 
-// planFor returns the cached plan of stack top n.
+// planFor returns the cached plan of stack top n: its level-1 set and,
+// while cross points remain, the levels below it through every path of
+// the graph-structured stack.
 func (m *Matcher) planFor(n node) *plan {
 	if p, ok := m.plans[n]; ok {
 		return p
 	}
 	p := &plan{}
-	c := m.c
-	e := c.entryFor(n)
-	if e.in.n > 0 {
-		p.sets = append(p.sets, e.in)
-	}
-	parent := n.parent
-	for len(e.cross) > 0 && parent >= 0 {
-		pn := m.ar.nodes[parent]
-		e = m.childEntry(e, pn)
-		if e.in.n > 0 {
-			p.sets = append(p.sets, e.in)
+	e := m.c.entryFor(n)
+	seen := map[*tokenSet]bool{}
+	add := func(s *tokenSet) {
+		if s.n > 0 && !seen[s] {
+			seen[s] = true
+			p.sets = append(p.sets, s)
 		}
-		parent = pn.parent
 	}
+	add(e.in)
+	type visitKey struct {
+		e *ctxEntry
+		p int32
+	}
+	visited := map[visitKey]bool{}
+	var below func(e *ctxEntry, preds int32)
+	below = func(e *ctxEntry, preds int32) {
+		if len(e.cross) == 0 {
+			return
+		}
+		for _, pid := range m.ar.sets[preds] {
+			if pid < 0 || visited[visitKey{e, pid}] {
+				continue
+			}
+			visited[visitKey{e, pid}] = true
+			pn := m.ar.nodes[pid]
+			x := m.childEntry(e, pn)
+			add(x.in)
+			below(x, pn.preds)
+		}
+	}
+	below(e, n.preds)
 	m.plans[n] = p
 	return p
 }
@@ -270,7 +289,7 @@ func (m *Matcher) Accept(tok int32) error {
 		m.st.stepTok(n, tok)
 	}
 	m.histBuf = append(m.histBuf, m.st.out...)
-	next := normalize(m.histBuf[off:])
+	next := m.st.merge(m.histBuf[off:])
 	m.histBuf = m.histBuf[:off+len(next)]
 	if len(next) == 0 {
 		return reject("not a viable continuation")
@@ -405,7 +424,7 @@ func (m *Matcher) Forced() []byte {
 				break
 			}
 			only = c
-			next = append(next[:0], normalize(m.st.out)...)
+			next = append(next[:0], m.st.merge(m.st.out)...)
 		}
 		if only < 0 {
 			break
@@ -450,33 +469,34 @@ func (m *Matcher) MinCompletion() int {
 	return best
 }
 
-// stackMinLen returns the fewest bytes that pop the stack of n to bottom.
+// stackMinLen returns the fewest bytes that pop a stack of n to bottom.
 func (m *Matcher) stackMinLen(n node) int {
 	a := m.c.a
-	total := 0
-	for {
-		f := &a.frames[a.states[n.state].frame]
-		var need int
-		if f.repeat {
-			// Finish the current iteration, then the missing ones.
-			inIter := int(a.minLen[n.state])
-			if n.state == f.start {
-				inIter = 0
-			}
-			missing := int(max(f.min-n.cnt, 0))
-			need = inIter + missing*int(a.minLen[f.start])
-		} else {
-			need = int(a.minLen[n.state])
-			if n.state == f.start && f.root && n.parent == bottom && f.nullable {
-				need = 0
-			}
+	f := &a.frames[a.states[n.state].frame]
+	var need int
+	if f.repeat {
+		// Finish the current iteration, then the missing ones.
+		inIter := int(a.minLen[n.state])
+		if n.state == f.start {
+			inIter = 0
 		}
-		total += need
-		if n.parent < 0 {
-			return total
+		missing := int(max(f.min-iterations(n.cnt), 0))
+		need = inIter + missing*int(a.minLen[f.start])
+	} else {
+		need = int(a.minLen[n.state])
+		if n.state == f.start && f.root && f.nullable && m.ar.has(n.preds, bottom) {
+			need = 0
 		}
-		n = m.ar.nodes[n.parent]
 	}
+	best := math.MaxInt / 2
+	for _, p := range m.ar.sets[n.preds] {
+		if p == bottom {
+			best = 0
+		} else if p >= 0 {
+			best = min(best, m.stackMinLen(m.ar.nodes[p]))
+		}
+	}
+	return need + best
 }
 
 // Tokens returns the number of steps accepted (tokens, byte runs and the

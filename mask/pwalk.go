@@ -26,7 +26,7 @@ type pwalkState struct {
 // runLevel1Batch computes level 1 for the non-repetition top states qs
 // (at most 64).
 func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
-	w.st.symbolic = false
+	w.symbolic = false
 	w.st.ar.reset()
 	w.st.overflow = false
 	need := (int(w.c.maxLen) + 2) * w.a.nc
@@ -42,7 +42,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 	ps.gbuf = ps.gbuf[:0]
 	for i, q := range qs {
 		ps.cross[i] = ps.cross[i][:0]
-		base := node{q, 0, boundary}
+		base := node{q, 0, predsBoundary}
 		// Token references at the start of a token.
 		w.acc = ps.accs[i]
 		w.baseFrame = w.a.states[q].frame
@@ -85,12 +85,12 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 	// Cross points, filtered by each start's frame follow set.
 	for _, g := range ps.gbuf[glo:ghi] {
 		for _, n := range w.buf[g.lo:g.hi] {
-			if ok, it := w.st.crossIt(n); ok {
+			if w.st.canCross(n) {
 				for m := g.mask; m != 0; m &= m - 1 {
 					i := bits.TrailingZeros64(m)
 					w.baseFrame = a.states[qs[i]].frame
 					if w.crossCheck(u, es, ee) {
-						ps.cross[i] = append(ps.cross[i], crossPt{u, it})
+						ps.cross[i] = append(ps.cross[i], crossPt{u, 0})
 					}
 				}
 				break
@@ -108,7 +108,7 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 		}
 		n := w.buf[g.lo]
 		st := &a.states[n.state]
-		if !(st.flags&stSimple != 0 || (n.parent == boundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat)) {
+		if !(st.flags&stSimple != 0 || (n.preds == predsBoundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat)) {
 			simple = false
 			break
 		}
@@ -125,7 +125,7 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 				if nx < 0 {
 					continue
 				}
-				nn := node{nx, n.cnt, n.parent}
+				nn := node{nx, n.cnt, n.preds}
 				merged := false
 				for k := topG; k < len(ps.gbuf); k++ {
 					if w.buf[ps.gbuf[k].lo] == nn {
@@ -165,7 +165,7 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 				for _, n := range w.buf[g.lo:g.hi] {
 					w.st.stepByte(n, c)
 				}
-				next := normalize(w.st.out)
+				next := w.st.merge(w.st.out)
 				if len(next) == 0 {
 					continue
 				}

@@ -1,59 +1,139 @@
 package mask
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 )
 
-// A node is the top of one stack: a state, its repetition counter, and
-// the rest of the stack (an interned node of an arena) below it. A
-// configuration — what the matcher knows after a prefix — is a set of
-// nodes. Nodes below the top are interned, so equal stacks share memory
-// and compare by index.
+// Configurations are graph-structured stacks (as in GLR parsing): a node
+// is a state with its repetition counter and the set of nodes that can
+// lie below it. Stacks whose tops agree are merged into one node whose
+// predecessor set is the union of theirs, so an ambiguous grammar keeps
+// at most one node per (state, counter) at the top instead of one per
+// parse — nesting k ambiguous constructs costs k nodes, not 2^k.
+//
+// Predecessor sets are interned in an arena, as are the nodes they hold.
+// The sentinels bottom (below the root frame: popping onto it ends the
+// sentence) and boundary (below the part of the stack a walk knows) are
+// members of sets like nodes.
 type node struct {
-	state  int32
-	cnt    int32 // repetition frames: iterations started so far (relative to the walk's base in symbolic walks)
-	parent int32 // arena index of the node below, or bottom / boundary
+	state int32
+	cnt   int32 // repetition frames: iterations started; symbolic walks encode the base's count as -(it+1)
+	preds int32 // interned predecessor set
 }
 
 const (
-	// bottom is below the root frame: popping onto it ends the sentence.
-	bottom = int32(-1)
-	// boundary is below the part of the stack a walk knows: popping onto
-	// it means the rest of the token is up to the frames below.
+	bottom   = int32(-1)
 	boundary = int32(-2)
+
+	predsBottom   = int32(0) // the set {bottom}
+	predsBoundary = int32(1) // the set {boundary}
 )
 
-// MaxConfig bounds the number of stacks a configuration may hold. Each
-// stack is one way the output so far can be parsed; a grammar ambiguous
-// enough to exceed this (exponentially many parses of a prefix) is
-// rejected instead of slowing every step down without bound. Real
-// grammars stay below 10.
+// MaxConfig bounds the number of nodes of a configuration (distinct
+// (state, counter) tops). Real grammars stay below 10; the bound turns a
+// pathological grammar into an error instead of unbounded work.
 const MaxConfig = 4096
 
 // unboundedCount stands for "no upper bound" in counter arithmetic.
 const unboundedCount = int32(1 << 30)
 
 type arena struct {
-	nodes []node
-	index map[node]int32
+	nodes     []node
+	nodeIndex map[node]int32
+	sets      [][]int32 // sorted members (sentinels first)
+	setIndex  map[string]int32
+	single    map[int32]int32 // node id → id of the set {node}
+	key       []byte
 }
 
-func newArena() *arena { return &arena{index: make(map[node]int32)} }
-
-func (ar *arena) intern(n node) int32 {
-	if i, ok := ar.index[n]; ok {
-		return i
-	}
-	i := int32(len(ar.nodes))
-	ar.nodes = append(ar.nodes, n)
-	ar.index[n] = i
-	return i
+func newArena() *arena {
+	ar := &arena{nodeIndex: map[node]int32{}, setIndex: map[string]int32{}, single: map[int32]int32{}}
+	ar.reset()
+	return ar
 }
 
 func (ar *arena) reset() {
 	ar.nodes = ar.nodes[:0]
-	clear(ar.index)
+	clear(ar.nodeIndex)
+	clear(ar.setIndex)
+	clear(ar.single)
+	ar.sets = append(ar.sets[:0], []int32{bottom}, []int32{boundary})
+}
+
+func (ar *arena) intern(n node) int32 {
+	if i, ok := ar.nodeIndex[n]; ok {
+		return i
+	}
+	i := int32(len(ar.nodes))
+	ar.nodes = append(ar.nodes, n)
+	ar.nodeIndex[n] = i
+	return i
+}
+
+// singleton returns the id of the set {id}.
+func (ar *arena) singleton(id int32) int32 {
+	if s, ok := ar.single[id]; ok {
+		return s
+	}
+	s := ar.internSet([]int32{id})
+	ar.single[id] = s
+	return s
+}
+
+// internSet returns the id of the set with the given sorted, unique
+// members (the slice is copied if new).
+func (ar *arena) internSet(members []int32) int32 {
+	ar.key = ar.key[:0]
+	for _, m := range members {
+		ar.key = binary.LittleEndian.AppendUint32(ar.key, uint32(m))
+	}
+	if s, ok := ar.setIndex[string(ar.key)]; ok {
+		return s
+	}
+	s := int32(len(ar.sets))
+	ar.sets = append(ar.sets, slices.Clone(members))
+	ar.setIndex[string(ar.key)] = s
+	return s
+}
+
+// union returns the id of the union of sets a and b.
+func (ar *arena) union(a, b int32) int32 {
+	if a == b {
+		return a
+	}
+	x, y := ar.sets[a], ar.sets[b]
+	merged := make([]int32, 0, len(x)+len(y))
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case j == len(y) || (i < len(x) && x[i] < y[j]):
+			merged = append(merged, x[i])
+			i++
+		case i == len(x) || y[j] < x[i]:
+			merged = append(merged, y[j])
+			j++
+		default:
+			merged = append(merged, x[i])
+			i++
+			j++
+		}
+	}
+	return ar.internSet(merged)
+}
+
+// has reports whether set s holds m.
+func (ar *arena) has(s, m int32) bool {
+	for _, x := range ar.sets[s] {
+		if x == m {
+			return true
+		}
+		if x > m {
+			return false
+		}
+	}
+	return false
 }
 
 // stepper advances nodes over one byte class or one token.
@@ -61,14 +141,14 @@ type stepper struct {
 	a        *automaton
 	v        *Vocab
 	ar       *arena
-	symbolic bool // the base frame (just above boundary) is a repetition walked with unknown counter
 	out      []node
 	overflow bool // a step produced more than MaxConfig nodes
 }
 
-// bounds returns the iteration bounds of the repetition frame of n.
+// bounds returns the iteration bounds for node n of repetition frame f.
+// A symbolic base (cnt < 0, in level-1 walks) has none.
 func (s *stepper) bounds(n node, f *frame) (lo, hi int32) {
-	if s.symbolic && n.parent == boundary {
+	if n.cnt < 0 {
 		return 0, unboundedCount
 	}
 	hi = f.max
@@ -88,48 +168,95 @@ func (s *stepper) canPop(n node) bool {
 	}
 	f := &a.frames[st.frame]
 	if n.state == f.start {
-		return f.root && n.parent == bottom
+		return f.root && s.ar.has(n.preds, bottom)
 	}
 	if f.repeat {
 		lo, _ := s.bounds(n, f)
-		return n.cnt >= lo
+		return iterations(n.cnt) >= lo
 	}
 	return true
 }
 
-// canEnd reports whether the stack of n can pop all the way to bottom.
+// iterations returns the iterations started, decoding symbolic counts.
+func iterations(cnt int32) int32 {
+	if cnt < 0 {
+		return -cnt - 1
+	}
+	return cnt
+}
+
+// nextIteration returns the counter after starting one more iteration.
+func nextIteration(cnt int32) int32 {
+	if cnt < 0 {
+		return cnt - 1
+	}
+	return cnt + 1
+}
+
+// canEnd reports whether some stack of n can pop all the way to bottom.
 func (s *stepper) canEnd(n node) bool {
-	for {
-		if !s.canPop(n) {
-			return false
+	if !s.canPop(n) {
+		return false
+	}
+	for _, p := range s.ar.sets[n.preds] {
+		if p == bottom {
+			return true
 		}
-		if n.parent < 0 {
-			return n.parent == bottom
+		if p >= 0 && s.canEnd(s.ar.nodes[p]) {
+			return true
 		}
-		n = s.ar.nodes[n.parent]
+	}
+	return false
+}
+
+// crossIts calls f with the iterations of the base node for each way the
+// stacks of n can pop down to boundary (symbolic walks; 0 otherwise).
+func (s *stepper) crossIts(n node, f func(it int32)) {
+	if !s.canPop(n) {
+		return
+	}
+	for _, p := range s.ar.sets[n.preds] {
+		if p == boundary {
+			f(iterations(min(n.cnt, 0)))
+		} else if p >= 0 {
+			s.crossIts(s.ar.nodes[p], f)
+		}
 	}
 }
 
-// crossIt reports whether the stack of n can pop down to boundary, and
-// the counter of the base node when it does.
-func (s *stepper) crossIt(n node) (bool, int32) {
-	for {
-		if !s.canPop(n) {
-			return false, 0
-		}
-		if n.parent < 0 {
-			return n.parent == boundary, n.cnt
-		}
-		n = s.ar.nodes[n.parent]
+// canCross reports whether some stack of n can pop down to boundary.
+func (s *stepper) canCross(n node) bool {
+	if !s.canPop(n) {
+		return false
 	}
+	for _, p := range s.ar.sets[n.preds] {
+		if p == boundary {
+			return true
+		}
+		if p >= 0 && s.canCross(s.ar.nodes[p]) {
+			return true
+		}
+	}
+	return false
 }
 
-// baseCnt returns the counter of the node just above boundary (or bottom).
-func (s *stepper) baseCnt(n node) int32 {
-	for n.parent >= 0 {
-		n = s.ar.nodes[n.parent]
+// baseIt returns the fewest iterations started by the base of any stack
+// of n (symbolic walks; 0 for concrete bases).
+func (s *stepper) baseIt(n node) int32 {
+	best := unboundedCount
+	for _, p := range s.ar.sets[n.preds] {
+		switch {
+		case p == boundary || p == bottom:
+			if n.cnt < 0 {
+				best = min(best, iterations(n.cnt))
+			} else {
+				best = 0
+			}
+		case p >= 0:
+			best = min(best, s.baseIt(s.ar.nodes[p]))
+		}
 	}
-	return n.cnt
+	return best
 }
 
 func (s *stepper) emit(n node) {
@@ -148,50 +275,53 @@ func (s *stepper) stepByte(n node, c int) {
 	f := &a.frames[st.frame]
 	if !f.repeat {
 		if t := a.trans[int(n.state)*a.nc+c]; t >= 0 {
-			s.emit(node{t, 0, n.parent})
+			s.emit(node{t, 0, n.preds})
 		}
 		for _, e := range st.calls {
-			s.pushByte(e, n, 0, c)
+			s.stepByte(s.pushed(e, n, 0), c)
 		}
 	} else {
 		_, hi := s.bounds(n, f)
 		if n.state != f.start {
 			if t := a.trans[int(n.state)*a.nc+c]; t >= 0 {
-				s.emit(node{t, n.cnt, n.parent})
+				s.emit(node{t, n.cnt, n.preds})
 			}
 			for _, e := range st.calls {
-				s.pushByte(e, n, n.cnt, c)
+				s.stepByte(s.pushed(e, n, n.cnt), c)
 			}
 		}
-		if (n.state == f.start || st.flags&stFinal != 0) && n.cnt < hi {
+		if (n.state == f.start || st.flags&stFinal != 0) && iterations(n.cnt) < hi {
 			s0 := f.start
+			nc := nextIteration(n.cnt)
 			if t := a.trans[int(s0)*a.nc+c]; t >= 0 {
-				s.emit(node{t, n.cnt + 1, n.parent})
+				s.emit(node{t, nc, n.preds})
 			}
 			for _, e := range a.states[s0].calls {
-				s.pushByte(e, n, n.cnt+1, c)
+				s.stepByte(s.pushed(e, n, nc), c)
 			}
 		}
 	}
-	if n.parent >= 0 && s.canPop(n) {
-		s.stepByte(s.ar.nodes[n.parent], c)
+	if s.canPop(n) {
+		for _, p := range s.ar.sets[n.preds] {
+			if p >= 0 {
+				s.stepByte(s.ar.nodes[p], c)
+			}
+		}
 	}
 }
 
+// pushed returns the node entering the callee of e from n, returning to
+// e.ret with counter cnt.
 func (s *stepper) pushed(e callEdge, n node, cnt int32) node {
-	var pid int32
+	var preds int32
 	if s.a.states[e.ret].flags&stPureFinal != 0 {
 		// Tail call: returning to a state that can only pop is the same
-		// as returning to the node below.
-		pid = n.parent
+		// as returning to the nodes below.
+		preds = n.preds
 	} else {
-		pid = s.ar.intern(node{e.ret, cnt, n.parent})
+		preds = s.ar.singleton(s.ar.intern(node{e.ret, cnt, n.preds}))
 	}
-	return node{s.a.frames[e.callee].start, 0, pid}
-}
-
-func (s *stepper) pushByte(e callEdge, n node, cnt int32, c int) {
-	s.stepByte(s.pushed(e, n, cnt), c)
+	return node{s.a.frames[e.callee].start, 0, preds}
 }
 
 // tokMatches reports whether token tok matches token edge e.
@@ -220,7 +350,7 @@ func (s *stepper) forTokEdges(n node, f func(e *tokEdge, succ node)) {
 	fr := &a.frames[st.frame]
 	if !fr.repeat {
 		for i := range st.toks {
-			f(&st.toks[i], node{st.toks[i].next, 0, n.parent})
+			f(&st.toks[i], node{st.toks[i].next, 0, n.preds})
 		}
 		for _, e := range st.calls {
 			s.forTokEdges(s.pushed(e, n, 0), f)
@@ -229,52 +359,74 @@ func (s *stepper) forTokEdges(n node, f func(e *tokEdge, succ node)) {
 		_, hi := s.bounds(n, fr)
 		if n.state != fr.start {
 			for i := range st.toks {
-				f(&st.toks[i], node{st.toks[i].next, n.cnt, n.parent})
+				f(&st.toks[i], node{st.toks[i].next, n.cnt, n.preds})
 			}
 			for _, e := range st.calls {
 				s.forTokEdges(s.pushed(e, n, n.cnt), f)
 			}
 		}
-		if (n.state == fr.start || st.flags&stFinal != 0) && n.cnt < hi {
+		if (n.state == fr.start || st.flags&stFinal != 0) && iterations(n.cnt) < hi {
 			s0 := &a.states[fr.start]
+			nc := nextIteration(n.cnt)
 			for i := range s0.toks {
-				f(&s0.toks[i], node{s0.toks[i].next, n.cnt + 1, n.parent})
+				f(&s0.toks[i], node{s0.toks[i].next, nc, n.preds})
 			}
 			for _, e := range s0.calls {
-				s.forTokEdges(s.pushed(e, n, n.cnt+1), f)
+				s.forTokEdges(s.pushed(e, n, nc), f)
 			}
 		}
 	}
-	if n.parent >= 0 && s.canPop(n) {
-		s.forTokEdges(s.ar.nodes[n.parent], f)
+	if s.canPop(n) {
+		for _, p := range s.ar.sets[n.preds] {
+			if p >= 0 {
+				s.forTokEdges(s.ar.nodes[p], f)
+			}
+		}
 	}
 }
 
-// normalize sorts and deduplicates nodes in place.
-func normalize(cfg []node) []node {
-	slices.SortFunc(cfg, func(x, y node) int {
+// merge sorts the nodes of out and merges those with the same state and
+// counter (uniting their predecessor sets). It returns the result, in
+// place.
+func (s *stepper) merge(out []node) []node {
+	if len(out) <= 1 {
+		return out
+	}
+	slices.SortFunc(out, func(x, y node) int {
 		if x.state != y.state {
 			return int(x.state - y.state)
 		}
 		if x.cnt != y.cnt {
 			return int(x.cnt - y.cnt)
 		}
-		return int(x.parent - y.parent)
+		return int(x.preds - y.preds)
 	})
-	return slices.Compact(cfg)
+	k := 0
+	for i := 0; i < len(out); i++ {
+		if k > 0 && out[k-1].state == out[i].state && out[k-1].cnt == out[i].cnt {
+			if out[k-1].preds != out[i].preds {
+				out[k-1].preds = s.ar.union(out[k-1].preds, out[i].preds)
+			}
+			continue
+		}
+		out[k] = out[i]
+		k++
+	}
+	return out[:k]
 }
 
-// stepConfig steps every node of cfg over byte b and returns the new
-// configuration in s.out (normalized).
+// stepConfig steps every node of cfg over byte b and returns the merged
+// configuration (in s.out's memory).
 func (s *stepper) stepConfig(cfg []node, b byte) []node {
 	s.out = s.out[:0]
 	c := int(s.a.classOf[b])
 	for _, n := range cfg {
 		s.stepByte(n, c)
 	}
-	return normalize(s.out)
+	s.out = s.merge(s.out)
+	return s.out
 }
 
 // ErrTooAmbiguous is returned when a configuration would hold more than
-// MaxConfig stacks.
-var ErrTooAmbiguous = fmt.Errorf("mask: grammar too ambiguous: more than %d simultaneous parses (limit MaxConfig)", MaxConfig)
+// MaxConfig nodes.
+var ErrTooAmbiguous = fmt.Errorf("mask: grammar too ambiguous: more than %d simultaneous parse states (limit MaxConfig)", MaxConfig)

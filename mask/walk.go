@@ -41,6 +41,8 @@ type walker struct {
 	cross     []crossPt
 	buf       []node
 	baseFrame int32   // frame of the walk's base node
+	crossMark int     // cross points before this index belong to earlier trie nodes
+	symbolic  bool    // the base is a repetition node with a symbolic counter (costs are tracked)
 	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
 	memoN     []int32 // its length
 }
@@ -60,11 +62,12 @@ func newWalker(c *Compiled) *walker {
 // {base}. Tokens ending strictly below a start node (or, from the root,
 // anywhere) and reachable are added to w.acc; cross points to w.cross.
 func (w *walker) walk(base node, symbolic bool, starts []int32) {
-	w.st.symbolic = symbolic
+	w.symbolic = symbolic
 	w.baseFrame = w.a.states[base.state].frame
 	w.st.ar.reset()
 	w.st.overflow = false
 	w.cross = w.cross[:0]
+	w.crossMark = 0
 	if symbolic && w.cost == nil {
 		w.cost = make([]uint16, w.c.v.Size())
 	}
@@ -84,7 +87,7 @@ func (w *walker) walk(base node, symbolic bool, starts []int32) {
 
 // accept records token id as allowed with the given cost.
 func (w *walker) accept(id int32, cost int32) {
-	if w.st.symbolic {
+	if w.symbolic {
 		c := uint16(min(cost, 65535))
 		if w.acc.bits[id>>5]&(1<<(uint32(id)&31)) == 0 {
 			w.cost[id] = c
@@ -100,8 +103,8 @@ func (w *walker) accept(id int32, cost int32) {
 func (w *walker) tokRefs(base node) {
 	w.st.forTokEdges(base, func(e *tokEdge, succ node) {
 		cost := int32(0)
-		if w.st.symbolic {
-			cost = w.st.baseCnt(succ)
+		if w.symbolic {
+			cost = w.st.baseIt(succ)
 		}
 		if !e.neg {
 			w.accept(e.tok, cost)
@@ -130,10 +133,10 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	if !start {
 		if toks := t.tokensAt(u); len(toks) > 0 {
 			cost := int32(0)
-			if w.st.symbolic {
+			if w.symbolic {
 				cost = unboundedCount
 				for _, n := range cfg {
-					cost = min(cost, w.st.baseCnt(n))
+					cost = min(cost, w.st.baseIt(n))
 				}
 			}
 			for _, id := range toks {
@@ -149,23 +152,29 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	// the base frame, or at the root (token references).
 	if w.crossCheck(u, es, ee) {
 		for _, n := range cfg {
-			if ok, it := w.st.crossIt(n); ok {
+			w.st.crossIts(n, func(it int32) {
+				for _, c := range w.cross[w.crossMark:] {
+					if c.node == u && c.it == it {
+						return
+					}
+				}
 				w.cross = append(w.cross, crossPt{u, it})
-			}
+			})
 		}
+		w.crossMark = len(w.cross)
 	}
 	// Fast path: one node whose step is a table lookup.
 	if len(cfg) == 1 {
 		n := cfg[0]
 		st := &a.states[n.state]
-		if st.flags&stSimple != 0 || (n.parent == boundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat) {
+		if st.flags&stSimple != 0 || (n.preds == predsBoundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat) {
 			row := a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
 			for e := es; e < ee; e++ {
 				nx := row[a.classOf[t.edgeByte[e]]]
 				if nx < 0 {
 					continue
 				}
-				w.buf = append(w.buf[:top], node{nx, n.cnt, n.parent})
+				w.buf = append(w.buf[:top], node{nx, n.cnt, n.preds})
 				w.visit(t.edgeNode[e], top, top+1, depth+1, false)
 			}
 			w.buf = w.buf[:top]
@@ -187,7 +196,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 			for _, n := range w.buf[lo:hi] {
 				w.st.stepByte(n, c)
 			}
-			next := normalize(w.st.out)
+			next := w.st.merge(w.st.out)
 			if len(next) > MaxConfig {
 				w.st.overflow = true
 				next = next[:0]
@@ -254,7 +263,11 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 	a := w.a
 	f := &a.frames[a.states[q].frame]
 	symbolic := f.repeat
-	w.walk(node{q, 0, boundary}, symbolic, []int32{0})
+	base := node{q, 0, predsBoundary}
+	if symbolic {
+		base.cnt = -1 // no iteration started yet
+	}
+	w.walk(base, symbolic, []int32{0})
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
@@ -286,9 +299,9 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 }
 
 // runLevel walks the cross points of a level in the frame below, whose
-// node is p (p.parent is ignored).
+// node is p (p.preds is ignored).
 func (w *walker) runLevel(cross []int32, p node) (*ctxEntry, error) {
-	w.walk(node{p.state, p.cnt, boundary}, false, cross)
+	w.walk(node{p.state, p.cnt, predsBoundary}, false, cross)
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
