@@ -62,8 +62,8 @@ type automaton struct {
 	states  []state    // all states of all frames
 	frames  []frame    // frame 0 is the root
 	minLen  []int32    // per state: fewest bytes to finish its frame (pop), calls included
-	follow  []byteBits  // per frame: bytes that can come right after the frame pops, in any context
-	first   []byteBits  // per frame: bytes a visit of the frame can start with
+	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
+	first   []byteBits // per frame: bytes a visit of the frame can start with
 }
 
 // byteBits is a set of bytes.
