@@ -325,7 +325,9 @@ var (
 	fimSufNames = []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"}
 	fimMidNames = []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}
 
-	wellKnownNames = func() map[string]bool {
+	// wellKnownNames are all the names above; wellKnownMaxLen is the
+	// longest, to skip the map for longer tokens.
+	wellKnownNames, wellKnownMaxLen = func() (map[string]bool, int) {
 		m := map[string]bool{"<|channel|>": true, "<|message|>": true, "<|start|>": true, "<|constrain|>": true}
 		for name := range eogNames {
 			m[name] = true
@@ -335,12 +337,16 @@ var (
 				m[name] = true
 			}
 		}
-		return m
+		n := 0
+		for name := range m {
+			n = max(n, len(name))
+		}
+		return m, n
 	}()
 )
 
 func isWellKnownName(s string) bool {
-	return len(s) <= 32 && len(s) >= 3 && wellKnownNames[s]
+	return len(s) <= wellKnownMaxLen && wellKnownNames[s]
 }
 
 // ggufID reads an optional integer metadata value (a token id or a

@@ -208,9 +208,9 @@ func TestTokenizerJSONErrors(t *testing.T) {
 		name, json, want string
 	}{
 		{"not a tokenizer", `{"foo": 1}`, `not a tokenizer.json: no "model" with a "vocab"`},
-		{"not an object", `[1, 2, 3]`, "cannot unmarshal array"},
+		{"not an object", `[1, 2, 3]`, "tokenizer.json:1:1: want a JSON object (found '[')"},
 		{"syntax error", "{\n  \"model\": {\"vocab\": {\"a\": 0,}}\n}", "tokenizer.json:2:"},
-		{"vocab syntax error", "{\"decoder\": {\"type\": \"ByteLevel\"},\n\"model\": {\"type\": \"BPE\",\n \"vocab\": {\"a\": 0, \"b\": 01}}}", "tokenizer.json:3:27: invalid character '1'"},
+		{"vocab syntax error", "{\"decoder\": {\"type\": \"ByteLevel\"},\n\"model\": {\"type\": \"BPE\",\n \"vocab\": {\"a\": 0, \"b\": 01}}}", "tokenizer.json:3:25: model.vocab: invalid number: leading zero"},
 		{"vocab id not an integer", "{\"decoder\": {\"type\": \"ByteLevel\"},\n\"model\": {\"type\": \"BPE\",\n \"vocab\": {\"a\": 0, \"b\": 1.5}}}", "tokenizer.json:3:26: model.vocab: want an integer token id (found '.')"},
 		{"unknown decoder", `{"decoder": {"type": "CTC"}, "model": {"type": "BPE", "vocab": {"a": 0}}}`, `decoder: decoder type "CTC" is not supported`},
 		{"regex replace", `{"decoder": {"type": "Replace", "pattern": {"Regex": "x+"}, "content": " "}, "model": {"vocab": {"a": 0}}}`, `decoder "Replace" is supported only as a plain string`},
@@ -285,7 +285,7 @@ func TestParseTokenIDObject(t *testing.T) {
 		{`{"\x": 1}`, nil, "invalid escape"},
 		{`{"\u12": 1}`, nil, "invalid \\u escape"},
 		{`{"abc`, nil, "unterminated string"},
-		{`{} x`, nil, "unexpected data after the object"},
+		{`{} x`, nil, "unexpected data after the JSON value"},
 		{``, nil, "want an object"},
 	}
 	for _, tt := range tests {
@@ -356,4 +356,35 @@ func FuzzTokenizerJSON(f *testing.F) {
 			checkVocabInvariants(t, v)
 		}
 	})
+}
+
+// FuzzJSONSkip cross-checks the syntax check of skipped values (the bulk
+// of a tokenizer.json: merges) with json.Valid.
+func FuzzJSONSkip(f *testing.F) {
+	for _, s := range []string{`{"a": [1, -2.5e+3, true, false, null, "x\u00e9\n"]}`, `[]`, `{}`, `"\ud83d"`, `01`, `1.`, `-`, `[1,]`, `{"a" 1}`, `tru`, `1e`, ` [ [ ] ] `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := jsonScanner{data: data}
+		err := p.skip(0)
+		if err == nil {
+			err = p.end()
+		}
+		if (err == nil) != json.Valid(data) {
+			t.Fatalf("%q: skip error %v, json.Valid %v", data, err, json.Valid(data))
+		}
+	})
+}
+
+func TestJSONSkipDepth(t *testing.T) {
+	deep := strings.Repeat("[", maxJSONDepth+2) + strings.Repeat("]", maxJSONDepth+2)
+	p := jsonScanner{data: []byte(deep)}
+	if err := p.skip(0); err == nil || !strings.Contains(err.Error(), "nested deeper than 10000") {
+		t.Errorf("skip(%d-deep array) = %v, want the depth limit", maxJSONDepth+2, err)
+	}
+	ok := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	p = jsonScanner{data: []byte(ok)}
+	if err := p.skip(0); err != nil {
+		t.Errorf("skip(%d-deep array) = %v", maxJSONDepth, err)
+	}
 }

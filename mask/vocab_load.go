@@ -282,8 +282,8 @@ func (s *eogSet) remove(id int32) {
 // applyEOGWorkarounds removes the end tokens llama.cpp removes again: the
 // gpt-oss / solar-open "<|end|>" (when <|return|> and <|call|>, or
 // <|calls|> and <|flush|>, are EOG) and Gemma 4's "</s>" (when
-// <|tool_response> is EOG). It returns the ids removed and the kind they
-// get instead. name(id) is the token's name.
+// <|tool_response> is EOG). name(id) is a token's name; setKind gives a
+// removed token the kind llama.cpp gives it (rendered as text: normal).
 func applyEOGWorkarounds(s *eogSet, name func(int32) string, setKind func(int32, TokenKind)) {
 	has := map[string]int32{}
 	for _, id := range s.ids {
