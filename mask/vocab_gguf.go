@@ -250,11 +250,8 @@ func ggufEOG(kv ggml.KV, texts []string, kinds []TokenKind, typeOf func(int) int
 			}
 		}
 	}
-	forceSpecial := func(id int32) {
-		if kinds[id] != TokenSpecial {
-			kinds[id] = TokenSpecial
-		}
-	}
+	// detect finds token k by name when the metadata has no id for it,
+	// and makes it special (llama.cpp forces such tokens to "control").
 	detect := func(k string, names []string) {
 		if _, ok := ids[k]; ok {
 			return
@@ -267,7 +264,7 @@ func ggufEOG(kv ggml.KV, texts []string, kinds []TokenKind, typeOf func(int) int
 		}
 		if best != "" {
 			ids[k] = int64(byName[best])
-			forceSpecial(byName[best])
+			kinds[byName[best]] = TokenSpecial
 		}
 	}
 	detect("eot", eotNames)

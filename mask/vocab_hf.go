@@ -131,7 +131,7 @@ type hfEntry struct {
 // loadTokenizerJSONFile loads a tokenizer.json, with the
 // tokenizer_config.json and generation_config.json beside it.
 func loadTokenizerJSONFile(path string) (*Vocab, error) {
-	data, err := readJSONFile(path)
+	data, err := readVocabFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +386,7 @@ type hfConfig struct {
 func readHFConfigs(dir string) (hfConfig, error) {
 	var cfg hfConfig
 	if p := filepath.Join(dir, "tokenizer_config.json"); fileExists(p) {
-		data, err := readJSONFile(p)
+		data, err := readVocabFile(p)
 		if err != nil {
 			return cfg, err
 		}
@@ -396,7 +396,7 @@ func readHFConfigs(dir string) (hfConfig, error) {
 		cfg.eosFrom = "tokenizer_config.json"
 	}
 	if p := filepath.Join(dir, "generation_config.json"); fileExists(p) {
-		data, err := readJSONFile(p)
+		data, err := readVocabFile(p)
 		if err != nil {
 			return cfg, err
 		}
@@ -488,7 +488,7 @@ func loadVocabJSONDir(dir, vocabName, mergesName string) (*Vocab, error) {
 		return nil, err
 	}
 	vp := filepath.Join(dir, vocabName)
-	data, err := readJSONFile(vp)
+	data, err := readVocabFile(vp)
 	if err != nil {
 		return nil, err
 	}
@@ -523,17 +523,9 @@ func parseVocabJSON(data []byte, cfg hfConfig) (*Vocab, error) {
 // checkMerges checks that a merges file (merges.txt, vocab.bpe) is a
 // list of "left right" lines after an optional "#version" header.
 func checkMerges(path string) error {
-	f, err := os.Open(path)
+	data, err := readVocabFile(path)
 	if err != nil {
-		return &VocabFileError{Path: path, Err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxJSONFileSize+1))
-	if err != nil {
-		return &VocabFileError{Path: path, Err: err}
-	}
-	if len(data) > maxJSONFileSize {
-		return fileErrorf(path, "larger than %d bytes", maxJSONFileSize)
+		return err
 	}
 	for line := 1; len(data) > 0; line++ {
 		l := data
@@ -566,19 +558,20 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// readJSONFile reads a JSON file of at most maxJSONFileSize bytes.
-func readJSONFile(path string) ([]byte, error) {
+// readVocabFile reads a vocabulary file (JSON, merges) of at most
+// maxVocabFileSize bytes.
+func readVocabFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &VocabFileError{Path: path, Err: err}
+		return nil, osError(path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxJSONFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxVocabFileSize+1))
 	if err != nil {
-		return nil, &VocabFileError{Path: path, Err: err}
+		return nil, osError(path, err)
 	}
-	if len(data) > maxJSONFileSize {
-		return nil, fileErrorf(path, "larger than %d bytes: not a tokenizer file", maxJSONFileSize)
+	if len(data) > maxVocabFileSize {
+		return nil, fileErrorf(path, "larger than %d bytes: not a vocabulary file", maxVocabFileSize)
 	}
 	return data, nil
 }
