@@ -49,7 +49,7 @@ func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	for _, ar := range ast.Rules {
 		r := l.rules[l.ids[ar.Name]]
 		r.Pos = l.pos(ar.Pos)
-		r.Body = l.alts(ar.Body, 1)
+		r.Body = l.alts(ar.Body, 0)
 		if r.Body != nil {
 			l.checkRepeatProduct(r.Body, 1)
 		}
@@ -71,12 +71,13 @@ func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 
 func (l *lowerer) depthErr(p Pos, depth int) bool {
 	if depth > MaxDepth {
-		l.errs.add(p, "expression nested more than %d deep (limit MaxDepth)", MaxDepth)
+		l.errs.add(p, "groups and repetitions nested more than %d deep (limit MaxDepth)", MaxDepth)
 		return true
 	}
 	return false
 }
 
+// depth counts the enclosing groups and repetitions (MaxDepth).
 func (l *lowerer) alts(a *astAlts, depth int) *Node {
 	p := l.pos(a.Pos)
 	if l.depthErr(p, depth) {
@@ -84,7 +85,7 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 	}
 	var subs []*Node
 	for _, sq := range a.Seqs {
-		n := l.seq(sq, depth+1)
+		n := l.seq(sq, depth)
 		if n == nil {
 			return nil
 		}
@@ -102,12 +103,9 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 	p := l.pos(sq.Pos)
-	if l.depthErr(p, depth) {
-		return nil
-	}
 	var subs []*Node
 	for _, it := range sq.Items {
-		n := l.item(it, depth+1)
+		n := l.item(it, depth)
 		if n == nil {
 			return nil
 		}
@@ -135,7 +133,7 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 	if l.depthErr(l.pos(it.Pos), depth+len(it.Post)) {
 		return nil
 	}
-	n := l.primary(it.Primary, depth)
+	n := l.primary(it.Primary, depth+len(it.Post))
 	if n == nil {
 		return nil
 	}

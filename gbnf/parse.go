@@ -60,7 +60,7 @@ type astPostfix struct {
 
 var astParser = participle.MustBuild[astGrammar](
 	participle.Lexer(lexDef{}),
-	participle.UseLookahead(2),
+	participle.UseLookahead(1),
 )
 
 // Parse parses llama.cpp GBNF source with "root" as the root rule.
@@ -82,6 +82,9 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 	}
 	if s.fatal != nil {
 		return nil, ErrorList{s.fatal}
+	}
+	if e := s.countRules(); e != nil {
+		return nil, ErrorList{e}
 	}
 	peek, err := lexer.Upgrade(&sliceLexer{toks: s.toks})
 	if err != nil {
@@ -190,6 +193,23 @@ func (s *scanner) openParenBefore(off int) bool {
 		}
 	}
 	return d > 0
+}
+
+// countRules enforces MaxRules on the token stream, before the parser
+// spends time on a grammar that is too large anyway: a rule head is a name
+// followed by "::=".
+func (s *scanner) countRules() *Error {
+	names := map[string]bool{}
+	for i := 1; i < len(s.toks); i++ {
+		if s.toks[i].Type != tkDefine || s.toks[i-1].Type != tkName {
+			continue
+		}
+		names[s.toks[i-1].Value] = true
+		if len(names) > MaxRules {
+			return &Error{Pos: s.posAt(s.toks[i-1].Pos.Offset), Msg: fmt.Sprintf("more than %d rules (MaxRules)", MaxRules)}
+		}
+	}
+	return nil
 }
 
 // parseBound parses the digits of a repetition bound.

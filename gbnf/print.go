@@ -192,10 +192,20 @@ func writeClass(b *strings.Builder, n *Node) {
 	if n.Negated {
 		b.WriteByte('^')
 	}
+	// Print ranges that meet across the surrogates as one range: the
+	// parser drops the surrogates again.
+	var rs []rune
 	for i := 0; i+1 < len(n.Ranges); i += 2 {
-		lo, hi := n.Ranges[i], n.Ranges[i+1]
+		if k := len(rs); k > 0 && rs[k-1] == 0xD7FF && n.Ranges[i] == 0xE000 {
+			rs[k-1] = n.Ranges[i+1]
+			continue
+		}
+		rs = append(rs, n.Ranges[i], n.Ranges[i+1])
+	}
+	for i := 0; i+1 < len(rs); i += 2 {
+		lo, hi := rs[i], rs[i+1]
 		first := i == 0 && !n.Negated
-		last := i+2 >= len(n.Ranges)
+		last := i+2 >= len(rs)
 		switch {
 		case lo == hi:
 			writeClassRune(b, lo, first, last)

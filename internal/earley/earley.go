@@ -62,6 +62,7 @@ type node struct {
 	neg     bool    // OpToken: !<...>
 
 	productive bool // derives at least one sentence (tokens count)
+	nullable   bool // derives the empty string
 }
 
 // Recognizer recognizes the sentences of one grammar.
@@ -114,7 +115,7 @@ func New(g *gbnf.Grammar) *Recognizer {
 	}
 	r.root = bodies[g.Root]
 
-	// Productivity: least fixpoint.
+	// Productivity and nullability: least fixpoints.
 	for changed := true; changed; {
 		changed = false
 		for i := range r.nodes {
@@ -123,9 +124,50 @@ func New(g *gbnf.Grammar) *Recognizer {
 				n.productive = true
 				changed = true
 			}
+			if !n.nullable && r.derivesEmpty(n) {
+				n.nullable = true
+				changed = true
+			}
 		}
 	}
 	return r
+}
+
+func (r *Recognizer) derivesEmpty(n *node) bool {
+	switch n.op {
+	case gbnf.OpEmpty:
+		return true
+	case gbnf.OpSeq:
+		for _, s := range n.subs {
+			if !r.nodes[s].nullable {
+				return false
+			}
+		}
+		return true
+	case gbnf.OpAlt:
+		for _, s := range n.subs {
+			if r.nodes[s].nullable {
+				return true
+			}
+		}
+		return false
+	case gbnf.OpRepeat:
+		return n.min == 0 || r.nodes[n.subs[0]].nullable
+	case gbnf.OpRule:
+		return r.nodes[n.subs[0]].nullable
+	}
+	return false
+}
+
+// emptyBody reports whether node i is a repetition whose body derives
+// the empty string. Such a repetition can pad its count with empty
+// iterations, so with c iterations done it derives exactly what Max-c
+// more iterations derive (or body* when unbounded): an item for it is
+// always complete, and among items with the same origin the one with the
+// smallest count subsumes the others.
+func (r *Recognizer) emptyBody(i int32) bool {
+	n := &r.nodes[i]
+	return n.op == gbnf.OpRepeat && r.nodes[n.subs[0]].nullable
 }
 
 func (r *Recognizer) derives(n *node) bool {
@@ -191,7 +233,7 @@ func (r *Recognizer) done(it item) bool {
 	case gbnf.OpSeq:
 		return int(it.dot) == len(n.subs)
 	case gbnf.OpRepeat:
-		return int(it.dot) >= n.min
+		return int(it.dot) >= n.min || r.emptyBody(it.node)
 	default: // OpAlt, OpRule, OpToken
 		return it.dot == 1
 	}
@@ -230,7 +272,11 @@ func (r *Recognizer) advance(it item) item {
 		it.dot++
 	case gbnf.OpRepeat:
 		it.dot++
-		if n.max == gbnf.Unbounded && int(it.dot) > n.min {
+		switch {
+		case n.max != gbnf.Unbounded:
+		case r.emptyBody(it.node):
+			it.dot = 0 // body* whatever the count
+		case int(it.dot) > n.min:
 			it.dot = int32(n.min) // counts past the minimum are all alike
 		}
 	default: // OpAlt, OpRule
@@ -244,7 +290,17 @@ func (r *Recognizer) advance(it item) item {
 // the sets at positions 0..pos-1.
 func (r *Recognizer) closure(chart []*set, pos int32, kernel []item) *set {
 	s := &set{index: map[item]int32{}, waiting: map[int32][]int32{}, nulled: map[int32]bool{}}
+	// minCount: the smallest count of the items of repetitions with an
+	// empty-deriving body, per node and origin (see emptyBody).
+	minCount := map[[2]int32]int32{}
 	add := func(it item) {
+		if r.emptyBody(it.node) {
+			key := [2]int32{it.node, it.origin}
+			if c, ok := minCount[key]; ok && c <= it.dot {
+				return
+			}
+			minCount[key] = it.dot
+		}
 		if _, ok := s.index[it]; !ok {
 			s.index[it] = int32(len(s.items))
 			s.items = append(s.items, it)

@@ -1,0 +1,102 @@
+package gbnf_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/grammartest"
+	"github.com/structgen/structgen/internal/sharedtest"
+)
+
+// fuzzSeeds adds the corpus (when ../shared is there), the regression
+// suite and the table tests as seeds.
+func fuzzSeeds(f *testing.F) {
+	for _, tt := range printTests {
+		f.Add(tt.src)
+	}
+	for _, tt := range errorTests {
+		f.Add(tt.src)
+	}
+	for _, tt := range leftRecursionTests {
+		f.Add(tt.src)
+	}
+	if dir, err := grammartest.Dir(); err == nil {
+		if cases, err := grammartest.Load(dir); err == nil {
+			for _, c := range cases {
+				f.Add(c.Grammar)
+			}
+		}
+	}
+	shared, _ := sharedtest.Find()
+	if shared == "" {
+		return
+	}
+	paths, _ := filepath.Glob(filepath.Join(shared, "corpus", "llama-grammars", "*.gbnf"))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(string(b))
+		}
+	}
+	var cases []struct {
+		Grammar string `json:"grammar"`
+	}
+	for _, name := range []string{"llama-grammar-parser-cases.json", "llama-grammar-cases.json"} {
+		b, err := os.ReadFile(filepath.Join(shared, "corpus", name))
+		if err != nil {
+			continue
+		}
+		cases = cases[:0]
+		if json.Unmarshal(b, &cases) == nil {
+			for _, c := range cases {
+				if c.Grammar != "" {
+					f.Add(c.Grammar)
+				}
+			}
+		}
+	}
+}
+
+// FuzzParse: Parse never panics or hangs; an error is positioned inside
+// the source; a grammar prints to GBNF that parses back to an equal
+// grammar, and printing is a fixpoint.
+func FuzzParse(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, src string) {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			if g != nil {
+				t.Fatalf("grammar and error both returned: %v", err)
+			}
+			var list gbnf.ErrorList
+			if !errors.As(err, &list) || len(list) == 0 {
+				t.Fatalf("error %T is not a non-empty ErrorList: %v", err, err)
+			}
+			for _, e := range list {
+				if e.Pos.Line < 1 || e.Pos.Col < 1 || e.Pos.Offset < 0 || e.Pos.Offset > len(src) {
+					t.Fatalf("error position %+v outside the source (%d bytes): %v", e.Pos, len(src), e)
+				}
+			}
+			return
+		}
+		out := g.String()
+		g2, err := gbnf.Parse(out)
+		if err != nil {
+			t.Fatalf("printed grammar does not parse: %v\nsource: %q\nprinted: %q", err, src, out)
+		}
+		if !g.Equal(g2) {
+			t.Fatalf("round trip differs\nsource: %q\nprinted: %q\nreprinted: %q", src, out, g2.String())
+		}
+		if out2 := g2.String(); out2 != out {
+			t.Fatalf("printing is not a fixpoint: %q then %q", out, out2)
+		}
+		a := g.Analyze()
+		_ = g.LeftRecursion()
+		if len(a.Nullable) != len(g.Rules) {
+			t.Fatalf("analysis size %d for %d rules", len(a.Nullable), len(g.Rules))
+		}
+	})
+}
