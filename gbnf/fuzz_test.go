@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/earley"
 	"github.com/structgen/structgen/internal/grammartest"
 	"github.com/structgen/structgen/internal/sharedtest"
 )
@@ -63,8 +64,20 @@ func fuzzSeeds(f *testing.F) {
 // FuzzParse: Parse never panics or hangs; an error is positioned inside
 // the source; a grammar prints to GBNF that parses back to an equal
 // grammar, and printing is a fixpoint.
+//
+// For short inputs it also checks the parser against the grammar of GBNF
+// (testdata/grammars/40-gbnf.txtar) run by the reference recognizer: what
+// parses is a sentence of that grammar.
 func FuzzParse(f *testing.F) {
 	fuzzSeeds(f)
+	var meta *earley.Recognizer
+	if dir, err := grammartest.Dir(); err == nil {
+		if c, err := grammartest.LoadFile(filepath.Join(dir, "40-gbnf.txtar")); err == nil {
+			if g, err := gbnf.Parse(c.Grammar); err == nil {
+				meta = earley.New(g)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		g, err := gbnf.Parse(src)
 		if err != nil {
@@ -81,6 +94,9 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 			return
+		}
+		if meta != nil && len(src) <= 256 && !meta.Accepts([]byte(src)) {
+			t.Fatalf("%q parses, but the grammar of GBNF rejects it", src)
 		}
 		out := g.String()
 		g2, err := gbnf.Parse(out)

@@ -221,7 +221,14 @@ func (s *scanner) next() *lexErr {
 		s.pos++
 	case c == '#':
 		for s.pos < len(src) && src[s.pos] != '\n' && src[s.pos] != '\r' {
-			s.pos++
+			r, size := utf8.DecodeRuneInString(src[s.pos:])
+			if r == 0 {
+				return s.errAt(s.pos, "NUL byte in grammar")
+			}
+			if r == utf8.RuneError && size <= 1 {
+				return s.errAt(s.pos, "invalid UTF-8 byte 0x%02X", src[s.pos])
+			}
+			s.pos += size
 		}
 	case c == '\n' || c == '\r':
 		s.pos++

@@ -203,6 +203,8 @@ var errorTests = []struct {
 	{"root ::= \"a\xff\"", `1:12: invalid UTF-8 byte 0xFF`},
 	{"root ::= \"a\x00\"", `1:12: NUL byte in grammar`},
 	{"root ::= \x00", `1:10: NUL byte in grammar`},
+	{"root ::= \"a\" # \xff", `1:16: invalid UTF-8 byte 0xFF`},
+	{"# \x00\nroot ::= \"a\"", `1:3: NUL byte in grammar`},
 	// Token references.
 	{`root ::= <[abc]>`, `1:12: expected a token id (digits) in <[id]>`},
 	{`root ::= < [1]>`, `1:10: expected a token reference <[id]> or <|text|> (llama.cpp's <text> needs a vocabulary; only <|text|> is kept by text)`},
