@@ -25,13 +25,15 @@ func perToken(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/token")
 }
 
-// BenchmarkVsCPUChain runs, on the same 128k random logits in one run, the
-// Gumbel-max sampler and the CPU chain with the same settings: top-k 40
-// (the DESIGN.md target: Gumbel-max ≥ 2× faster), llama.cpp's default
-// settings, and no filter at all.
+// BenchmarkVsCPUChain runs, on the same 128k random logits (normal,
+// σ = 3) in one run, the Gumbel-max sampler and the CPU chain with the same
+// settings: top-k 40 (the DESIGN.md target: Gumbel-max ≥ 2× faster),
+// llama.cpp's default settings, no filter at all, and top-p alone. "hot"
+// samples one vector again and again (it stays in cache, as logits just
+// written by the model mostly do); "cold" cycles through 8 vectors (4 MiB,
+// beyond L2), where both samplers wait on memory.
 func BenchmarkVsCPUChain(b *testing.B) {
 	vecs := benchLogits(128256, 8)
-	prev := []int32{11, 500, 9000, 11}
 	for _, cfg := range []struct {
 		name string
 		g    Params
@@ -42,30 +44,36 @@ func BenchmarkVsCPUChain(b *testing.B) {
 		{"nofilter", Params{Temperature: 1}, cpu.Params{Temperature: 1}},
 		{"topp0.9", Params{Temperature: 1, TopP: 0.9}, cpu.Params{Temperature: 1, TopP: 0.9}},
 	} {
-		b.Run(cfg.name+"/gumbel", func(b *testing.B) {
-			Sample(vecs[0], prev, 0, cfg.g)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				Sample(vecs[i&7], prev, uint32(i), cfg.g)
-				i++
+		for _, cache := range []string{"hot", "cold"} {
+			mask := 0
+			if cache == "cold" {
+				mask = 7
 			}
-			perToken(b)
-		})
-		b.Run(cfg.name+"/cpu-chain", func(b *testing.B) {
-			c, err := cpu.NewChain(cfg.c)
-			if err != nil {
-				b.Fatal(err)
-			}
-			c.Sample(vecs[0])
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				c.Sample(vecs[i&7])
-				i++
-			}
-			perToken(b)
-		})
+			b.Run(cfg.name+"/"+cache+"/gumbel", func(b *testing.B) {
+				Sample(vecs[0], nil, 0, cfg.g)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					Sample(vecs[i&mask], nil, uint32(i), cfg.g)
+					i++
+				}
+				perToken(b)
+			})
+			b.Run(cfg.name+"/"+cache+"/cpu-chain", func(b *testing.B) {
+				c, err := cpu.NewChain(cfg.c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Sample(vecs[0])
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					c.Sample(vecs[i&mask])
+					i++
+				}
+				perToken(b)
+			})
+		}
 	}
 }
 
@@ -77,6 +85,7 @@ func BenchmarkVocab(b *testing.B) {
 		for _, p := range []Params{{Temperature: 1, TopK: 40}, {Temperature: 1}} {
 			name := fmt.Sprintf("V=%d/k=%d", v, p.TopK)
 			b.Run(name+"/f32", func(b *testing.B) {
+				Sample(vecs[0], nil, 0, p)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
@@ -87,6 +96,7 @@ func BenchmarkVocab(b *testing.B) {
 			})
 			f16 := toF16(vecs[0])
 			b.Run(name+"/f16", func(b *testing.B) {
+				SampleF16(f16, nil, 0, p)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
@@ -100,27 +110,47 @@ func BenchmarkVocab(b *testing.B) {
 }
 
 // BenchmarkParallelThreshold decides parallelMin: the same call with the
-// worker pool forced on and forced off, per vocabulary size.
+// worker pool forced on and forced off, per vocabulary size, for settings
+// dominated by each kind of pass: top-k 40 (the max/heap pass), no filter
+// (the argmax pass), top-p alone (the mass pass), top-k 2000 (the counting
+// passes), and float16 input (the widening pass).
 func BenchmarkParallelThreshold(b *testing.B) {
 	old := parallelMin
 	defer func() { parallelMin = old }()
-	for _, v := range []int{8192, 16384, 32768, 65536, 131072} {
-		vecs := benchLogits(v, 4)
-		for _, par := range []bool{false, true} {
-			b.Run(fmt.Sprintf("V=%d/parallel=%v", v, par), func(b *testing.B) {
-				if par {
-					parallelMin = 0
-				} else {
-					parallelMin = 1 << 30
-				}
-				p := Params{Temperature: 1, TopK: 40}
-				i := 0
-				for b.Loop() {
-					Sample(vecs[i&3], nil, uint32(i), p)
-					i++
-				}
-				perToken(b)
-			})
+	for _, cfg := range []struct {
+		name string
+		p    Params
+		f16  bool
+	}{
+		{"topk40", Params{Temperature: 1, TopK: 40}, false},
+		{"nofilter", Params{Temperature: 1}, false},
+		{"topp0.9", Params{Temperature: 1, TopP: 0.9}, false},
+		{"topk2000", Params{Temperature: 1, TopK: 2000}, false},
+		{"f16-topk40", Params{Temperature: 1, TopK: 40}, true},
+	} {
+		for _, v := range []int{16384, 32768, 65536, 131072, 262144} {
+			vecs := benchLogits(v, 4)
+			h := toF16(vecs[0])
+			for _, par := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/V=%d/parallel=%v", cfg.name, v, par), func(b *testing.B) {
+					for ph := range parallelMin {
+						parallelMin[ph] = 1 << 30
+						if par {
+							parallelMin[ph] = 0
+						}
+					}
+					i := 0
+					for b.Loop() {
+						if cfg.f16 {
+							SampleF16(h, nil, uint32(i), cfg.p)
+						} else {
+							Sample(vecs[i&3], nil, uint32(i), cfg.p)
+						}
+						i++
+					}
+					perToken(b)
+				})
+			}
 		}
 	}
 }

@@ -92,7 +92,9 @@ func TestMatchesScalarReference(t *testing.T) {
 	}
 	run(40000, 60) // three chunks, parallel above parallelMin
 	old := parallelMin
-	parallelMin = 0 // force the pool even for a couple of chunks
+	for ph := range parallelMin {
+		parallelMin[ph] = 0 // force the pool even for a couple of chunks
+	}
 	defer func() { parallelMin = old }()
 	run(20000, 60)
 }

@@ -1,7 +1,10 @@
 package gpu
 
 import (
+	"math"
 	"runtime"
+
+	"github.com/x448/float16"
 	"sort"
 	"sync"
 )
@@ -13,10 +16,25 @@ import (
 // goroutine hand-off.
 const chunkSize = 1 << 14
 
-// parallelMin is the smallest vocabulary whose passes are split over the
-// worker pool; below it one goroutine does everything (see
-// BenchmarkParallelThreshold: on 2 cores the fan-out pays from ~32k on).
-var parallelMin = 1 << 15
+// parallelMin is, per phase, the smallest vocabulary whose pass is split
+// over the worker pool; below it one goroutine does everything. Handing
+// chunks to another thread costs a few µs on an idle machine and much more
+// on a loaded one, so only the passes with real work per logit go
+// parallel, and only for large vocabularies. BenchmarkParallelThreshold on
+// the 2 shared cores of the development machine (load ≈ 6–8; µs per token,
+// sequential → parallel): the SSE max/top-k pass never gains (131k:
+// 19 → 25; 262k: 51 → 80); the mass pass (an exp per logit) gains from
+// 128k on (131k: 2634 → 2428; 262k: 4760 → 3653), the counting passes of a
+// large top-k too (131k: 930 → 803); the argmax pass and the float16
+// widening break even. On an idle machine with more cores the break-even
+// points are lower.
+var parallelMin = [...]int{
+	phaseWiden:  1 << 18,
+	phaseMax:    1 << 22,
+	phaseCount:  1 << 17,
+	phaseMass:   1 << 17,
+	phaseArgmax: 1 << 18,
+}
 
 // The worker pool: GOMAXPROCS-1 goroutines, started on first use, helping
 // whatever call is running. A call offers its workspace to idle helpers
@@ -54,7 +72,7 @@ func (ws *workspace) run(phase int) {
 	ws.done.Store(0)
 	ws.gen++
 	ws.claim.Store(uint64(ws.gen)<<(2*claimBits) | uint64(ws.nChunk)<<claimBits)
-	if len(ws.x) >= parallelMin && ws.nChunk > 1 {
+	if len(ws.x) >= parallelMin[phase] && ws.nChunk > 1 {
 		poolOnce.Do(startPool)
 	offer:
 		for range min(helpers, ws.nChunk-1) {
@@ -102,8 +120,9 @@ func (ws *workspace) runChunk(c int) {
 	st := &ws.chunks[c]
 	if ws.phase == phaseWiden {
 		src, dst := ws.src16[lo:hi], ws.x[lo:hi]
+		tab := f16Table()
 		for i, h := range src {
-			dst[i] = h.Float32()
+			dst[i] = tab[h.Bits()]
 		}
 		return
 	}
@@ -177,14 +196,18 @@ func (ws *workspace) single(st *chunkState, c, t int, x float32) {
 
 // maxSegment tracks the maximum (lowest index on ties, NaN ignored) or,
 // for a small top-k, the k+1 largest in a min-heap (one loop: the maximum
-// is then the heap's largest entry, see maxFromHeaps).
+// is then the heap's largest entry, see kthLargest). Both only look at
+// logits above the running bar, which firstAbove finds 16 at a time.
 func (ws *workspace) maxSegment(st *chunkState, base int, xs []float32) {
 	if ws.k1 == 0 {
 		mv, mi := st.maxV, st.maxI
-		for i, x := range xs {
-			if x > mv {
-				mv, mi = x, base+i
+		for i := 0; ; {
+			j := i + firstAbove(xs[i:], mv)
+			if j >= len(xs) {
+				break
 			}
+			mv, mi = xs[j], base+j
+			i = j + 1
 		}
 		st.maxV, st.maxI = mv, mi
 		return
@@ -193,67 +216,84 @@ func (ws *workspace) maxSegment(st *chunkState, base int, xs []float32) {
 	i := 0
 	// Fill: only logits above the carried floor (this drops NaN and -Inf).
 	floor := st.carry
-	for ; i < len(xs) && len(h) < ws.k1; i++ {
-		if x := xs[i]; x > floor {
-			h = append(h, entry{x, int32(base + i)})
-			heapUp(h, len(h)-1)
+	for len(h) < ws.k1 {
+		j := i + firstAbove(xs[i:], floor)
+		if j >= len(xs) {
+			i = j
+			break
 		}
+		h = append(h, entry{xs[j], int32(base + j)})
+		heapUp(h, len(h)-1)
+		i = j + 1
 	}
 	if len(h) == ws.k1 {
 		thr := h[0].x
-		// Four at a time: one well-predicted branch per four logits.
-		for ; i+4 <= len(xs); i += 4 {
-			a, b, c, d := xs[i], xs[i+1], xs[i+2], xs[i+3]
-			if a > thr || b > thr || c > thr || d > thr {
-				for j := i; j < i+4; j++ {
-					if x := xs[j]; x > thr {
-						h[0] = entry{x, int32(base + j)}
-						heapDown(h, 0)
-						thr = h[0].x
-					}
-				}
+		for {
+			j := i + firstAbove(xs[i:], thr)
+			if j >= len(xs) {
+				break
 			}
-		}
-		for ; i < len(xs); i++ {
-			if x := xs[i]; x > thr {
-				h[0] = entry{x, int32(base + i)}
-				heapDown(h, 0)
-				thr = h[0].x
-			}
+			h[0] = entry{xs[j], int32(base + j)}
+			heapDown(h, 0)
+			thr = h[0].x
+			i = j + 1
 		}
 	}
 	st.heap = h
 }
 
-// argmaxSegment finds the best noised logit among x ≥ θ. Two cheap bounds
-// rule most tokens out before any logarithm: x + T·gmax (no hash), then
-// x + T·gumbelBound[top bits of the hash word]. Both are upper bounds of
-// the exact value because float32 rounding (and float16 rounding) is
-// monotone.
+// argmaxSegment finds the best noised logit among x ≥ θ. Cheap bounds rule
+// most tokens out before any logarithm: a scan bar below which x + T·gmax
+// cannot reach the best (with a generous margin for rounding), then the
+// exact bound x + T·gmax, then x + T·gumbelBound[top bits of the hash
+// word]. The bounds are upper bounds of the exact value because float32
+// (and float16) rounding is monotone.
 func (ws *workspace) argmaxSegment(st *chunkState, base int, xs []float32) {
 	bestV, bestI := st.bestV, st.bestI
 	theta, tg, temp, es, f16 := ws.theta, ws.tg, ws.temp, ws.es, ws.f16
-	for j, x := range xs {
-		if !(x >= theta) {
+	thetaBar := math.Nextafter32(theta, negInf) // x > thetaBar ⇔ x ≥ θ
+	bar := scanBar(thetaBar, bestV, tg)
+	for i := 0; ; {
+		j := i + firstAbove(xs[i:], bar)
+		if j >= len(xs) {
+			break
+		}
+		i = j + 1
+		x, idx := xs[j], base+j
+		if ub := x + tg; ub < bestV && idx > bestI || !f16 && beaten(ub, idx, bestV, bestI) || f16 && loses(ub, idx, bestV, bestI, f16) {
 			continue
 		}
-		i := base + j
-		if loses(x+tg, i, bestV, bestI, f16) {
-			continue
-		}
-		w := pcgWord(es + uint32(i))
-		if loses(x+float32(temp*gumbelBound[w>>(32-noiseBucketBits)]), i, bestV, bestI, f16) {
+		w := pcgWord(es + uint32(idx))
+		if ub := x + float32(temp*gumbelBound[w>>(32-noiseBucketBits)]); !f16 && beaten(ub, idx, bestV, bestI) || f16 && loses(ub, idx, bestV, bestI, f16) {
 			continue
 		}
 		v := x + float32(temp*gumbel(uniform(w)))
 		if f16 {
 			v = f16Round(v)
 		}
-		if v > bestV || (v == bestV && i < bestI) {
-			bestV, bestI = v, i
+		if v > bestV || (v == bestV && idx < bestI) {
+			bestV, bestI = v, idx
+			bar = scanBar(thetaBar, bestV, tg)
 		}
 	}
 	st.bestV, st.bestI = bestV, bestI
+}
+
+// scanBar is a logit bar for the argmax scan: every x whose bound
+// x + tg (rounded, even to float16) can reach bestV is above it. The margin
+// (2⁻⁹ relative) exceeds any float32 or float16 rounding.
+func scanBar(thetaBar, bestV, tg float32) float32 {
+	b := float64(bestV) - float64(tg)
+	b -= (math.Abs(float64(bestV)) + math.Abs(float64(tg))) * (1.0 / 512)
+	if !(b > float64(thetaBar)) { // also NaN (infinite T)
+		return thetaBar
+	}
+	return float32(b)
+}
+
+// beaten reports whether value v at index i loses to (bestV, bestI).
+func beaten(v float32, i int, bestV float32, bestI int) bool {
+	return v < bestV || (v == bestV && i > bestI)
 }
 
 // loses reports whether a token at index i whose value is at most ub
@@ -298,3 +338,14 @@ func heapDown(h []entry, i int) {
 		i = m
 	}
 }
+
+// f16Table maps every float16 bit pattern to its float32 value (256 KiB,
+// built on first use): one load per logit instead of x448/float16's
+// bit-by-bit conversion.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for b := range t {
+		t[b] = float16.Frombits(uint16(b)).Float32()
+	}
+	return &t
+})
