@@ -101,8 +101,19 @@ func (m *Model) load(path string, opts Options) error {
 	mp := C.llama_model_default_params()
 	mp.vocab_only = C.bool(opts.VocabOnly)
 	mp.use_mmap = true
+	// A panic must not unwind through llama.cpp's frames: the callback
+	// recovers it, stops the load, and Load reports it.
+	var cbPanic any
 	if opts.Progress != nil {
-		h := cgo.NewHandle(opts.Progress)
+		h := cgo.NewHandle(func(p float32) (goOn bool) {
+			defer func() {
+				if r := recover(); r != nil {
+					cbPanic, goOn = r, false
+				}
+			}()
+			opts.Progress(p)
+			return true
+		})
 		defer h.Delete()
 		ph := &progressHandle{h: h}
 		var pin runtime.Pinner
@@ -113,6 +124,10 @@ func (m *Model) load(path string, opts Options) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	m.model = C.llama_model_load_from_file(cpath, mp)
+	if cbPanic != nil {
+		takeLog()
+		return fmt.Errorf("%w: the Progress callback panicked: %v", ErrBadOptions, cbPanic)
+	}
 	if m.model == nil {
 		return llamaErr("llama_model_load_from_file")
 	}

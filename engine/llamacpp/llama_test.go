@@ -453,6 +453,11 @@ func TestProgress(t *testing.T) {
 			t.Fatalf("progress went back: %v", seen)
 		}
 	}
+	// A panicking callback stops the load with an error.
+	_, err := Load(storiesPath(t), Options{Progress: func(float32) { panic("boom") }})
+	if !errors.Is(err, ErrBadOptions) || !strings.Contains(err.Error(), "panicked: boom") {
+		t.Errorf("Load with a panicking Progress = %v", err)
+	}
 }
 
 func TestVocabOnlyCorpus(t *testing.T) {

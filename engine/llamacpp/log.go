@@ -125,8 +125,7 @@ func takeLog() string {
 //export structgenLlamaProgress
 func structgenLlamaProgress(progress C.float, userData unsafe.Pointer) C.bool {
 	h := (*progressHandle)(userData)
-	h.h.Value().(func(float32))(float32(progress))
-	return true
+	return C.bool(h.h.Value().(func(float32) bool)(float32(progress)))
 }
 
 // progressHandle is what llama.cpp's progress_callback_user_data points
