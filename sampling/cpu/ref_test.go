@@ -2,7 +2,7 @@ package cpu
 
 import (
 	"math"
-	"sort"
+	"slices"
 )
 
 // refChain is the plain, sort-based implementation of the default llama.cpp
@@ -35,7 +35,15 @@ func (r *refChain) sample(logits []float32) int32 {
 	for i, x := range logits {
 		d[i] = candidate{id: int32(i), logit: x}
 	}
-	sort.Slice(d, func(i, j int) bool { return d[i].logit > d[j].logit })
+	slices.SortFunc(d, func(a, b candidate) int {
+		switch {
+		case a.logit > b.logit:
+			return -1
+		case a.logit < b.logit:
+			return 1
+		}
+		return 0
+	})
 	if r.k > 0 && r.k < len(d) {
 		d = d[:r.k]
 	}
