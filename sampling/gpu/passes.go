@@ -19,21 +19,23 @@ const chunkSize = 1 << 14
 // parallelMin is, per phase, the smallest vocabulary whose pass is split
 // over the worker pool; below it one goroutine does everything. Handing
 // chunks to another thread costs a few µs on an idle machine and much more
-// on a loaded one, so only the passes with real work per logit go
-// parallel, and only for large vocabularies. BenchmarkParallelThreshold on
-// the 2 shared cores of the development machine (load ≈ 6–8; µs per token,
-// sequential → parallel): the SSE max/top-k pass never gains (131k:
-// 19 → 25; 262k: 51 → 80); the mass pass (an exp per logit) gains from
-// 128k on (131k: 2634 → 2428; 262k: 4760 → 3653), the counting passes of a
-// large top-k too (131k: 930 → 803); the argmax pass and the float16
-// widening break even. On an idle machine with more cores the break-even
-// points are lower.
+// on a loaded one, so the cheap SSE max/top-k pass goes parallel only for
+// the largest vocabularies, the passes with real work per logit (an exp
+// for top-p, a hash for the argmax, the counting passes of a large top-k,
+// float16 widening) from 64k on. Measured with BenchmarkParallelThreshold
+// on the development machine's 2 cores, shared and loaded (load average
+// 4–10), so the two runs disagree in detail (µs per token, sequential →
+// parallel): top-k 40 at 128k 19 → 25 and 41 → 62, at 262k 51 → 80 and
+// 110 → 59; no filter at 64k 927 → 305, at 128k 644 → 671 and 2150 → 822;
+// top-p 0.9 at 128k 2634 → 2428 and 16306 → 2404; top-k 2000 at 64k
+// 471 → 535 and 1547 → 664; float16 top-k 40 at 128k 60 → 59 and 287 → 119.
+// On an idle machine with more cores the break-even points are lower.
 var parallelMin = [...]int{
-	phaseWiden:  1 << 18,
-	phaseMax:    1 << 22,
-	phaseCount:  1 << 17,
-	phaseMass:   1 << 17,
-	phaseArgmax: 1 << 18,
+	phaseWiden:  1 << 16,
+	phaseMax:    200_000, // 256k vocabularies (Gemma), not 128k (Llama 3)
+	phaseCount:  1 << 16,
+	phaseMass:   1 << 16,
+	phaseArgmax: 1 << 16,
 }
 
 // The worker pool: GOMAXPROCS-1 goroutines, started on first use, helping
