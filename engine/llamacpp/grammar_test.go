@@ -101,6 +101,22 @@ func TestGrammarPeerSmall(t *testing.T) {
 	}
 }
 
+func TestGrammarPeerReplayRejects(t *testing.T) {
+	v, eog := smallVocab()
+	p, err := NewGrammarPeer(`root ::= "ab" [a-c]* "+"`, v, eog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r, err := p.Replay([]int32{256, 'c', 'z', '+'}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rejected != 2 || len(r.Allowed) != 3 || r.Allowed[0] != 3 || r.CanEnd[2] {
+		t.Errorf("Replay = %+v, want the rejection at token 2 after 3 masks", r)
+	}
+}
+
 func keys(m map[int32]bool) []int32 {
 	var out []int32
 	for k := range m {
@@ -229,7 +245,7 @@ func TestGrammarPeerLlama3Counts(t *testing.T) {
 // allowed, and the end of generation is allowed after the last one only.
 func TestGrammarPeerReplayEnd(t *testing.T) {
 	v, eog := llama3RawVocab(t)
-	// "(x+1)*2", one token per character.
+	// "x*2", one token per character.
 	ids := map[string]int32{}
 	for i, b := range v {
 		if len(b) == 1 {
@@ -237,7 +253,7 @@ func TestGrammarPeerReplayEnd(t *testing.T) {
 		}
 	}
 	var doc []int32
-	for _, c := range "(x+1)*2" {
+	for _, c := range "x*2" {
 		doc = append(doc, ids[string(c)])
 	}
 	gbnf, _ := benchCase(t, "03-arith-ebnf")
@@ -253,8 +269,8 @@ func TestGrammarPeerReplayEnd(t *testing.T) {
 	if r.Rejected != -1 || len(r.CanEnd) != len(doc)+1 {
 		t.Fatalf("rejected at %d, %d steps", r.Rejected, len(r.CanEnd))
 	}
-	// An expression can end after "(x+1)" and "(x+1)*2" only.
-	wantEnd := []bool{false, false, false, false, false, true, false, true}
+	// An expression can end after "x" and "x*2", not after "" or "x*".
+	wantEnd := []bool{false, true, false, true}
 	for i, ok := range r.CanEnd {
 		if ok != wantEnd[i] {
 			t.Errorf("step %d: can end %v, want %v", i, ok, wantEnd[i])
