@@ -11,11 +11,17 @@ import (
 type Error struct {
 	Pos Pos
 	Msg string
+
+	cause error // the participle error behind a syntax error, if any
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("%d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
 }
+
+// Unwrap returns the parser library's error behind a syntax error (a
+// participle.Error with the same position), or nil.
+func (e *Error) Unwrap() error { return e.cause }
 
 // ErrorList is a list of errors sorted by position. Parse reports at most
 // MaxErrors of them; the last one then says that more were left out.

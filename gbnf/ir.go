@@ -59,6 +59,8 @@ type Node struct {
 
 	// OpClass: sorted, non-overlapping, non-adjacent inclusive ranges
 	// lo0, hi0, lo1, hi1, ... (normalized by the parser: [b-ca] is a-c).
+	// They hold Unicode scalar values only: no surrogates, nothing above
+	// U+10FFFF (the parser drops those parts of a range).
 	Ranges []rune
 	// OpClass: the class is [^...]; OpToken: the reference is !<[...]>.
 	Negated bool

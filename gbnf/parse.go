@@ -120,9 +120,9 @@ func (s *scanner) syntaxError(err error) *Error {
 	pos := s.posAt(lp.Offset)
 	var ute *participle.UnexpectedTokenError
 	if errors.As(err, &ute) {
-		return &Error{Pos: pos, Msg: s.unexpected(ute)}
+		return &Error{Pos: pos, Msg: s.unexpected(ute), cause: err}
 	}
-	return &Error{Pos: pos, Msg: perr.Message()}
+	return &Error{Pos: pos, Msg: perr.Message(), cause: err}
 }
 
 // unexpected words an unexpected-token error in GBNF terms.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/participle/v2"
+
 	"github.com/structgen/structgen/gbnf"
 )
 
@@ -236,6 +238,20 @@ func TestParseErrors(t *testing.T) {
 		if !errors.As(err, &e) {
 			t.Errorf("Parse(%q): error %T is not a *gbnf.Error", tt.src, err)
 		}
+	}
+}
+
+// TestSyntaxErrorCause: a syntax error keeps participle's error, at the
+// same position.
+func TestSyntaxErrorCause(t *testing.T) {
+	_, err := gbnf.Parse("root ::= \"a\" )")
+	var ute *participle.UnexpectedTokenError
+	if !errors.As(err, &ute) {
+		t.Fatalf("%v: no participle error inside", err)
+	}
+	var e *gbnf.Error
+	if !errors.As(err, &e) || ute.Position().Line != e.Pos.Line || ute.Position().Column != e.Pos.Col {
+		t.Errorf("positions differ: %v vs %v", ute.Position(), e.Pos)
 	}
 }
 

@@ -147,7 +147,8 @@ func checkConsistent(t *testing.T, name string, r *earley.Recognizer, s []byte) 
 		if st == nil {
 			break
 		}
-		if !r.Viable(s[:i]) {
+		// Viable on every prefix is quadratic: check some of them.
+		if (len(s) <= 64 || i%(len(s)/16) == 0) && !r.Viable(s[:i]) {
 			t.Errorf("%s: %q: state alive after %d bytes but Viable false", name, s, i)
 		}
 		st = st.Next(c)
@@ -167,7 +168,7 @@ func checkConsistent(t *testing.T, name string, r *earley.Recognizer, s []byte) 
 // random non-recursive grammars, and checks it against itself.
 func TestAgainstRegexp(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
-	grammars, compared, accepted := 150, 0, 0
+	grammars, compared, accepted := 100, 0, 0
 	if testing.Short() {
 		grammars = 50
 	}
