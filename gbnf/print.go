@@ -215,7 +215,7 @@ func writeClass(b *strings.Builder, n *Node) {
 			writeClassRune(b, lo, first, false)
 			writeClassRune(b, hi, false, last)
 		default:
-			writeClassRune(b, lo, false, false)
+			writeClassRune(b, lo, first, false)
 			b.WriteByte('-')
 			writeClassRune(b, hi, false, false)
 		}
