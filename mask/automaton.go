@@ -34,6 +34,9 @@ const (
 	stPureFinal             // final, no outgoing edges, not a repetition frame: a call returning here is a tail call
 	stSimple                // no calls, no token edges, not final, not a repetition boundary: stepping is one table lookup
 	stTop                   // can be the top of a stack after a byte or token (gets an eager level-1 walk)
+	stNoPop                 // final, but only as the end of an iteration: the repetition may not end here
+	stReachPop              // repetition frame: the current iteration can end where the repetition may end
+	stIterOnly              // repetition frame, iteration complete, no edges of its own, body start without calls or token edges: a byte can only start the next iteration
 )
 
 type state struct {
@@ -44,13 +47,15 @@ type state struct {
 }
 
 type frame struct {
-	name     string
-	start    int32
-	repeat   bool
-	min, max int32 // repetition bounds; max < 0 means unbounded
-	root     bool
-	nullable bool // the frame's expression accepts ""; for the root, the grammar accepts ""
-	minLen   int32
+	name          string
+	start         int32
+	repeat        bool
+	min, max      int32 // repetition bounds; max < 0 means unbounded
+	root          bool
+	nullable      bool // the frame's expression accepts ""; for the root, the grammar accepts ""
+	minLen        int32
+	bodyKey       string // repetition frames: canonical body (see frameDef)
+	first_, last_ int32  // the frame's states are first_ .. last_-1
 }
 
 type automaton struct {
@@ -107,7 +112,7 @@ func buildAutomaton(defs []*frameDef) (*automaton, error) {
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
-		a.frames[i] = frame{name: d.name, repeat: d.repeat, min: int32(d.min), max: int32(d.max), root: d.root}
+		a.frames[i] = frame{name: d.name, repeat: d.repeat, min: int32(d.min), max: int32(d.max), root: d.root, bodyKey: d.bodyKey}
 	}
 	for i, d := range defs {
 		if err := a.buildFrame(int32(i), d); err != nil {
@@ -175,8 +180,10 @@ type gpos struct {
 
 type glushkov struct {
 	pos    []gpos
+	noPop  []bool // position is inside rxNoPop
 	follow [][]int32
 	last   []bool
+	inNo   int
 	err    error
 }
 
@@ -195,6 +202,7 @@ func (g *glushkov) visit(r *rx) (nullable bool, first, last []int32) {
 		}
 		p := int32(len(g.pos))
 		g.pos = append(g.pos, gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg})
+		g.noPop = append(g.noPop, g.inNo > 0)
 		g.follow = append(g.follow, nil)
 		return false, []int32{p}, []int32{p}
 	case rxSeq:
@@ -222,6 +230,11 @@ func (g *glushkov) visit(r *rx) (nullable bool, first, last []int32) {
 			first = append(first, f2...)
 			last = append(last, l2...)
 		}
+		return nullable, first, last
+	case rxNoPop:
+		g.inNo++
+		nullable, first, last = g.visit(r.subs[0])
+		g.inNo--
 		return nullable, first, last
 	case rxStar, rxOpt:
 		_, f, l := g.visit(r.subs[0])
@@ -265,7 +278,7 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	index := map[string]int32{}
 	var queue []pending
 	var keyBuf []byte
-	intern := func(next []int32, final, start bool) (int32, error) {
+	intern := func(next []int32, final, noPop, start bool) (int32, error) {
 		keyBuf = keyBuf[:0]
 		flag := byte(0)
 		if final {
@@ -273,6 +286,9 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		}
 		if start {
 			flag |= 2
+		}
+		if noPop {
+			flag |= 4
 		}
 		keyBuf = append(keyBuf, flag)
 		for _, p := range next {
@@ -290,6 +306,9 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if final {
 			fl = stFinal
 		}
+		if noPop {
+			fl |= stNoPop
+		}
 		a.states = append(a.states, state{frame: fi, flags: fl})
 		a.trans = append(a.trans, make([]int32, a.nc)...)
 		for c := range a.nc {
@@ -298,7 +317,7 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		queue = append(queue, pending{id, next})
 		return id, nil
 	}
-	start, err := intern(sortUnique(first), nullable, true)
+	start, err := intern(sortUnique(first), nullable, false, true)
 	if err != nil {
 		return err
 	}
@@ -316,12 +335,13 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		}
 		mk := string(keyBuf)
 		var next []int32
-		final := false
+		final, popOK := false, false
 		for _, p := range ps {
 			next = append(next, g.follow[p]...)
 			final = final || g.last[p]
+			popOK = popOK || (g.last[p] && !g.noPop[p])
 		}
-		t, err := intern(sortUnique(next), final, false)
+		t, err := intern(sortUnique(next), final, final && !popOK, false)
 		if err != nil {
 			return 0, err
 		}
@@ -406,7 +426,7 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 // a repetition frame: end an iteration) — without counters.
 func (a *automaton) canPopState(q int32) bool {
 	st := &a.states[q]
-	if st.flags&stFinal == 0 {
+	if st.flags&stFinal == 0 || st.flags&stNoPop != 0 {
 		return false
 	}
 	f := &a.frames[st.frame]
@@ -418,50 +438,86 @@ func (a *automaton) canPopState(q int32) bool {
 // end is unreachable. Then every reachable configuration can be
 // completed to a sentence (no dead ends).
 func (a *automaton) prune() error {
+	n := len(a.states)
 	productive := make([]bool, len(a.frames))
-	coreach := make([]bool, len(a.states))
-	for changed := true; changed; {
-		changed = false
-		// Backward reachability within frames, to a fixpoint.
-		for inner := true; inner; {
-			inner = false
-			for q := range a.states {
-				if coreach[q] {
-					continue
-				}
-				ok := a.canPopState(int32(q))
-				if !ok {
-					row := a.trans[q*a.nc : (q+1)*a.nc]
-					for _, t := range row {
-						if t >= 0 && coreach[t] {
-							ok = true
-							break
-						}
-					}
-				}
-				st := &a.states[q]
-				for _, e := range st.calls {
-					if !ok && productive[e.callee] && coreach[e.ret] {
-						ok = true
-					}
-				}
-				for _, e := range st.toks {
-					if !ok && coreach[e.next] {
-						ok = true
-					}
-				}
-				// A repetition frame's iteration end can start the next
-				// iteration from the body's start.
-				if ok {
-					coreach[q] = true
-					inner = true
-				}
+	coreach := make([]bool, n)
+	// Reverse edges: byte and token edges by target, call edges by return
+	// state and by callee.
+	rev := make([][]int32, n)
+	callers := make([][]int32, len(a.frames))
+	for q := range a.states {
+		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+			if t >= 0 {
+				rev[t] = append(rev[t], int32(q))
 			}
 		}
-		for fi := range a.frames {
-			if !productive[fi] && coreach[a.frames[fi].start] {
-				productive[fi] = true
-				changed = true
+		st := &a.states[q]
+		for _, e := range st.toks {
+			rev[e.next] = append(rev[e.next], int32(q))
+		}
+		for _, e := range st.calls {
+			rev[e.ret] = append(rev[e.ret], int32(q))
+			callers[e.callee] = append(callers[e.callee], int32(q))
+		}
+	}
+	var work []int32
+	mark := func(q int32) {
+		if !coreach[q] {
+			coreach[q] = true
+			work = append(work, q)
+		}
+	}
+	// check re-evaluates q (for predecessors through edges that may have
+	// become usable).
+	check := func(q int32) {
+		if coreach[q] {
+			return
+		}
+		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+			if t >= 0 && coreach[t] {
+				mark(q)
+				return
+			}
+		}
+		st := &a.states[q]
+		for _, e := range st.toks {
+			if coreach[e.next] {
+				mark(q)
+				return
+			}
+		}
+		for _, e := range st.calls {
+			if productive[e.callee] && coreach[e.ret] {
+				mark(q)
+				return
+			}
+		}
+	}
+	for q := range a.states {
+		if a.canPopState(int32(q)) {
+			mark(int32(q))
+		}
+	}
+	for len(work) > 0 {
+		q := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range rev[q] {
+			check(p)
+		}
+		fi := a.states[q].frame
+		if q == a.frames[fi].start && !productive[fi] {
+			productive[fi] = true
+			for _, p := range callers[fi] {
+				check(p)
+			}
+			// An iteration end that may not end the repetition can start
+			// another iteration.
+			if a.frames[fi].repeat {
+				for p := range a.states {
+					if a.states[p].frame == int32(fi) && a.states[p].flags&stNoPop != 0 {
+						mark(int32(p))
+					}
+				}
 			}
 		}
 	}
@@ -528,8 +584,19 @@ func (a *automaton) checkLeftRecursion() error {
 	return nil
 }
 
-// computeFlags sets stPureFinal, stSimple and stTop.
+// computeFlags sets stPureFinal, stSimple and stTop (and each frame's
+// state range: states of a frame are contiguous).
 func (a *automaton) computeFlags() {
+	for fi := range a.frames {
+		a.frames[fi].first_, a.frames[fi].last_ = -1, -1
+	}
+	for q := range a.states {
+		f := &a.frames[a.states[q].frame]
+		if f.first_ < 0 {
+			f.first_ = int32(q)
+		}
+		f.last_ = int32(q) + 1
+	}
 	for q := range a.states {
 		st := &a.states[q]
 		f := &a.frames[st.frame]
@@ -550,8 +617,57 @@ func (a *automaton) computeFlags() {
 		if len(st.calls) == 0 && len(st.toks) == 0 && !final && int32(q) != f.start {
 			st.flags |= stSimple
 		}
+		if f.repeat && final && !hasTrans && len(st.calls) == 0 && len(st.toks) == 0 && int32(q) != f.start &&
+			len(a.states[f.start].calls) == 0 && len(a.states[f.start].toks) == 0 {
+			st.flags |= stIterOnly
+		}
 	}
 	a.states[a.frames[0].start].flags |= stTop
+	a.computeReachPop()
+}
+
+// computeReachPop sets stReachPop on the states of repetition frames from
+// which the current iteration can end where the repetition may end (on
+// every state of other frames).
+func (a *automaton) computeReachPop() {
+	rev := make([][]int32, len(a.states))
+	for q := range a.states {
+		st := &a.states[q]
+		if !a.frames[st.frame].repeat {
+			st.flags |= stReachPop
+			continue
+		}
+		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+			if t >= 0 {
+				rev[t] = append(rev[t], int32(q))
+			}
+		}
+		for _, e := range st.toks {
+			rev[e.next] = append(rev[e.next], int32(q))
+		}
+		for _, e := range st.calls {
+			rev[e.ret] = append(rev[e.ret], int32(q))
+		}
+	}
+	var work []int32
+	for q := range a.states {
+		st := &a.states[q]
+		f := &a.frames[st.frame]
+		if f.repeat && st.flags&stFinal != 0 && st.flags&stNoPop == 0 && int32(q) != f.start {
+			st.flags |= stReachPop
+			work = append(work, int32(q))
+		}
+	}
+	for len(work) > 0 {
+		q := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range rev[q] {
+			if a.states[p].flags&stReachPop == 0 && p != a.frames[a.states[p].frame].start {
+				a.states[p].flags |= stReachPop
+				work = append(work, p)
+			}
+		}
+	}
 }
 
 // computeMinLen computes, per state, the fewest bytes that finish its
@@ -561,50 +677,91 @@ func (a *automaton) computeFlags() {
 // frame's minimum includes its minimum number of iterations.
 func (a *automaton) computeMinLen() {
 	const inf = int32(1 << 30)
-	a.minLen = make([]int32, len(a.states))
+	n := len(a.states)
+	a.minLen = make([]int32, n)
 	for q := range a.minLen {
 		a.minLen[q] = inf
 	}
 	for fi := range a.frames {
 		a.frames[fi].minLen = inf
 	}
-	for changed := true; changed; {
-		changed = false
-		for q := range a.states {
-			best := a.minLen[q]
-			if a.canPopState(int32(q)) {
-				best = 0
-			}
-			for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
-				if t >= 0 && a.minLen[t] < inf {
-					best = min(best, 1+a.minLen[t])
-				}
-			}
-			st := &a.states[q]
-			for _, e := range st.toks {
-				if a.minLen[e.next] < inf {
-					best = min(best, 1+a.minLen[e.next])
-				}
-			}
-			for _, e := range st.calls {
-				if fm := a.frames[e.callee].minLen; fm < inf && a.minLen[e.ret] < inf {
-					best = min(best, fm+a.minLen[e.ret])
-				}
-			}
-			if best < a.minLen[q] {
-				a.minLen[q] = best
-				changed = true
+	rev := make([][]int32, n)
+	callers := make([][]int32, len(a.frames))
+	for q := range a.states {
+		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+			if t >= 0 {
+				rev[t] = append(rev[t], int32(q))
 			}
 		}
-		for fi := range a.frames {
-			f := &a.frames[fi]
-			m := a.minLen[f.start]
-			if f.repeat && m < inf {
+		st := &a.states[q]
+		for _, e := range st.toks {
+			rev[e.next] = append(rev[e.next], int32(q))
+		}
+		for _, e := range st.calls {
+			rev[e.ret] = append(rev[e.ret], int32(q))
+			callers[e.callee] = append(callers[e.callee], int32(q))
+		}
+	}
+	// eval recomputes minLen[q] from its edges (for repetition frames: to
+	// the end of the current iteration).
+	eval := func(q int32) int32 {
+		best := inf
+		if a.canPopState(q) || (a.states[q].flags&stFinal != 0 && a.frames[a.states[q].frame].repeat && q != a.frames[a.states[q].frame].start) {
+			best = 0
+		}
+		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+			if t >= 0 && a.minLen[t] < inf {
+				best = min(best, 1+a.minLen[t])
+			}
+		}
+		st := &a.states[q]
+		for _, e := range st.toks {
+			if a.minLen[e.next] < inf {
+				best = min(best, 1+a.minLen[e.next])
+			}
+		}
+		for _, e := range st.calls {
+			if fm := a.frames[e.callee].minLen; fm < inf && a.minLen[e.ret] < inf {
+				best = min(best, fm+a.minLen[e.ret])
+			}
+		}
+		return best
+	}
+	var work []int32
+	inWork := make([]bool, n)
+	push := func(q int32) {
+		if !inWork[q] {
+			inWork[q] = true
+			work = append(work, q)
+		}
+	}
+	for q := range a.states {
+		push(int32(q))
+	}
+	for len(work) > 0 {
+		q := work[0]
+		work = work[1:]
+		inWork[q] = false
+		v := eval(q)
+		if v >= a.minLen[q] {
+			continue
+		}
+		a.minLen[q] = v
+		for _, p := range rev[q] {
+			push(p)
+		}
+		fi := a.states[q].frame
+		f := &a.frames[fi]
+		if q == f.start {
+			m := v
+			if f.repeat {
 				m *= max(f.min, 1)
 			}
 			if m < f.minLen {
 				f.minLen = m
-				changed = true
+				for _, p := range callers[fi] {
+					push(p)
+				}
 			}
 		}
 	}
@@ -693,13 +850,14 @@ func (a *automaton) minimize() {
 	block := make([]int32, n)
 	// Initial partition.
 	type initKey struct {
-		frame        int32
-		start, final bool
+		frame int32
+		start bool
+		flags uint8
 	}
 	init := map[initKey]int32{}
 	for q := range a.states {
 		st := &a.states[q]
-		k := initKey{st.frame, int32(q) == a.frames[st.frame].start, st.flags&stFinal != 0}
+		k := initKey{st.frame, int32(q) == a.frames[st.frame].start, st.flags & (stFinal | stNoPop)}
 		b, ok := init[k]
 		if !ok {
 			b = int32(len(init))

@@ -9,6 +9,7 @@ import (
 	"github.com/structgen/structgen/internal/benchcases"
 	"github.com/structgen/structgen/internal/llama3vocab"
 	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -78,6 +79,66 @@ func TestBenchCasesGBNF(t *testing.T) {
 					t.Fatalf("step %d: %v", i, err)
 				}
 			}
+			if !m.CanEnd() {
+				t.Fatal("cannot end after the document")
+			}
+			for _, eog := range []int32{llama3vocab.EndOfText, llama3vocab.EOT} {
+				if words[eog>>5]&(1<<(uint32(eog)&31)) == 0 {
+					t.Errorf("end-of-generation token %d not allowed at the end", eog)
+				}
+			}
+		})
+	}
+}
+
+// grammarOf returns the GBNF of a bench case (schemas converted with
+// flexible whitespace, as the bench runs XGrammar with any_whitespace).
+func grammarOf(t testing.TB, bc *benchcases.Case) string {
+	t.Helper()
+	if bc.Grammar != "" {
+		return bc.Grammar
+	}
+	src, err := jsonschema2gbnf.Convert(bc.Schema, jsonschema2gbnf.FlexibleWhitespace(benchIndent))
+	if err != nil {
+		t.Fatalf("%s: %v", bc.ID, err)
+	}
+	return src
+}
+
+// benchIndent is the whitespace run allowed between JSON tokens for the
+// schema bench cases (their documents are indented by 2 per level, at
+// most 4 levels deep).
+const benchIndent = 16
+
+func TestBenchCasesSchema(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		if bc.Schema == nil {
+			continue
+		}
+		t.Run(bc.ID, func(t *testing.T) {
+			src := grammarOf(t, bc)
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := mask.Compile(g, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("compile: %+v", c.Stats())
+			m := c.NewMatcher()
+			words := make([]uint32, c.Words())
+			for i, tok := range bc.Tokens {
+				m.FillMask(words)
+				if words[tok>>5]&(1<<(uint32(tok)&31)) == 0 {
+					t.Fatalf("step %d: document token %d %q not in the mask (after %q)", i, tok, v.Token(tok), bc.Doc[:min(len(bc.Doc), 0)])
+				}
+				if err := m.Accept(tok); err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+			}
+			m.FillMask(words)
 			if !m.CanEnd() {
 				t.Fatal("cannot end after the document")
 			}

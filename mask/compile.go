@@ -2,6 +2,7 @@ package mask
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,11 @@ type Compiled struct {
 	maxLen int32 // longest normal token (bytes): the horizon of one mask step
 
 	level1 []*level1 // per state; nil for states that are never a stack top
+
+	enter    []*ctxEntry            // per frame: tokens that enter it (and their cross points), computed on demand at compile time
+	entering []bool                 // per frame: enter is being computed (recursion guard)
+	conts    map[[2]int32]*ctxEntry // (callee frame, return state) → continuation after the callee pops
+	walker   *walker                // compile-time walker
 
 	mu         sync.Mutex
 	repEntries map[ctxKey]*ctxEntry
@@ -95,46 +101,8 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 		repEntries: map[ctxKey]*ctxEntry{},
 	}
 	walkStart := time.Now()
-	w := newWalker(c)
-	tops := 0
-	var batch []int32
-	ps := &pwalkState{}
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		ls, err := w.runLevel1Batch(batch, ps)
-		if err != nil {
-			return err
-		}
-		for i, q := range batch {
-			c.level1[q] = ls[i]
-		}
-		batch = batch[:0]
-		return nil
-	}
-	for q := range a.states {
-		if a.states[q].flags&stTop == 0 {
-			continue
-		}
-		tops++
-		if !a.frames[a.states[q].frame].repeat {
-			batch = append(batch, int32(q))
-			if len(batch) == 64 {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		w.acc = newSetBuilder(prep.words)
-		l, err := w.runLevel1(int32(q))
-		if err != nil {
-			return nil, err
-		}
-		c.level1[q] = l
-	}
-	if err := flush(); err != nil {
+	tops, err := c.computeLevel1()
+	if err != nil {
 		return nil, err
 	}
 	c.stats = CompileStats{
@@ -189,4 +157,226 @@ func (c *Compiled) MemoryBytes() int {
 		addEntry(e)
 	}
 	return n
+}
+
+// computeLevel1 computes the level-1 data of every top state. Level 1 of
+// a state q in an ordinary frame is built compositionally: a walk of q's
+// own transitions (its calls skipped at the first byte), plus, for each
+// call edge (callee F, return state r), the tokens that enter F — computed
+// once per F — and the continuation of F's cross points in r. A large
+// region inside a callee (the body of a string, a long repetition) is
+// thus walked once, not once per state that calls it.
+func (c *Compiled) computeLevel1() (int, error) {
+	a := c.a
+	c.enter = make([]*ctxEntry, len(a.frames))
+	c.entering = make([]bool, len(a.frames))
+	c.conts = map[[2]int32]*ctxEntry{}
+	c.walker = newWalker(c)
+	var plainTops []int32
+	tops := 0
+	for q := range a.states {
+		if a.states[q].flags&stTop == 0 {
+			continue
+		}
+		tops++
+		if a.frames[a.states[q].frame].repeat {
+			if err := c.level1Repeat(int32(q)); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		plainTops = append(plainTops, int32(q))
+	}
+	if err := c.level1Plain(plainTops); err != nil {
+		return 0, err
+	}
+	c.walker = nil
+	return tops, nil
+}
+
+// level1Repeat computes level 1 of a state of a repetition frame with a
+// symbolic counter (a direct walk). Two shortcuts avoid most walks: a
+// state of a frame whose body equals an earlier frame's (only the bounds
+// differ) shares that frame's data, and an iteration end whose only move
+// is the next iteration has its body start's data plus, if the
+// repetition may end there, a cross point at the root.
+func (c *Compiled) level1Repeat(q int32) error {
+	if c.level1[q] != nil {
+		return nil
+	}
+	a := c.a
+	fi := a.states[q].frame
+	f := &a.frames[fi]
+	if twin := c.twinFrame(fi); twin >= 0 {
+		tq := a.frames[twin].first_ + (q - f.first_)
+		if err := c.level1Repeat(tq); err != nil {
+			return err
+		}
+		c.level1[q] = c.level1[tq]
+		return nil
+	}
+	if a.states[q].flags&stIterOnly != 0 {
+		if err := c.level1Repeat(f.start); err != nil {
+			return err
+		}
+		s0 := c.level1[f.start]
+		l := *s0
+		l.cross = slices.Clone(s0.cross)
+		if a.canPopState(q) && c.prep.trie.numNodes() > 1 {
+			l.cross = append(l.cross, crossPt{0, 0})
+		}
+		c.level1[q] = &l
+		return nil
+	}
+	w := c.walker
+	w.acc = newSetBuilder(c.prep.words)
+	l, err := w.runLevel1(q)
+	if err != nil {
+		return err
+	}
+	c.level1[q] = l
+	return nil
+}
+
+// level1Plain computes level 1 of states of ordinary frames, in batches
+// of 64 parallel walks, then adds what their calls contribute.
+func (c *Compiled) level1Plain(qs []int32) error {
+	w := c.walker
+	ps := &pwalkState{}
+	var todo []int32
+	for _, q := range qs {
+		if c.level1[q] == nil {
+			todo = append(todo, q)
+		}
+	}
+	local := make([]*level1, len(todo))
+	for i := 0; i < len(todo); i += 64 {
+		batch := todo[i:min(i+64, len(todo))]
+		ls, err := w.runLevel1Batch(batch, ps)
+		if err != nil {
+			return err
+		}
+		copy(local[i:], ls)
+	}
+	b := newSetBuilder(c.prep.words)
+	for i, q := range todo {
+		l := local[i]
+		calls := c.a.states[q].calls
+		if len(calls) == 0 {
+			c.level1[q] = l
+			continue
+		}
+		b.addSet(&l.full)
+		cross := append([]int32(nil), l.plain.cross...)
+		for _, e := range calls {
+			en, err := c.enterFrame(e.callee)
+			if err != nil {
+				return err
+			}
+			b.addSet(en.in)
+			if len(en.cross) == 0 {
+				continue
+			}
+			k := [2]int32{e.callee, e.ret}
+			x := c.conts[k]
+			if x == nil {
+				x, err = c.walker.runLevel(en.cross, node{e.ret, 0, predsBoundary})
+				if err != nil {
+					return err
+				}
+				c.conts[k] = x
+			}
+			b.addSet(x.in)
+			cross = append(cross, x.cross...)
+		}
+		nl := &level1{full: b.build()}
+		slices.Sort(cross)
+		nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
+		c.level1[q] = nl
+	}
+	return nil
+}
+
+// enterFrame returns the tokens that enter frame f from its start (and
+// the cross points where f pops inside a token), for a fresh visit
+// (counter 0 for repetition frames).
+func (c *Compiled) enterFrame(f int32) (*ctxEntry, error) {
+	if e := c.enter[f]; e != nil {
+		return e, nil
+	}
+	if c.entering[f] {
+		return nil, &Error{Msg: "internal error: frame " + c.a.frames[f].name + " enters itself before consuming input"}
+	}
+	c.entering[f] = true
+	defer func() { c.entering[f] = false }()
+	fr := &c.a.frames[f]
+	var e *ctxEntry
+	if fr.repeat {
+		if err := c.level1Repeat(fr.start); err != nil {
+			return nil, err
+		}
+		e = c.entryFor(node{fr.start, 0, predsBottom})
+	} else {
+		if c.level1[fr.start] == nil {
+			if err := c.level1Plain([]int32{fr.start}); err != nil {
+				return nil, err
+			}
+		}
+		e = c.level1[fr.start].plain
+	}
+	c.enter[f] = e
+	return e, nil
+}
+
+// twinFrame returns an earlier repetition frame whose body is the same as
+// frame fi's, with the same automaton (its states correspond one to one,
+// in order), or -1.
+func (c *Compiled) twinFrame(fi int32) int32 {
+	a := c.a
+	f := &a.frames[fi]
+	if !f.repeat || f.bodyKey == "" {
+		return -1
+	}
+	for ti := int32(0); ti < fi; ti++ {
+		t := &a.frames[ti]
+		if !t.repeat || t.bodyKey != f.bodyKey || t.last_-t.first_ != f.last_-f.first_ || t.start-t.first_ != f.start-f.first_ {
+			continue
+		}
+		if c.sameAutomaton(t, f) {
+			return ti
+		}
+	}
+	return -1
+}
+
+// sameAutomaton reports whether frames x and y have identical automata
+// up to the offset of their state numbers.
+func (c *Compiled) sameAutomaton(x, y *frame) bool {
+	a := c.a
+	off := y.first_ - x.first_
+	for q := x.first_; q < x.last_; q++ {
+		sx, sy := &a.states[q], &a.states[q+off]
+		if sx.flags&(stFinal|stNoPop|stReachPop) != sy.flags&(stFinal|stNoPop|stReachPop) || len(sx.calls) != len(sy.calls) || len(sx.toks) != len(sy.toks) {
+			return false
+		}
+		rx := a.trans[int(q)*a.nc : int(q+1)*a.nc]
+		ry := a.trans[int(q+off)*a.nc : int(q+off+1)*a.nc]
+		for i := range rx {
+			tx, ty := rx[i], ry[i]
+			if (tx < 0) != (ty < 0) || (tx >= 0 && tx+off != ty) {
+				return false
+			}
+		}
+		for i := range sx.calls {
+			if sx.calls[i].callee != sy.calls[i].callee || sx.calls[i].ret+off != sy.calls[i].ret {
+				return false
+			}
+		}
+		for i := range sx.toks {
+			if sx.toks[i].tok != sy.toks[i].tok || sx.toks[i].neg != sy.toks[i].neg || sx.toks[i].next+off != sy.toks[i].next {
+				return false
+			}
+		}
+	}
+	return true
 }

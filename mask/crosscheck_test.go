@@ -349,3 +349,28 @@ func TestCrossCheckTokenRefs(t *testing.T) {
 		}
 	}
 }
+
+func TestCrossCheckLastClass(t *testing.T) {
+	grammars := []string{
+		`root ::= [0-9A-Za-z] ([\-0-9A-Za-z]{0,61} [0-9A-Za-z])? ("." [0-9A-Za-z] ([\-0-9A-Za-z]{0,61} [0-9A-Za-z])?)*`,
+		`root ::= [a-z\-]{2,10} [a-z] "!"`,
+		`root ::= "x" [ab]{0,40} [b] [ab]{0,5} [a]`,
+		`root ::= ([a-z\-]{3,40} [a-z] ","){1,3}`,
+	}
+	bv := testVocab(t, append([]string{"a-", "-b", "ab-", "--", "a.b", "ab.", "-.", "zz", "a-b-c", "abab", "bbbb", "aaaa"}, commonExtra...)...)
+	_, lv := loadBench(t)
+	for i, src := range grammars {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheck(t, g, bv, 20, 70, uint64(i))
+			c, err := mask.Compile(g, lv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheckSampled(t, c, g, 4, 40, 300, uint64(i))
+		})
+	}
+}

@@ -36,3 +36,12 @@ func (c *Compiled) WalkSizes() []string {
 	}
 	return out
 }
+
+// FrameNames lists the frames (tests only).
+func (c *Compiled) FrameNames() []string {
+	var out []string
+	for _, f := range c.a.frames {
+		out = append(out, f.name)
+	}
+	return out
+}

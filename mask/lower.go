@@ -36,6 +36,10 @@ const (
 	rxOpt
 	rxCall // a frame, entered only to consume at least one byte
 	rxTok  // one token by id (neg: any token but that one)
+	// rxNoPop marks its sub-expression, the body of a repetition frame:
+	// an iteration ending in it may not end the repetition (see
+	// lowerRepeat's last class).
+	rxNoPop
 )
 
 // rx is a regular expression over bytes, calls and token references. A
@@ -161,7 +165,7 @@ func (r *rx) key(b *strings.Builder) {
 	case rxTok:
 		fmt.Fprintf(b, "t%d%v", r.tok, r.neg)
 	default:
-		b.WriteString([]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?"}[r.op])
+		b.WriteString([]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?", rxNoPop: "(n"}[r.op])
 		for _, s := range r.subs {
 			b.WriteByte(' ')
 			s.key(b)
@@ -195,6 +199,7 @@ func (r *rx) byteWidth() int {
 
 // frameDef is a frame before automaton construction.
 type frameDef struct {
+	bodyKey  string // repetition frames: canonical form of the body (frames with equal keys share level-1 data)
 	name     string
 	repeat   bool
 	min, max int // repetition bounds; max == gbnf.Unbounded for none
@@ -605,7 +610,7 @@ func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
 	case gbnf.OpRepeat:
 		s, h := l.estimate(nd.Subs[0], size)
 		if nd.Max == gbnf.Unbounded || nd.Max > unrollNarrowMax {
-			if classWidth(nd.Subs[0]) > heavyWidth {
+			if l.classWidth(nd.Subs[0], 0) > heavyWidth {
 				h = true
 			}
 			return s, h
@@ -622,9 +627,13 @@ func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
 }
 
 // classWidth is a cheap upper estimate of the number of first bytes of a
-// repeated node: classes count their ASCII members (or 128 if negated or
-// non-ASCII), anything else counts 1 per alternative.
-func classWidth(nd *gbnf.Node) int {
+// repeated node: classes count their ASCII members (or 256 if negated or
+// non-ASCII), references count their rule's body, anything else counts 1
+// per alternative.
+func (l *lowerer) classWidth(nd *gbnf.Node, depth int) int {
+	if depth > 16 {
+		return 256
+	}
 	switch nd.Op {
 	case gbnf.OpClass:
 		if nd.Negated {
@@ -642,13 +651,13 @@ func classWidth(nd *gbnf.Node) int {
 	case gbnf.OpAlt:
 		w := 0
 		for _, s := range nd.Subs {
-			w += classWidth(s)
+			w += l.classWidth(s, depth+1)
 		}
 		return w
-	case gbnf.OpSeq:
-		return classWidth(nd.Subs[0])
-	case gbnf.OpRepeat:
-		return classWidth(nd.Subs[0])
+	case gbnf.OpSeq, gbnf.OpRepeat:
+		return l.classWidth(nd.Subs[0], depth+1)
+	case gbnf.OpRule:
+		return l.classWidth(l.bodies[nd.Rule], depth+1)
 	}
 	return 1
 }
@@ -714,9 +723,20 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 	case gbnf.OpClass:
 		return classRx(nd.Ranges, nd.Negated)
 	case gbnf.OpSeq:
-		subs := make([]*rx, len(nd.Subs))
-		for i, s := range nd.Subs {
-			subs[i] = l.lowerNode(s)
+		subs := make([]*rx, 0, len(nd.Subs))
+		for i := 0; i < len(nd.Subs); i++ {
+			s := nd.Subs[i]
+			// C1{m,n} C2 with C2 ⊆ C1 (e.g. a hostname label
+			// [-0-9A-Za-z]{0,61} [0-9A-Za-z]): one counting frame whose
+			// last iteration must be in C2, instead of a frame that could
+			// end before every character the next class also takes.
+			if s.Op == gbnf.OpRepeat && s.Subs[0].Op == gbnf.OpClass && i+1 < len(nd.Subs) && nd.Subs[i+1].Op == gbnf.OpClass &&
+				classSubset(nd.Subs[i+1], s.Subs[0]) {
+				subs = append(subs, l.lowerRepeat(s, nd.Subs[i+1]))
+				i++
+				continue
+			}
+			subs = append(subs, l.lowerNode(s))
 		}
 		return mkSeq(subs)
 	case gbnf.OpAlt:
@@ -726,7 +746,7 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 		}
 		return mkAlt(subs)
 	case gbnf.OpRepeat:
-		return l.lowerRepeat(nd)
+		return l.lowerRepeat(nd, nil)
 	case gbnf.OpRule:
 		id := nd.Rule
 		if int(id) < 0 || int(id) >= len(l.g.Rules) {
@@ -773,20 +793,26 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 	return l.fail(nd.Pos, "internal error: unknown node kind %d", nd.Op)
 }
 
-func (l *lowerer) lowerRepeat(nd *gbnf.Node) *rx {
+// lowerRepeat lowers X{m,n}, followed by the class last if last is not
+// nil (then X is a class that contains last: see the OpSeq case).
+func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 	m, n := nd.Min, nd.Max
+	var lastRx *rx = rxEmptyNode
+	if last != nil {
+		lastRx = l.lowerNode(last)
+	}
 	if n == 0 {
-		return rxEmptyNode
+		return lastRx
 	}
 	sub := l.lowerNode(nd.Subs[0])
 	switch sub.op {
 	case rxNone:
 		if m == 0 {
-			return rxEmptyNode
+			return lastRx
 		}
 		return rxNoneNode
 	case rxEmpty:
-		return rxEmptyNode
+		return lastRx
 	}
 	subNullable := l.nodeNullable(nd.Subs[0])
 	if subNullable {
@@ -801,7 +827,7 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node) *rx {
 	unroll := count <= unrollAlways ||
 		(count <= unrollNarrowMax && sub.byteWidth() <= unrollNarrowWidth && sub.size()*count <= unrollMaxLeaves)
 	if unroll {
-		parts := make([]*rx, 0, m+1)
+		parts := make([]*rx, 0, m+2)
 		for range m {
 			parts = append(parts, sub)
 		}
@@ -815,15 +841,27 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node) *rx {
 			}
 			parts = append(parts, tail)
 		}
+		parts = append(parts, lastRx)
 		r := mkSeq(parts)
 		if r.size() > MaxPositions {
 			return l.fail(nd.Pos, "repetition is too large: more than %d automaton positions (limit MaxPositions)", MaxPositions)
 		}
 		return r
 	}
+	body := sub
+	if last != nil {
+		// One more iteration, the last one in the last class.
+		m++
+		if bounded {
+			n++
+		}
+		rest := classDiff(nd.Subs[0], last)
+		body = mkAlt([]*rx{{op: rxNoPop, subs: []*rx{classRx(rest, false)}, leaves: 4}, lastRx})
+	}
 	// A counting frame. Frames with the same body and bounds are shared.
 	var kb strings.Builder
-	sub.key(&kb)
+	body.key(&kb)
+	bodyKey := kb.String()
 	kb.WriteString("{" + strconv.Itoa(m) + "," + strconv.Itoa(n) + "}")
 	key := kb.String()
 	fi, ok := l.repKeys[key]
@@ -834,13 +872,46 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node) *rx {
 		if !bounded {
 			name = fmt.Sprintf("repeat@%d:%d{%d,}", nd.Pos.Line, nd.Pos.Col, m)
 		}
-		l.frames = append(l.frames, &frameDef{name: name, repeat: true, min: m, max: n, body: sub, pos: nd.Pos})
+		l.frames = append(l.frames, &frameDef{name: name, repeat: true, min: m, max: n, body: body, pos: nd.Pos, bodyKey: bodyKey})
 	}
 	call := &rx{op: rxCall, frame: fi, leaves: 1}
 	if m == 0 {
 		return mkOpt(call)
 	}
 	return call
+}
+
+// classSubset reports whether every scalar value of class node b is in
+// class node a.
+func classSubset(b, a *gbnf.Node) bool {
+	return len(classDiffRanges(scalarRanges(b.Ranges, b.Negated), scalarRanges(a.Ranges, a.Negated))) == 0
+}
+
+// classDiff returns the scalar ranges of class a minus class b.
+func classDiff(a, b *gbnf.Node) []rune {
+	return classDiffRanges(scalarRanges(a.Ranges, a.Negated), scalarRanges(b.Ranges, b.Negated))
+}
+
+// classDiffRanges returns x minus y for sorted, disjoint inclusive ranges.
+func classDiffRanges(x, y []rune) []rune {
+	var out []rune
+	j := 0
+	for i := 0; i < len(x); i += 2 {
+		lo, hi := x[i], x[i+1]
+		for j < len(y) && y[j+1] < lo {
+			j += 2
+		}
+		for k := j; k < len(y) && y[k] <= hi; k += 2 {
+			if y[k] > lo {
+				out = append(out, lo, y[k]-1)
+			}
+			lo = max(lo, y[k+1]+1)
+		}
+		if lo <= hi {
+			out = append(out, lo, hi)
+		}
+	}
+	return out
 }
 
 // classRx builds the byte-level expression of a code point class: the

@@ -21,6 +21,7 @@ type pwalkState struct {
 	accs  []*setBuilder // per start
 	cross [][]crossPt   // per start
 	gbuf  []pgroup
+	fs    [][]fastStep // per depth
 }
 
 // runLevel1Batch computes level 1 for the non-repetition top states qs
@@ -99,45 +100,63 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 	}
 	topB := len(w.buf)
 	topG := len(ps.gbuf)
-	// Are all groups single simple nodes? Then stepping is a lookup.
-	simple := true
-	for _, g := range ps.gbuf[glo:ghi] {
+	// Are all groups single nodes with fast steps (and, at depth 0, the
+	// start states, whose calls are accounted for separately)? Then
+	// stepping is a lookup except where a byte may pop a frame.
+	for len(ps.fs) <= depth {
+		ps.fs = append(ps.fs, nil)
+	}
+	if cap(ps.fs[depth]) < ghi-glo {
+		ps.fs[depth] = make([]fastStep, ghi-glo)
+	}
+	fast := true
+	fsl := ps.fs[depth][:ghi-glo]
+	for i, g := range ps.gbuf[glo:ghi] {
 		if g.hi-g.lo != 1 {
-			simple = false
+			fast = false
 			break
 		}
 		n := w.buf[g.lo]
-		st := &a.states[n.state]
-		if !(st.flags&stSimple != 0 || (n.preds == predsBoundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat)) {
-			simple = false
+		if depth == 0 {
+			st := &a.states[n.state]
+			if len(st.toks) != 0 || a.frames[st.frame].repeat {
+				fast = false
+				break
+			}
+			fsl[i] = fastStep{ok: true, frame: st.frame, row: a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc], cnt: n.cnt}
+			continue
+		}
+		fsl[i] = w.fastStepper(n)
+		if !fsl[i].ok {
+			fast = false
 			break
 		}
 	}
-	if simple {
+	if fast {
 		for e := es; e < ee; e++ {
-			c := int(a.classOf[t.edgeByte[e]])
+			b := t.edgeByte[e]
+			c := int(a.classOf[b])
 			w.buf = w.buf[:topB]
 			ps.gbuf = ps.gbuf[:topG]
 			for gi := glo; gi < ghi; gi++ {
 				g := ps.gbuf[gi]
 				n := w.buf[g.lo]
-				nx := a.trans[int(n.state)*a.nc+c]
-				if nx < 0 {
+				fs := &fsl[gi-glo]
+				if fs.pop && a.follow[fs.frame].has(b) {
+					w.st.out = w.st.out[:0]
+					w.st.stepByte(n, c)
+					next := w.st.merge(w.st.out)
+					if len(next) == 0 {
+						continue
+					}
+					w.addGroup(ps, topG, next, g.mask)
 					continue
 				}
-				nn := node{nx, n.cnt, n.preds}
-				merged := false
-				for k := topG; k < len(ps.gbuf); k++ {
-					if w.buf[ps.gbuf[k].lo] == nn {
-						ps.gbuf[k].mask |= g.mask
-						merged = true
-						break
-					}
+				nx := fs.row[c]
+				if nx < 0 || !w.st.live(nx, fs.cnt) {
+					continue
 				}
-				if !merged {
-					w.buf = append(w.buf, nn)
-					ps.gbuf = append(ps.gbuf, pgroup{int32(len(w.buf) - 1), int32(len(w.buf)), g.mask})
-				}
+				w.addGroup(ps, topG, []node{{nx, fs.cnt, n.preds}}, g.mask)
 			}
 			if len(ps.gbuf) > topG {
 				w.pvisit(ps, qs, t.edgeNode[e], topG, len(ps.gbuf), depth+1)
@@ -209,4 +228,19 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 	}
 	w.buf = w.buf[:topB]
 	ps.gbuf = ps.gbuf[:topG]
+}
+
+// addGroup adds configuration next for the starts in mask to the groups
+// from gStart on, merging it into an equal configuration if there is one.
+func (w *walker) addGroup(ps *pwalkState, gStart int, next []node, mask uint64) {
+	for k := gStart; k < len(ps.gbuf); k++ {
+		o := ps.gbuf[k]
+		if slices.Equal(w.buf[o.lo:o.hi], next) {
+			ps.gbuf[k].mask |= mask
+			return
+		}
+	}
+	lo := len(w.buf)
+	w.buf = append(w.buf, next...)
+	ps.gbuf = append(ps.gbuf, pgroup{int32(lo), int32(len(w.buf)), mask})
 }

@@ -163,7 +163,7 @@ func (s *stepper) bounds(n node, f *frame) (lo, hi int32) {
 func (s *stepper) canPop(n node) bool {
 	a := s.a
 	st := &a.states[n.state]
-	if st.flags&stFinal == 0 {
+	if st.flags&stFinal == 0 || st.flags&stNoPop != 0 {
 		return false
 	}
 	f := &a.frames[st.frame]
@@ -175,6 +175,18 @@ func (s *stepper) canPop(n node) bool {
 		return iterations(n.cnt) >= lo
 	}
 	return true
+}
+
+// live reports whether a repetition-frame node in state q with counter
+// cnt can still end its repetition: its iteration can end where the
+// repetition may end, or another iteration may start.
+func (s *stepper) live(q, cnt int32) bool {
+	st := &s.a.states[q]
+	if st.flags&stReachPop != 0 || cnt < 0 {
+		return true
+	}
+	f := &s.a.frames[st.frame]
+	return f.max < 0 || cnt < f.max
 }
 
 // iterations returns the iterations started, decoding symbolic counts.
@@ -248,7 +260,13 @@ func (s *stepper) baseIt(n node) int32 {
 		switch {
 		case p == boundary || p == bottom:
 			if n.cnt < 0 {
-				best = min(best, iterations(n.cnt))
+				// A state whose iteration cannot end the repetition needs
+				// one more iteration to be completed.
+				it := iterations(n.cnt)
+				if s.a.states[n.state].flags&stReachPop == 0 {
+					it++
+				}
+				best = min(best, it)
 			} else {
 				best = 0
 			}
@@ -283,7 +301,7 @@ func (s *stepper) stepByte(n node, c int) {
 	} else {
 		_, hi := s.bounds(n, f)
 		if n.state != f.start {
-			if t := a.trans[int(n.state)*a.nc+c]; t >= 0 {
+			if t := a.trans[int(n.state)*a.nc+c]; t >= 0 && s.live(t, n.cnt) {
 				s.emit(node{t, n.cnt, n.preds})
 			}
 			for _, e := range st.calls {
@@ -293,7 +311,7 @@ func (s *stepper) stepByte(n node, c int) {
 		if (n.state == f.start || st.flags&stFinal != 0) && iterations(n.cnt) < hi {
 			s0 := f.start
 			nc := nextIteration(n.cnt)
-			if t := a.trans[int(s0)*a.nc+c]; t >= 0 {
+			if t := a.trans[int(s0)*a.nc+c]; t >= 0 && s.live(t, nc) {
 				s.emit(node{t, nc, n.preds})
 			}
 			for _, e := range a.states[s0].calls {

@@ -1,6 +1,9 @@
 package mask
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // A tokenSet is a set of token ids in one of three forms, chosen by size
 // so that applying it to a mask costs the least:
@@ -96,10 +99,30 @@ func (s *tokenSet) bytes() int { return 4 * (len(s.bits) + len(s.list) + len(s.e
 
 // A setBuilder collects token ids into a tokenSet. It keeps a bitset over
 // the vocabulary plus the list of ids added, so resetting it costs only
-// the ids touched.
+// the ids touched. After addSet of a dense set, ids is no longer
+// complete (dense is set) and build counts the bits instead.
 type setBuilder struct {
-	bits []uint32
-	ids  []int32
+	bits  []uint32
+	ids   []int32
+	dense bool
+}
+
+// addSet adds every id of s.
+func (b *setBuilder) addSet(s *tokenSet) {
+	if s.bits == nil {
+		for _, id := range s.list {
+			b.add(id)
+		}
+		return
+	}
+	if s.excl == nil {
+		orWords(b.bits, s.bits)
+	} else {
+		tmp := make([]uint32, len(b.bits))
+		s.copyInto(tmp)
+		orWords(b.bits, tmp)
+	}
+	b.dense = true
 }
 
 func newSetBuilder(words int) *setBuilder { return &setBuilder{bits: make([]uint32, words)} }
@@ -116,6 +139,26 @@ func (b *setBuilder) len() int { return len(b.ids) }
 
 // build returns the collected set and resets the builder.
 func (b *setBuilder) build() tokenSet {
+	if b.dense {
+		n := 0
+		for _, w := range b.bits {
+			n += bits.OnesCount32(w)
+		}
+		s := tokenSet{n: n}
+		if n > denseThreshold(len(b.bits)) {
+			s.bits = slices.Clone(b.bits)
+		} else {
+			for wi, w := range b.bits {
+				for ; w != 0; w &= w - 1 {
+					s.list = append(s.list, int32(wi*32+bits.TrailingZeros32(w)))
+				}
+			}
+		}
+		clear(b.bits)
+		b.ids = b.ids[:0]
+		b.dense = false
+		return s
+	}
 	s := tokenSet{n: len(b.ids)}
 	if len(b.ids) > denseThreshold(len(b.bits)) {
 		s.bits = slices.Clone(b.bits)

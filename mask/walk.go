@@ -163,18 +163,32 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		}
 		w.crossMark = len(w.cross)
 	}
-	// Fast path: one node whose step is a table lookup.
+	// Fast path: one node whose step is a table lookup for every byte that
+	// cannot pop its frame (see fastStep).
 	if len(cfg) == 1 {
 		n := cfg[0]
-		st := &a.states[n.state]
-		if st.flags&stSimple != 0 || (n.preds == predsBoundary && len(st.calls) == 0 && len(st.toks) == 0 && !a.frames[st.frame].repeat) {
-			row := a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
+		if fs := w.fastStepper(n); fs.ok {
 			for e := es; e < ee; e++ {
-				nx := row[a.classOf[t.edgeByte[e]]]
-				if nx < 0 {
+				b := t.edgeByte[e]
+				var nn node
+				if fs.pop && a.follow[fs.frame].has(b) {
+					// The frame may pop here: step in full.
+					w.st.out = w.st.out[:0]
+					w.st.stepByte(n, int(a.classOf[b]))
+					next := w.st.merge(w.st.out)
+					if len(next) == 0 {
+						continue
+					}
+					w.buf = append(w.buf[:top], next...)
+					w.visit(t.edgeNode[e], top, top+len(next), depth+1, false)
 					continue
 				}
-				w.buf = append(w.buf[:top], node{nx, n.cnt, n.preds})
+				nx := fs.row[a.classOf[b]]
+				if nx < 0 || !w.st.live(nx, fs.cnt) {
+					continue
+				}
+				nn = node{nx, fs.cnt, n.preds}
+				w.buf = append(w.buf[:top], nn)
 				w.visit(t.edgeNode[e], top, top+1, depth+1, false)
 			}
 			w.buf = w.buf[:top]
@@ -273,22 +287,23 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 	}
 	l := &level1{}
 	if symbolic {
-		ids := slices.Clone(w.acc.ids)
-		slices.SortFunc(ids, func(x, y int32) int {
-			if w.cost[x] != w.cost[y] {
-				return int(w.cost[x]) - int(w.cost[y])
-			}
-			return int(x - y)
-		})
-		l.byCost = ids
+		// Counting sort of the accepted ids by cost.
 		l.costOff = make([]int32, int(w.c.maxLen)+3)
-		k := 0
-		for i := range l.costOff {
-			for k < len(ids) && int(w.cost[ids[k]]) < i {
-				k++
-			}
-			l.costOff[i] = int32(k)
+		for _, id := range w.acc.ids {
+			c := min(int(w.cost[id]), len(l.costOff)-2)
+			l.costOff[c+1]++
 		}
+		for i := 1; i < len(l.costOff); i++ {
+			l.costOff[i] += l.costOff[i-1]
+		}
+		ids := make([]int32, len(w.acc.ids))
+		fill := slices.Clone(l.costOff)
+		for _, id := range w.acc.ids {
+			c := min(int(w.cost[id]), len(l.costOff)-2)
+			ids[fill[c]] = id
+			fill[c]++
+		}
+		l.byCost = ids
 		l.cross = slices.Clone(w.cross)
 		l.full = w.acc.build()
 		return l, nil
@@ -400,4 +415,48 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	}
 	s := b.build()
 	return &s
+}
+
+// A fastStep describes how a single node steps without calls or token
+// edges: by the transition row (the body start's for an iteration end),
+// keeping the counter cnt; if pop, bytes in the frame's follow set may
+// also pop it and need a full step.
+type fastStep struct {
+	ok    bool
+	pop   bool
+	frame int32
+	row   []int32
+	cnt   int32
+}
+
+// fastStepper returns n's fast step, if it has one.
+func (w *walker) fastStepper(n node) fastStep {
+	a := w.a
+	st := &a.states[n.state]
+	if len(st.calls) != 0 || len(st.toks) != 0 {
+		return fastStep{}
+	}
+	f := &a.frames[st.frame]
+	fs := fastStep{ok: true, frame: st.frame, cnt: n.cnt}
+	switch {
+	case !f.repeat:
+		if n.state == f.start {
+			return fastStep{}
+		}
+		fs.row = a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
+	case st.flags&stSimple != 0:
+		fs.row = a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
+	case st.flags&stIterOnly != 0:
+		if _, hi := w.st.bounds(n, f); iterations(n.cnt) >= hi {
+			return fastStep{}
+		}
+		fs.row = a.trans[int(f.start)*a.nc : int(f.start+1)*a.nc]
+		fs.cnt = nextIteration(n.cnt)
+	default:
+		return fastStep{}
+	}
+	// Popping matters only above known frames (onto boundary it is a cross
+	// point, recorded separately).
+	fs.pop = n.preds != predsBoundary && w.st.canPop(n)
+	return fs
 }
