@@ -59,7 +59,11 @@
 // (mean 0.8965).
 //
 // Degenerate input: NaN logits are never picked; -1 is returned for no
-// logits, more than MaxVocab, or nothing above -Inf after phase 0.
+// logits, more than MaxVocab, nothing above -Inf after phase 0, or no
+// noised value above -Inf in phase 3 (possible only at the edges of the
+// float ranges: a bisection midpoint (lo+hi)/2 overflowing float32 for
+// logits beyond ±1.7e38, x + T·g overflowing, or a value below -65504 on
+// the float16 path). Temperature and RepeatPenalty are expected finite.
 //
 // # Implementation, cost and concurrency
 //

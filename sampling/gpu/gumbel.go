@@ -325,7 +325,11 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 		theta = max(theta, m+float32(math.Log(float64(mp))))
 	}
 
-	// Phase 3: mask + noise, argmax.
+	// Phase 3: mask + noise, argmax. θ ≤ M unless a bisection midpoint
+	// overflowed float32 (|M| > 1.7e38): then nothing is kept.
+	if theta > m {
+		return -1
+	}
 	es := elementSeed(position, p.SeedOffset)
 	ws.es = es
 	ws.temp = p.Temperature
@@ -343,7 +347,7 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 				bestV, bestI = v, int(e.i)
 			}
 		}
-		return int32(bestI)
+		return pick(bestV, bestI)
 	}
 	ws.run(phaseArgmax)
 	bestV, bestI := ws.seedV, ws.seedI
@@ -352,6 +356,15 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 		if st.bestV > bestV || (st.bestV == bestV && st.bestI < bestI) {
 			bestV, bestI = st.bestV, st.bestI
 		}
+	}
+	return pick(bestV, bestI)
+}
+
+// pick is the argmax's answer: -1 when even the best noised value is -Inf
+// (x + T·g overflowed, or rounded to float16 below -65504).
+func pick(bestV float32, bestI int) int32 {
+	if bestV == negInf {
+		return -1
 	}
 	return int32(bestI)
 }
@@ -442,28 +455,48 @@ func (ws *workspace) growMass(n int) {
 // returns hi. The list is partitioned in place as the window narrows: the
 // terms of logits ≥ hi are folded into base, logits < lo drop out.
 func (ws *workspace) topPThreshold(n int, theta, p float32) float32 {
-	xs, ts := ws.massX[:n], ws.massT[:n]
+	allX, allT := ws.massX[:n], ws.massT[:n]
 	var total uint64
-	for _, t := range ts {
+	for _, t := range allT {
 		total += t
 	}
 	target := float64(p) * float64(total)
 	lo, hi := max(theta, ws.m-topKSpan), ws.m
-	// Window: lo ≤ x < hi; base: Σ terms of x ≥ hi.
+	// Window: lo ≤ x < hi; base: Σ terms of x ≥ hi. The partitions only
+	// permute allX/allT, so the whole list stays available.
 	var base uint64
 	j := 0
-	for i := range xs {
-		switch x := xs[i]; {
+	for i := range allX {
+		switch x := allX[i]; {
 		case x >= hi:
-			base += ts[i]
+			base += allT[i]
 		case x >= lo:
-			xs[j], ts[j] = x, ts[i]
+			allX[j], allX[i] = allX[i], allX[j]
+			allT[j], allT[i] = allT[i], allT[j]
 			j++
 		}
 	}
-	xs, ts = xs[:j], ts[:j]
+	xs, ts := allX[:j], allT[:j]
+	plain := false
 	for range topPSteps {
 		mid := (lo + hi) / 2
+		if plain || !(mid >= lo && mid <= hi) {
+			// (lo+hi)/2 overflowed float32 (|M| > 1.7e38): sum the whole
+			// list for this and every later step.
+			plain = true
+			var m uint64
+			for i, x := range allX {
+				if x >= mid {
+					m += allT[i]
+				}
+			}
+			if float64(m) > target {
+				lo = mid
+			} else {
+				hi = mid
+			}
+			continue
+		}
 		// Partition: [0, a) ≥ mid, [a, len) < mid.
 		a := 0
 		var sa uint64
