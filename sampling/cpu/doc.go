@@ -64,10 +64,10 @@
 //
 // A Chain is one sequence: not safe for concurrent use. Sample allocates
 // nothing once its buffers have grown to the vocabulary (the first call).
-// When top-k comes first (the default order with penalties off), top-k
-// selects straight from the logits in one read-only pass with a bounded
-// heap and the rest of the chain sees k candidates: ≈ 50–100 µs for 128k
-// logits on one core. Otherwise the candidates are materialised (one copy
+// When top-k comes first (the default order with penalties off) and the
+// logits are float32, top-k selects straight from them in one read-only
+// pass with a bounded heap and the rest of the chain sees k candidates:
+// ≈ 50–100 µs for 128k logits on one core. Otherwise the candidates are materialised (one copy
 // of the vocabulary); samplers that need probabilities over a large set
 // (top-p, typical-p, XTC, top-n-sigma, dynamic temperature, mirostat
 // without top-k before them) cost a softmax over it and, like llama.cpp,

@@ -78,7 +78,10 @@
 // win: x + T·g is bounded first by x + T·gmax, then by a 1024-entry table of
 // the noise's upper bound per top 10 bits of the hash word (float rounding
 // is monotone, so the bounds are exact). Top-p without top-k costs one exp
-// per logit within 25.7 of the maximum.
+// per logit within 25.7 of the maximum. On amd64 the scans for "the next
+// logit above a bar" (max, top-k heap, argmax) compare 16 logits per step
+// with SSE (scan_amd64.s); elsewhere, or with the build tag purego, a Go
+// loop does (TestFirstAbove checks that they agree).
 //
 // Sample and SampleF16 are safe for concurrent use and allocate nothing
 // after warm-up (workspaces are pooled). They do not modify their inputs.
