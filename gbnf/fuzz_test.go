@@ -3,6 +3,7 @@ package gbnf_test
 import (
 	"encoding/json"
 	"errors"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
@@ -113,6 +114,19 @@ func FuzzParse(f *testing.F) {
 		_ = g.LeftRecursion()
 		if len(a.Nullable) != len(g.Rules) {
 			t.Fatalf("analysis size %d for %d rules", len(a.Nullable), len(g.Rules))
+		}
+		// The reference recognizer accepts what the generator derives,
+		// and the shortest sentence is no shorter than MinLen says.
+		if len(src) <= 300 {
+			rng := rand.New(rand.NewSource(int64(len(src))))
+			if s, ok := earley.Generate(g, rng, 40); ok {
+				if !earley.New(g).Accepts(s) {
+					t.Fatalf("generated %q is not accepted by %q", s, out)
+				}
+				if ml := a.MinLen[g.Root]; ml == gbnf.NoSentence || ml > len(s) {
+					t.Fatalf("MinLen(root) = %d, but %q (%d bytes) is a sentence of %q", ml, s, len(s), out)
+				}
+			}
 		}
 	})
 }

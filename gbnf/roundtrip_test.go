@@ -42,9 +42,6 @@ func (x *irGen) class() *gbnf.Node {
 		if lo > hi {
 			lo, hi = hi, lo
 		}
-		for _, r := range []rune{lo, hi} {
-			_ = r
-		}
 		// Keep scalar values only, as the parser does.
 		if lo < 0xD800 {
 			rs = append(rs, lo, min(hi, 0xD7FF))
