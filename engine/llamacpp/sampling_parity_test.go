@@ -139,7 +139,7 @@ func TestSamplingParityDraws(t *testing.T) {
 	}
 	logits := l.decode(t, prompt, 0, all...)
 	nv := len(logits[0])
-	const draws = 12000
+	const draws = 8000
 	for _, set := range paritySets {
 		t.Run(set.name, func(t *testing.T) {
 			sc, err := llama.NewSamplingContext(l.model, set.llama())
