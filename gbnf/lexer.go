@@ -135,6 +135,7 @@ type scanner struct {
 func newScanner(src string) *scanner {
 	s := &scanner{
 		src:     src,
+		toks:    make([]lexer.Token, 0, len(src)/4+1),
 		lits:    map[int][]litChar{},
 		classes: map[int]*classTok{},
 		refs:    map[int]*tokenRef{},

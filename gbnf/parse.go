@@ -12,14 +12,19 @@ import (
 // The participle AST. Field names are exported for participle; the types
 // are not. Positions come from the tokens.
 
+// The source is parsed one rule at a time (the scanner's EOL tokens split
+// it), which keeps participle's bookkeeping per rule: parsing a whole file
+// at once is about twice as slow on large grammars.
 type astGrammar struct {
-	Rules []*astRule `parser:"( @@ ( EOL @@ )* )?"`
+	Rules []*astRule
 }
 
+// astRule is one rule and the newline that ends it (none at the end of
+// the source).
 type astRule struct {
 	Pos  lexer.Position
 	Name string   `parser:"@Name Define"`
-	Body *astAlts `parser:"@@"`
+	Body *astAlts `parser:"@@ EOL?"`
 }
 
 type astAlts struct {
@@ -58,10 +63,42 @@ type astPostfix struct {
 	Max      *string `parser:"     @Int? )? RBrace )"`
 }
 
-var astParser = participle.MustBuild[astGrammar](
+var astParser = participle.MustBuild[astRule](
 	participle.Lexer(lexDef{}),
 	participle.UseLookahead(1),
 )
+
+// parseRules runs the participle parser on each rule's tokens: the tokens
+// up to and including an EOL, then an EOF.
+func (s *scanner) parseRules() (*astGrammar, error) {
+	ast := &astGrammar{}
+	toks := s.toks
+	for len(toks) > 0 && toks[0].Type != lexer.EOF {
+		end := 0
+		for end < len(toks) && toks[end].Type != tkEOL && toks[end].Type != lexer.EOF {
+			end++
+		}
+		var chunk []lexer.Token
+		if toks[end].Type == tkEOL {
+			eol := toks[end]
+			chunk = append(toks[:end+1:end+1], lexer.EOFToken(lexer.Position{Offset: eol.Pos.Offset + 1, Line: eol.Pos.Line + 1, Column: 1}))
+			toks = toks[end+1:]
+		} else {
+			chunk = toks[:end+1]
+			toks = toks[end+1:]
+		}
+		peek, err := lexer.Upgrade(&sliceLexer{toks: chunk})
+		if err != nil {
+			return nil, err
+		}
+		r, err := astParser.ParseFromLexer(peek)
+		if err != nil {
+			return nil, err
+		}
+		ast.Rules = append(ast.Rules, r)
+	}
+	return ast, nil
+}
 
 // Parse parses llama.cpp GBNF source with "root" as the root rule.
 // Errors are an ErrorList of *Error, each printing "line:col: msg".
@@ -86,11 +123,7 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 	if e := s.countRules(); e != nil {
 		return nil, ErrorList{e}
 	}
-	peek, err := lexer.Upgrade(&sliceLexer{toks: s.toks})
-	if err != nil {
-		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: err.Error()}}
-	}
-	ast, err := astParser.ParseFromLexer(peek)
+	ast, err := s.parseRules()
 	if err != nil {
 		return nil, ErrorList{s.syntaxError(err)}
 	}
