@@ -172,10 +172,24 @@ func (c *Compiled) computeLevel1() (int, error) {
 	c.entering = make([]bool, len(a.frames))
 	c.conts = map[[2]int32]*ctxEntry{}
 	c.walker = newWalker(c)
+	// Level 1 is needed for every state that can be a stack top, and for
+	// every return state (a top's frame may pop before the token starts,
+	// leaving the token to the return state, see Matcher.childEntry).
+	need := make([]bool, len(a.states))
+	for q := range a.states {
+		if a.states[q].flags&stTop != 0 {
+			need[q] = true
+		}
+		for _, e := range a.states[q].calls {
+			if a.states[e.ret].flags&stPureFinal == 0 {
+				need[e.ret] = true
+			}
+		}
+	}
 	var plainTops []int32
 	tops := 0
 	for q := range a.states {
-		if a.states[q].flags&stTop == 0 {
+		if !need[q] {
 			continue
 		}
 		tops++
@@ -274,6 +288,9 @@ func (c *Compiled) level1Plain(qs []int32) error {
 				return err
 			}
 			b.addSet(en.in)
+			for _, s := range en.also {
+				b.addSet(s)
+			}
 			if len(en.cross) == 0 {
 				continue
 			}
@@ -287,6 +304,9 @@ func (c *Compiled) level1Plain(qs []int32) error {
 				c.conts[k] = x
 			}
 			b.addSet(x.in)
+			for _, s := range x.also {
+				b.addSet(s)
+			}
 			cross = append(cross, x.cross...)
 		}
 		nl := &level1{full: b.build()}

@@ -69,6 +69,14 @@ func crossCheck(t *testing.T, g *gbnf.Grammar, v *mask.Vocab, walks, steps int, 
 			if m.CanEnd() != st.CanEnd() {
 				t.Fatalf("walk %d step %d after %q: CanEnd=%v, reference %v", w, s, out, m.CanEnd(), st.CanEnd())
 			}
+			if sc, ok := m.ShortestCompletion(); ok {
+				if len(sc) != m.MinCompletion() {
+					t.Fatalf("walk %d step %d after %q: ShortestCompletion %q has %d bytes, MinCompletion says %d", w, s, out, sc, len(sc), m.MinCompletion())
+				}
+				if !r.Accepts(append(append([]byte(nil), out...), sc...)) {
+					t.Fatalf("walk %d step %d after %q: ShortestCompletion %q does not complete it", w, s, out, sc)
+				}
+			}
 			if len(allowed) == 0 {
 				if !st.CanEnd() {
 					t.Fatalf("walk %d step %d after %q: dead end", w, s, out)
@@ -372,5 +380,44 @@ func TestCrossCheckLastClass(t *testing.T) {
 			}
 			crossCheckSampled(t, c, g, 4, 40, 300, uint64(i))
 		})
+	}
+}
+
+func TestShortestCompletion(t *testing.T) {
+	bv := testVocab(t, commonExtra...)
+	cases := []struct{ src, prefix, want string }{
+		{`root ::= "{" ws ("\"a\"" ws ":" ws [0-9]+ ws)? "}"
+ws ::= [ ]*`, `{ "a" :`, "0}"},
+		{`root ::= "(" root ")" | "x"`, "(((", "x)))"},
+		{`root ::= [a-z]{3,10} "!"`, "a", "aa!"},
+		{`root ::= [0-9A-Za-z] ([\-0-9A-Za-z]{0,61} [0-9A-Za-z])? "."`, "a--", "0."},
+	}
+	for _, tc := range cases {
+		g, err := gbnf.Parse(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mask.Compile(g, bv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := c.NewMatcher()
+		if err := m.AcceptBytes([]byte(tc.prefix)); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := m.ShortestCompletion()
+		if !ok || len(got) != len(tc.want) {
+			t.Errorf("%q after %q: completion %q (ok=%v), want one as short as %q", tc.src, tc.prefix, got, ok, tc.want)
+			continue
+		}
+		if m.MinCompletion() != len(tc.want) {
+			t.Errorf("%q after %q: MinCompletion %d, want %d", tc.src, tc.prefix, m.MinCompletion(), len(tc.want))
+		}
+		if err := m.AcceptBytes(got); err != nil || !m.CanEnd() {
+			t.Errorf("%q after %q: completion %q does not complete (%v)", tc.src, tc.prefix, got, err)
+		}
+		if !earley.New(g).Accepts(append([]byte(tc.prefix), got...)) {
+			t.Errorf("reference rejects %q", tc.prefix+string(got))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package mask
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Dump prints the automaton (tests only).
@@ -42,6 +43,37 @@ func (c *Compiled) FrameNames() []string {
 	var out []string
 	for _, f := range c.a.frames {
 		out = append(out, f.name)
+	}
+	return out
+}
+
+// PlanTrace reports, for the current configuration, the time spent
+// computing each plan level (tests only; computes uncached).
+func (m *Matcher) PlanTrace() []string {
+	var out []string
+	for _, n := range m.cfg {
+		t0 := time.Now()
+		e := m.c.entryFor(n)
+		out = append(out, fmt.Sprintf("node s%d f%d cnt%d: level1 %v in=%d cross=%d", n.state, m.c.a.states[n.state].frame, n.cnt, time.Since(t0), e.in.n, len(e.cross)))
+		preds := n.preds
+		for len(e.cross) > 0 {
+			var pid int32 = -1
+			for _, p := range m.ar.sets[preds] {
+				if p >= 0 {
+					pid = p
+					break
+				}
+			}
+			if pid < 0 {
+				break
+			}
+			pn := m.ar.nodes[pid]
+			t0 = time.Now()
+			x := m.childEntry(e, pn)
+			out = append(out, fmt.Sprintf("   below s%d f%d: %v in=%d cross=%d (from %d cross points)", pn.state, m.c.a.states[pn.state].frame, time.Since(t0), x.in.n, len(x.cross), len(e.cross)))
+			e = x
+			preds = pn.preds
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package mask
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -22,13 +23,17 @@ type Matcher struct {
 	ended   bool       // an end-of-generation token was accepted
 	tokens  int        // number of tokens accepted
 
-	plans  map[node]*plan
+	plans  map[planKey]*plan
+	seen   map[*tokenSet]bool
+	visit  map[visitKey]bool
 	walker *walker
 	tmp    []uint32
 	mask   []uint32
 	sets   []*tokenSet
 	bufA   []node
 	bufB   []node
+	spCur  []node // ShortestPrefix scratch (engine_support.go)
+	spNext []node
 }
 
 type histStep struct {
@@ -46,7 +51,9 @@ func (c *Compiled) NewMatcher() *Matcher {
 	m := &Matcher{
 		c:     c,
 		ar:    newArena(),
-		plans: make(map[node]*plan),
+		plans: make(map[planKey]*plan),
+		seen:  make(map[*tokenSet]bool),
+		visit: make(map[visitKey]bool),
 	}
 	m.st = stepper{a: c.a, v: c.v, ar: m.ar}
 	m.histBuf = append(m.histBuf, node{c.a.frames[0].start, 0, predsBottom})
@@ -159,46 +166,62 @@ func (m *Matcher) Apply(logits []float32) {
 	}
 }
 
+// planKey identifies the plan of a stack top: its state, counter class
+// and predecessors (nodes that differ only in counters beyond the token
+// horizon share a plan).
+type planKey struct {
+	state, cls, preds int32
+}
+
+type visitKey struct {
+	e *ctxEntry
+	p int32
+}
+
 // planFor returns the cached plan of stack top n: its level-1 set and,
 // while cross points remain, the levels below it through every path of
 // the graph-structured stack.
 func (m *Matcher) planFor(n node) *plan {
-	if p, ok := m.plans[n]; ok {
+	ck := m.c.classKey(n)
+	key := planKey{n.state, ck.cls, n.preds}
+	if p, ok := m.plans[key]; ok {
 		return p
 	}
 	p := &plan{}
 	e := m.c.entryFor(n)
-	seen := map[*tokenSet]bool{}
+	clear(m.seen)
+	clear(m.visit)
 	add := func(s *tokenSet) {
-		if s.n > 0 && !seen[s] {
-			seen[s] = true
+		if s.n > 0 && !m.seen[s] {
+			m.seen[s] = true
 			p.sets = append(p.sets, s)
 		}
 	}
 	add(e.in)
-	type visitKey struct {
-		e *ctxEntry
-		p int32
+	for _, s := range e.also {
+		add(s)
 	}
-	visited := map[visitKey]bool{}
 	var below func(e *ctxEntry, preds int32)
 	below = func(e *ctxEntry, preds int32) {
 		if len(e.cross) == 0 {
 			return
 		}
 		for _, pid := range m.ar.sets[preds] {
-			if pid < 0 || visited[visitKey{e, pid}] {
+			if pid < 0 || m.visit[visitKey{e, pid}] {
 				continue
 			}
-			visited[visitKey{e, pid}] = true
+			m.visit[visitKey{e, pid}] = true
 			pn := m.ar.nodes[pid]
 			x := m.childEntry(e, pn)
 			add(x.in)
+			for _, s := range x.also {
+				add(s)
+			}
 			below(x, pn.preds)
 		}
 	}
 	below(e, n.preds)
-	m.plans[n] = p
+	m.plans[key] = p
 	return p
 }
 
@@ -213,14 +236,36 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	if x != nil {
 		return x
 	}
-	if m.walker == nil {
-		m.walker = newWalker(c)
+	// A cross point at the trie root means the frame above pn pops before
+	// the token starts: the token is then pn's own business, as if pn
+	// were the top (its level 1, precomputed).
+	rest := e.cross
+	hasRoot := len(rest) > 0 && rest[0] == 0
+	if hasRoot {
+		rest = rest[1:]
 	}
-	x, err := m.walker.runLevel(e.cross, pn)
+	var err error
+	if len(rest) > 0 {
+		if m.walker == nil {
+			m.walker = newWalker(c)
+		}
+		x, err = m.walker.runLevel(rest, pn)
+	} else {
+		x = &ctxEntry{in: emptySet}
+	}
 	if err != nil {
 		// Too ambiguous to enumerate: allow nothing more from here (the
 		// stack stays valid for Accept, which reports the error).
 		x = &ctxEntry{in: emptySet}
+	}
+	if hasRoot {
+		pe := c.entryFor(pn)
+		x.also = append(append(x.also, pe.in), pe.also...)
+		if len(pe.cross) > 0 {
+			cross := append(slices.Clone(x.cross), pe.cross...)
+			slices.Sort(cross)
+			x.cross = slices.Compact(cross)
+		}
 	}
 	c.mu.Lock()
 	if old := e.next[k]; old != nil {
@@ -481,6 +526,10 @@ func (m *Matcher) stackMinLen(n node) int {
 			inIter = 0
 		}
 		missing := int(max(f.min-iterations(n.cnt), 0))
+		if st := &a.states[n.state]; n.state != f.start && st.flags&stReachPop == 0 {
+			// This iteration cannot end the repetition: one more.
+			missing = max(missing, 1)
+		}
 		need = inIter + missing*int(a.minLen[f.start])
 	} else {
 		need = int(a.minLen[n.state])
@@ -497,6 +546,54 @@ func (m *Matcher) stackMinLen(n node) int {
 		}
 	}
 	return need + best
+}
+
+// maxCompletion bounds ShortestCompletion's search, in bytes.
+const maxCompletion = 1 << 16
+
+// ShortestCompletion returns a shortest byte string that completes the
+// output to a sentence (empty if it can end now). The engine feeds it
+// when a token budget runs out, so that the output stays valid. Where the
+// shortest completion would need a token reference (<[id]>), it returns
+// the bytes up to that point and ok is false; ok is false also when the
+// completion would exceed 64 KiB.
+func (m *Matcher) ShortestCompletion() (b []byte, ok bool) {
+	if m.ended {
+		return nil, true
+	}
+	a := m.c.a
+	cur := append([]node(nil), m.cfg...)
+	var next []node
+	for len(b) < maxCompletion {
+		if m.anyCanEnd(cur) {
+			return b, true
+		}
+		best, bestLen := -1, math.MaxInt
+		for c := 0; c < a.nc; c++ {
+			m.st.out = m.st.out[:0]
+			for _, n := range cur {
+				m.st.stepByte(n, c)
+			}
+			if len(m.st.out) == 0 {
+				continue
+			}
+			cand := m.st.merge(m.st.out)
+			l := math.MaxInt
+			for _, n := range cand {
+				l = min(l, m.stackMinLen(n))
+			}
+			if l < bestLen {
+				best, bestLen = c, l
+				next = append(next[:0], cand...)
+			}
+		}
+		if best < 0 {
+			return b, false // only token references can go on
+		}
+		b = append(b, a.classLo[best])
+		cur, next = next, cur
+	}
+	return b, false
 }
 
 // Tokens returns the number of steps accepted (tokens, byte runs and the

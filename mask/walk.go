@@ -266,6 +266,7 @@ type level1 struct {
 // this level and the cross points left for the next.
 type ctxEntry struct {
 	in    *tokenSet
+	also  []*tokenSet // more tokens allowed at this level (shared sets of other entries)
 	cross []int32
 	next  map[ctxKey]*ctxEntry // guarded by Compiled.mu
 }
@@ -363,6 +364,9 @@ func (c *Compiled) classKey(n node) ctxKey {
 // entryFor returns the level-1 entry of node n (concrete counter).
 func (c *Compiled) entryFor(n node) *ctxEntry {
 	l := c.level1[n.state]
+	if l == nil {
+		l = c.lazyLevel1(n.state)
+	}
 	if l.plain != nil {
 		return l.plain
 	}
@@ -459,4 +463,38 @@ func (w *walker) fastStepper(n node) fastStep {
 	// point, recorded separately).
 	fs.pop = n.preds != predsBoundary && w.st.canPop(n)
 	return fs
+}
+
+// lazyLevel1 computes level 1 of a state that was not precomputed (every
+// stack top and return state is; this is a safety net).
+func (c *Compiled) lazyLevel1(q int32) *level1 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.level1[q]; l != nil {
+		return l
+	}
+	w := newWalker(c)
+	w.acc = newSetBuilder(c.prep.words)
+	symbolic := c.a.frames[c.a.states[q].frame].repeat
+	var l *level1
+	var err error
+	if symbolic {
+		l, err = w.runLevel1(q)
+	} else {
+		var ls []*level1
+		ls, err = w.runLevel1Batch([]int32{q}, &pwalkState{})
+		if err == nil {
+			l = ls[0]
+			// The calls at q are factored out of the batch walk; a plain
+			// walk includes them.
+			w.acc = newSetBuilder(c.prep.words)
+			l, err = w.runLevel1(q)
+		}
+	}
+	if err != nil {
+		l = &level1{}
+		l.plain = &ctxEntry{in: &l.full}
+	}
+	c.level1[q] = l
+	return l
 }

@@ -1,0 +1,322 @@
+// Package maskbench is the mask benchmark: the five cases of
+// ../shared/bench run through the mask automaton with the Llama-3
+// vocabulary, and optionally through a peer engine (llama.cpp's grammar
+// engine, registered by a cgo build) in the same run, on the same grammar
+// text and the same tokens.
+//
+// For each case it reports the compile time (grammar against an already
+// prepared vocabulary; the one-off vocabulary preparation is reported
+// apart), the per-step mask time (FillMask) on the first pass over the
+// document (cold: every context is met for the first time) and on later
+// passes (warm), the time of Accept, allocations per token, the memory of
+// the compiled automaton, and the peer's per-step mask time with the
+// ratio.
+package maskbench
+
+import (
+	"fmt"
+	"io"
+	"math/bits"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/benchcases"
+	"github.com/structgen/structgen/internal/llama3vocab"
+	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/mask"
+)
+
+// SchemaIndent is the whitespace run allowed between JSON tokens for the
+// schema cases: the bench runs its peers with any whitespace, and the
+// documents are pretty-printed with two-space indentation.
+const SchemaIndent = 16
+
+// Options configures Run.
+type Options struct {
+	Cases     []string // case ids or prefixes ("03"); empty means all
+	Compiles  int      // compile runs per case (median reported); default 5
+	Passes    int      // passes over each document (the first is cold); default 5
+	Peer      Peer     // optional peer engine
+	PeerSteps int      // at most this many peer mask steps per case (each costs tens of ms); default 100
+	Log       io.Writer
+}
+
+// Peer is another mask engine run on the same grammar and tokens.
+type Peer interface {
+	Name() string
+	// Replay compiles grammar (GBNF) against the vocabulary and feeds
+	// tokens one by one, computing the mask before each (at most
+	// maxSteps masks).
+	Replay(grammar string, v *mask.Vocab, tokens []int32, maxSteps int) (*PeerResult, error)
+}
+
+// PeerResult is what a peer measured.
+type PeerResult struct {
+	Compile   time.Duration
+	MaskTimes []time.Duration
+	Allowed   []int // allowed tokens per step, end-of-generation ids excluded
+	Rejected  int   // index of the first document token the peer rejected, or -1
+}
+
+// Stats summarizes durations in microseconds.
+type Stats struct {
+	N                        int
+	Mean, P50, P99, Max, Sum float64
+}
+
+func stats(ds []time.Duration) Stats {
+	if len(ds) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	return Stats{
+		N:    len(s),
+		Mean: us(sum) / float64(len(s)),
+		P50:  us(s[len(s)/2]),
+		P99:  us(s[min(len(s)-1, len(s)*99/100)]),
+		Max:  us(s[len(s)-1]),
+		Sum:  us(sum),
+	}
+}
+
+// Result is one case's measurements.
+type Result struct {
+	Case       string
+	Tokens     int
+	Compile    time.Duration // median
+	Cold, Warm Stats         // FillMask per step (first pass; later passes)
+	Accept     Stats         // Accept per token (later passes)
+	AllocsTok  float64       // heap allocations per token (FillMask + Accept), later passes
+	MemBytes   int           // compiled automaton + mask cache after the passes
+	Peer       *PeerResult
+	PeerMask   Stats
+	PeerErr    error
+	// CountMismatches counts steps where the peer allowed a different
+	// number of non-end-of-generation tokens than the automaton, over the
+	// steps the peer ran; Counts are the automaton's counts per step.
+	CountMismatches int
+	Counts          []int
+	Err             error
+}
+
+// Run measures the cases. sharedDir is the ../shared folder.
+func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, err error) {
+	if opt.Compiles <= 0 {
+		opt.Compiles = 5
+	}
+	if opt.Passes <= 0 {
+		opt.Passes = 5
+	}
+	if opt.PeerSteps <= 0 {
+		opt.PeerSteps = 100
+	}
+	logf := func(format string, args ...any) {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, format+"\n", args...)
+		}
+	}
+	cases, err := benchcases.Load(filepath.Join(sharedDir, "bench"))
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := llama3vocab.Load(sharedDir)
+	if err != nil {
+		return 0, nil, err
+	}
+	prep = mask.PrepareVocab(v)
+	for _, bc := range cases {
+		if !selected(bc.ID, opt.Cases) {
+			continue
+		}
+		logf("case %s: %d tokens", bc.ID, len(bc.Tokens))
+		r := runCase(bc, v, opt)
+		if r.Err != nil {
+			logf("case %s: %v", bc.ID, r.Err)
+		}
+		results = append(results, r)
+	}
+	return prep, results, nil
+}
+
+func selected(id string, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for _, w := range want {
+		if strings.HasPrefix(id, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Grammar returns the GBNF text of a bench case: its grammar file, or its
+// schema converted with flexible whitespace.
+func Grammar(bc *benchcases.Case) (string, error) {
+	if bc.Grammar != "" {
+		return bc.Grammar, nil
+	}
+	return jsonschema2gbnf.Convert(bc.Schema, jsonschema2gbnf.FlexibleWhitespace(SchemaIndent))
+}
+
+func runCase(bc *benchcases.Case, v *mask.Vocab, opt Options) *Result {
+	r := &Result{Case: bc.ID, Tokens: len(bc.Tokens)}
+	src, err := Grammar(bc)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	var compiles []time.Duration
+	var c *mask.Compiled
+	for range opt.Compiles {
+		t0 := time.Now()
+		g, err := gbnf.Parse(src)
+		if err == nil {
+			c, err = mask.Compile(g, v)
+		}
+		if err != nil {
+			r.Err = err
+			return r
+		}
+		compiles = append(compiles, time.Since(t0))
+	}
+	slices.Sort(compiles)
+	r.Compile = compiles[len(compiles)/2]
+
+	words := make([]uint32, c.Words())
+	var cold, warm, accept []time.Duration
+	counts := make([]int, len(bc.Tokens)+1)
+	var ms0, ms1 runtime.MemStats
+	for pass := range opt.Passes {
+		m := c.NewMatcher()
+		if pass == 1 {
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+		}
+		for i := 0; i <= len(bc.Tokens); i++ {
+			t0 := time.Now()
+			m.FillMask(words)
+			d := time.Since(t0)
+			if pass == 0 {
+				cold = append(cold, d)
+				n := 0
+				for _, w := range words {
+					n += bits.OnesCount32(w)
+				}
+				for _, id := range v.EOG() {
+					if words[id>>5]&(1<<(uint32(id)&31)) != 0 {
+						n--
+					}
+				}
+				counts[i] = n
+			} else {
+				warm = append(warm, d)
+			}
+			if i == len(bc.Tokens) {
+				if !m.CanEnd() {
+					r.Err = fmt.Errorf("cannot end after the document")
+					return r
+				}
+				break
+			}
+			tok := bc.Tokens[i]
+			if words[tok>>5]&(1<<(uint32(tok)&31)) == 0 {
+				r.Err = fmt.Errorf("document token %d (%q) at step %d not allowed", tok, v.Token(tok), i)
+				return r
+			}
+			t0 = time.Now()
+			if err := m.Accept(tok); err != nil {
+				r.Err = err
+				return r
+			}
+			if pass > 0 {
+				accept = append(accept, time.Since(t0))
+			}
+		}
+	}
+	if opt.Passes > 1 {
+		runtime.ReadMemStats(&ms1)
+		steps := (opt.Passes - 1) * len(bc.Tokens)
+		// The time slices grow during the passes; count their growth out.
+		r.AllocsTok = float64(ms1.Mallocs-ms0.Mallocs) / float64(steps)
+	}
+	r.Cold, r.Warm, r.Accept = stats(cold), stats(warm), stats(accept)
+	r.Counts = counts
+	r.MemBytes = c.MemoryBytes()
+
+	if opt.Peer != nil {
+		// The peer gets the canonical form of the grammar, which every
+		// llama.cpp version reads (e.g. "-" inside a class as \x2D, not
+		// the newer \-).
+		g, _ := gbnf.Parse(src)
+		pr, err := opt.Peer.Replay(g.String(), v, bc.Tokens, opt.PeerSteps)
+		r.Peer, r.PeerErr = pr, err
+		if err == nil {
+			r.PeerMask = stats(pr.MaskTimes)
+			for i, n := range pr.Allowed {
+				if i < len(counts) && n != counts[i] {
+					r.CountMismatches++
+				}
+			}
+		}
+	}
+	return r
+}
+
+// WriteTable writes the results as a Markdown table.
+func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) {
+	fmt.Fprintf(w, "Vocabulary preparation (Llama-3, 128,256 ids; once per vocabulary): %.1f ms\n\n", ms(prep))
+	fmt.Fprintln(w, "| case | tokens | compile ms | mask µs cold mean / p50 / p99 / max | mask µs warm mean / p50 / p99 / max | accept µs mean / p99 | allocs/token | automaton KB |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		if r.Err != nil {
+			fmt.Fprintf(w, "| %s | %d | error: %v | | | | | |\n", r.Case, r.Tokens, r.Err)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %.1f / %.1f | %.2f | %d |\n", r.Case, r.Tokens, ms(r.Compile),
+			fmtStats(r.Cold), fmtStats(r.Warm), r.Accept.Mean, r.Accept.P99, r.AllocsTok, r.MemBytes/1024)
+	}
+	if peerName == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nSame grammar text and tokens through %s in the same run:\n\n", peerName)
+	fmt.Fprintln(w, "| case | peer steps | peer compile ms | peer mask µs mean / p50 / p99 / max | ours warm mean over the same run | ratio (peer mean / our cold mean) | allowed-count mismatches |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		switch {
+		case r.Err != nil:
+			continue
+		case r.PeerErr != nil:
+			fmt.Fprintf(w, "| %s | error: %v | | | | | |\n", r.Case, r.PeerErr)
+			continue
+		case r.Peer == nil:
+			continue
+		}
+		rej := ""
+		if r.Peer.Rejected >= 0 {
+			rej = fmt.Sprintf(" (rejected document token %d)", r.Peer.Rejected)
+		}
+		ratio := 0.0
+		if r.Cold.Mean > 0 {
+			ratio = r.PeerMask.Mean / r.Cold.Mean
+		}
+		fmt.Fprintf(w, "| %s | %d%s | %.1f | %s | %.2f | %.0f× | %d |\n", r.Case, r.PeerMask.N, rej, ms(r.Peer.Compile),
+			fmtStats(r.PeerMask), r.Warm.Mean, ratio, r.CountMismatches)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+func fmtStats(s Stats) string {
+	return fmt.Sprintf("%.2f / %.2f / %.1f / %.0f", s.Mean, s.P50, s.P99, s.Max)
+}
