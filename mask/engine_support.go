@@ -27,6 +27,7 @@ func (m *Matcher) ShortestPrefix(dst []byte, n int) (b []byte, complete bool) {
 		}
 		best, bestLen := -1, math.MaxInt
 		for c := 0; c < a.nc; c++ {
+			m.st.begin()
 			m.st.out = m.st.out[:0]
 			for _, nd := range cur {
 				m.st.stepByte(nd, c)

@@ -280,14 +280,7 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	return x
 }
 
-func (m *Matcher) canEnd() bool {
-	for _, n := range m.cfg {
-		if m.st.canEnd(n) {
-			return true
-		}
-	}
-	return false
-}
+func (m *Matcher) canEnd() bool { return m.st.anyCanEnd(m.cfg) }
 
 // CanEnd reports whether the output so far is a complete sentence (an
 // end-of-generation token is allowed now).
@@ -329,6 +322,7 @@ func (m *Matcher) Accept(tok int32) error {
 		m.histBuf = append(m.histBuf, next...)
 	}
 	// Token references.
+	m.st.begin()
 	m.st.out = m.st.out[:0]
 	for _, n := range m.cfg {
 		m.st.stepTok(n, tok)
@@ -457,6 +451,7 @@ func (m *Matcher) Forced() []byte {
 		only := -1
 		var next []node
 		for c := 0; c < a.nc; c++ {
+			m.st.begin()
 			m.st.out = m.st.out[:0]
 			for _, n := range cur {
 				m.st.stepByte(n, c)
@@ -480,17 +475,11 @@ func (m *Matcher) Forced() []byte {
 	return out
 }
 
-func (m *Matcher) anyCanEnd(cfg []node) bool {
-	for _, n := range cfg {
-		if m.st.canEnd(n) {
-			return true
-		}
-	}
-	return false
-}
+func (m *Matcher) anyCanEnd(cfg []node) bool { return m.st.anyCanEnd(cfg) }
 
 func (m *Matcher) hasTokEdges(cfg []node) bool {
 	found := false
+	m.st.begin()
 	for _, n := range cfg {
 		m.st.forTokEdges(n, func(*tokEdge, node) { found = true })
 		if found {
@@ -516,6 +505,11 @@ func (m *Matcher) MinCompletion() int {
 
 // stackMinLen returns the fewest bytes that pop a stack of n to bottom.
 func (m *Matcher) stackMinLen(n node) int {
+	m.st.query()
+	return m.stackMinLenRec(n)
+}
+
+func (m *Matcher) stackMinLenRec(n node) int {
 	a := m.c.a
 	f := &a.frames[a.states[n.state].frame]
 	var need int
@@ -542,7 +536,10 @@ func (m *Matcher) stackMinLen(n node) int {
 		if p == bottom {
 			best = 0
 		} else if p >= 0 {
-			best = min(best, m.stackMinLen(m.ar.nodes[p]))
+			if m.st.firstVisit(p) {
+				m.st.qval[p] = int32(min(m.stackMinLenRec(m.ar.nodes[p]), math.MaxInt32))
+			}
+			best = min(best, int(m.st.qval[p]))
 		}
 	}
 	return need + best
@@ -570,6 +567,7 @@ func (m *Matcher) ShortestCompletion() (b []byte, ok bool) {
 		}
 		best, bestLen := -1, math.MaxInt
 		for c := 0; c < a.nc; c++ {
+			m.st.begin()
 			m.st.out = m.st.out[:0]
 			for _, n := range cur {
 				m.st.stepByte(n, c)

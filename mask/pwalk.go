@@ -143,6 +143,7 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 				n := w.buf[g.lo]
 				fs := &fsl[gi-glo]
 				if fs.pop && a.follow[fs.frame].has(b) {
+					w.st.begin()
 					w.st.out = w.st.out[:0]
 					w.st.stepByte(n, c)
 					next := w.st.merge(w.st.out)
@@ -180,6 +181,7 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 			gStart := len(ps.gbuf)
 			for gi := glo; gi < ghi; gi++ {
 				g := ps.gbuf[gi]
+				w.st.begin()
 				w.st.out = w.st.out[:0]
 				for _, n := range w.buf[g.lo:g.hi] {
 					w.st.stepByte(n, c)

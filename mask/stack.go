@@ -137,12 +137,70 @@ func (ar *arena) has(s, m int32) bool {
 }
 
 // stepper advances nodes over one byte class or one token.
+//
+// Predecessor sets are shared, so the paths of a graph-structured stack
+// can be exponentially many while its nodes are few: every recursion over
+// predecessors visits each arena node once per step or query (the marks
+// below), never once per path.
 type stepper struct {
 	a        *automaton
 	v        *Vocab
 	ar       *arena
 	out      []node
 	overflow bool // a step produced more than MaxConfig nodes
+
+	gen   uint32   // current step (begin)
+	mark  []uint32 // per arena node: the step it was popped into
+	qgen  uint32   // current query (canEnd, canCross, crossIts, baseIt)
+	qmark []uint32 // per arena node: the query that visited it
+	qval  []int32  // per arena node: memoized baseIt in the current query
+}
+
+// begin starts a step: the nodes stepped from here on pop into each
+// predecessor at most once.
+func (s *stepper) begin() {
+	s.gen++
+	if s.gen == 0 {
+		clear(s.mark)
+		s.gen = 1
+	}
+}
+
+// firstPop reports whether arena node p has not been popped into in this
+// step, and marks it.
+func (s *stepper) firstPop(p int32) bool {
+	if int(p) >= len(s.mark) {
+		s.mark = append(s.mark, make([]uint32, len(s.ar.nodes)-len(s.mark)+64)...)
+	}
+	if s.mark[p] == s.gen {
+		return false
+	}
+	s.mark[p] = s.gen
+	return true
+}
+
+// query starts a query over predecessors.
+func (s *stepper) query() {
+	s.qgen++
+	if s.qgen == 0 {
+		clear(s.qmark)
+		s.qgen = 1
+	}
+}
+
+// firstVisit reports whether arena node p has not been visited in this
+// query, and marks it.
+func (s *stepper) firstVisit(p int32) bool {
+	if int(p) >= len(s.qmark) {
+		grow := len(s.ar.nodes) - len(s.qmark) + 64
+		s.qmark = append(s.qmark, make([]uint32, grow)...)
+		s.qval = append(s.qval, make([]int32, grow)...)
+	}
+	if s.qmark[p] == s.qgen {
+		return false
+	}
+	s.qmark[p] = s.qgen
+	return true
 }
 
 // bounds returns the iteration bounds for node n of repetition frame f.
@@ -207,6 +265,22 @@ func nextIteration(cnt int32) int32 {
 
 // canEnd reports whether some stack of n can pop all the way to bottom.
 func (s *stepper) canEnd(n node) bool {
+	s.query()
+	return s.canEndRec(n)
+}
+
+// anyCanEnd reports whether some node of cfg can end.
+func (s *stepper) anyCanEnd(cfg []node) bool {
+	s.query()
+	for _, n := range cfg {
+		if s.canEndRec(n) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *stepper) canEndRec(n node) bool {
 	if !s.canPop(n) {
 		return false
 	}
@@ -214,7 +288,7 @@ func (s *stepper) canEnd(n node) bool {
 		if p == bottom {
 			return true
 		}
-		if p >= 0 && s.canEnd(s.ar.nodes[p]) {
+		if p >= 0 && s.firstVisit(p) && s.canEndRec(s.ar.nodes[p]) {
 			return true
 		}
 	}
@@ -224,20 +298,30 @@ func (s *stepper) canEnd(n node) bool {
 // crossIts calls f with the iterations of the base node for each way the
 // stacks of n can pop down to boundary (symbolic walks; 0 otherwise).
 func (s *stepper) crossIts(n node, f func(it int32)) {
+	s.query()
+	s.crossItsRec(n, f)
+}
+
+func (s *stepper) crossItsRec(n node, f func(it int32)) {
 	if !s.canPop(n) {
 		return
 	}
 	for _, p := range s.ar.sets[n.preds] {
 		if p == boundary {
 			f(iterations(min(n.cnt, 0)))
-		} else if p >= 0 {
-			s.crossIts(s.ar.nodes[p], f)
+		} else if p >= 0 && s.firstVisit(p) {
+			s.crossItsRec(s.ar.nodes[p], f)
 		}
 	}
 }
 
 // canCross reports whether some stack of n can pop down to boundary.
 func (s *stepper) canCross(n node) bool {
+	s.query()
+	return s.canCrossRec(n)
+}
+
+func (s *stepper) canCrossRec(n node) bool {
 	if !s.canPop(n) {
 		return false
 	}
@@ -245,7 +329,7 @@ func (s *stepper) canCross(n node) bool {
 		if p == boundary {
 			return true
 		}
-		if p >= 0 && s.canCross(s.ar.nodes[p]) {
+		if p >= 0 && s.firstVisit(p) && s.canCrossRec(s.ar.nodes[p]) {
 			return true
 		}
 	}
@@ -255,6 +339,11 @@ func (s *stepper) canCross(n node) bool {
 // baseIt returns the fewest iterations started by the base of any stack
 // of n (symbolic walks; 0 for concrete bases).
 func (s *stepper) baseIt(n node) int32 {
+	s.query()
+	return s.baseItRec(n)
+}
+
+func (s *stepper) baseItRec(n node) int32 {
 	best := unboundedCount
 	for _, p := range s.ar.sets[n.preds] {
 		switch {
@@ -271,7 +360,10 @@ func (s *stepper) baseIt(n node) int32 {
 				best = 0
 			}
 		case p >= 0:
-			best = min(best, s.baseIt(s.ar.nodes[p]))
+			if s.firstVisit(p) {
+				s.qval[p] = s.baseItRec(s.ar.nodes[p])
+			}
+			best = min(best, s.qval[p])
 		}
 	}
 	return best
@@ -321,7 +413,7 @@ func (s *stepper) stepByte(n node, c int) {
 	}
 	if s.canPop(n) {
 		for _, p := range s.ar.sets[n.preds] {
-			if p >= 0 {
+			if p >= 0 && s.firstPop(p) {
 				s.stepByte(s.ar.nodes[p], c)
 			}
 		}
@@ -396,7 +488,7 @@ func (s *stepper) forTokEdges(n node, f func(e *tokEdge, succ node)) {
 	}
 	if s.canPop(n) {
 		for _, p := range s.ar.sets[n.preds] {
-			if p >= 0 {
+			if p >= 0 && s.firstPop(p) {
 				s.forTokEdges(s.ar.nodes[p], f)
 			}
 		}
@@ -436,6 +528,7 @@ func (s *stepper) merge(out []node) []node {
 // stepConfig steps every node of cfg over byte b and returns the merged
 // configuration (in s.out's memory).
 func (s *stepper) stepConfig(cfg []node, b byte) []node {
+	s.begin()
 	s.out = s.out[:0]
 	c := int(s.a.classOf[b])
 	for _, n := range cfg {

@@ -101,6 +101,7 @@ func (w *walker) accept(id int32, cost int32) {
 // tokRefs accepts the tokens matched by token references reachable from
 // the base configuration at the start of a token.
 func (w *walker) tokRefs(base node) {
+	w.st.begin()
 	w.st.forTokEdges(base, func(e *tokEdge, succ node) {
 		cost := int32(0)
 		if w.symbolic {
@@ -173,6 +174,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 				var nn node
 				if fs.pop && a.follow[fs.frame].has(b) {
 					// The frame may pop here: step in full.
+					w.st.begin()
 					w.st.out = w.st.out[:0]
 					w.st.stepByte(n, int(a.classOf[b]))
 					next := w.st.merge(w.st.out)
@@ -206,6 +208,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	for e := es; e < ee; e++ {
 		c := int(a.classOf[t.edgeByte[e]])
 		if memo[c] == 0 {
+			w.st.begin()
 			w.st.out = w.st.out[:0]
 			for _, n := range w.buf[lo:hi] {
 				w.st.stepByte(n, c)
