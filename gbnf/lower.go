@@ -201,7 +201,9 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 	case pr.Group != nil:
 		return l.alts(pr.Group, depth+1)
 	}
-	panic("gbnf: empty primary") // unreachable: the grammar requires one alternative
+	// Unreachable: the participle grammar requires one of the above.
+	l.errs.add(p, "internal error: empty element")
+	return nil
 }
 
 // scalar reports whether r is a Unicode scalar value (what UTF-8 text can hold).
