@@ -106,6 +106,9 @@ const (
 	MaxStates = 1 << 20
 )
 
+// maxStates is MaxStates, lowered by tests.
+var maxStates = MaxStates
+
 // buildAutomaton compiles the lowered frames.
 func buildAutomaton(defs []*frameDef) (*automaton, error) {
 	a := &automaton{}
@@ -297,8 +300,8 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if id, ok := index[string(keyBuf)]; ok {
 			return id, nil
 		}
-		if len(a.states) >= MaxStates {
-			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", MaxStates)}
+		if len(a.states) >= maxStates {
+			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", maxStates)}
 		}
 		id := int32(len(a.states))
 		index[string(keyBuf)] = id

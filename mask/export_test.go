@@ -77,3 +77,11 @@ func (m *Matcher) PlanTrace() []string {
 	}
 	return out
 }
+
+// SetMaxStates lowers the state limit for a test; it returns a function
+// that restores it.
+func SetMaxStates(n int) func() {
+	old := maxStates
+	maxStates = n
+	return func() { maxStates = old }
+}

@@ -1,0 +1,302 @@
+package mask_test
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/earley"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/mask"
+)
+
+// TestConcurrentMatchers shares one Compiled between goroutines that all
+// replay the JSON bench document (filling the lazy caches concurrently)
+// and compares every mask with a single-threaded run. Run with -race.
+func TestConcurrentMatchers(t *testing.T) {
+	cases, v := loadBench(t)
+	bc := cases[0]
+	g, err := gbnf.Parse(bc.Grammar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := replayCounts(t, ref, bc.Tokens)
+	c, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := replayCounts(t, c, bc.Tokens)
+			for i := range want {
+				if got[i] != want[i] {
+					errs <- fmt.Errorf("step %d: %d allowed, single-threaded %d", i, got[i], want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func replayCounts(t testing.TB, c *mask.Compiled, toks []int32) []int {
+	m := c.NewMatcher()
+	words := make([]uint32, c.Words())
+	var out []int
+	for i := 0; i <= len(toks); i++ {
+		m.FillMask(words)
+		n := 0
+		for _, w := range words {
+			n += bits.OnesCount32(w)
+		}
+		out = append(out, n)
+		if i < len(toks) {
+			if err := m.Accept(toks[i]); err != nil {
+				t.Error(err)
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// TestCorpusVocabsJSON compiles the JSON grammar against every corpus
+// vocabulary and feeds a JSON document tokenized with it (greedy
+// tokenization: any tokenization must be accepted).
+func TestCorpusVocabsJSON(t *testing.T) {
+	dir := sharedtest.Path(t, "corpus", "vocab")
+	src, err := os.ReadFile(sharedtest.Path(t, "corpus", "llama-grammars", "json.gbnf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(`{"name": "Dana Müller-Okafor", "tags": ["a\"b", "日本語", "\u00e9"], "n": -12.5e3, "ok": true, "nested": {"x": [1, 2, {"y": null}]}}`)
+	g, err := gbnf.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
+	paths = append(paths, filepath.Join(dir, "hf", "llama3.2"), filepath.Join(dir, "hf", "qwen2"))
+	if len(paths) != 14 {
+		t.Fatalf("%d vocabularies, want 14", len(paths))
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			v, err := mask.LoadVocab(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := mask.Compile(g, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := doc
+			if strings.Contains(p, "bert") {
+				// WordPiece lowercases and cannot spell every byte.
+				d = []byte(`{"name": "dana", "tags": ["a", "b"], "n": 12, "ok": true}`)
+			}
+			toks, err := v.GreedyTokenize(d)
+			if err != nil {
+				t.Skipf("%s cannot spell the document: %v", filepath.Base(p), err)
+			}
+			m := c.NewMatcher()
+			words := make([]uint32, c.Words())
+			for i, tok := range toks {
+				m.FillMask(words)
+				if words[tok>>5]&(1<<(uint32(tok)&31)) == 0 {
+					t.Fatalf("token %d (#%d, %q) not allowed", tok, i, v.Token(tok))
+				}
+				if err := m.Accept(tok); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m.FillMask(words)
+			if !m.CanEnd() {
+				t.Fatal("cannot end")
+			}
+			for _, e := range v.EOG() {
+				if words[e>>5]&(1<<(uint32(e)&31)) == 0 {
+					t.Errorf("end-of-generation token %d not allowed at the end", e)
+				}
+			}
+			t.Logf("%d tokens, %d states, compile %v", len(toks), c.Stats().States, c.Stats().Duration)
+		})
+	}
+}
+
+// TestLimitsAndBadInput checks the errors for bad input: each names what
+// is wrong (and the limit, for limits), and leaves matchers unchanged.
+func TestLimitsAndBadInput(t *testing.T) {
+	bv := testVocab(t, commonExtra...)
+	compileErr := func(src string) error {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			t.Fatalf("parse %q: %v", src, err)
+		}
+		_, err = mask.Compile(g, bv)
+		return err
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"root ::= a\na ::= b \"x\"\nb ::= a \"y\" | \"z\"", "left recursion"},
+		{"root ::= \"x\" root", "no finite sentence"},
+		{"root ::= <[999]>", "out of range"},
+		{"root ::= <[" + fmt.Sprint(bv.Size()-1) + "]>", "end-of-generation"},
+		{"root ::= <|nope|>", "not in the vocabulary"},
+	} {
+		err := compileErr(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one mentioning %q", tc.src, err, tc.want)
+		}
+	}
+	// Direct left recursion is supported.
+	if err := compileErr("root ::= root \"+\" [0-9] | [0-9]"); err != nil {
+		t.Errorf("direct left recursion: %v", err)
+	}
+	// Subset construction blow-up hits MaxStates.
+	defer mask.SetMaxStates(5000)()
+	err := compileErr(`root ::= [ab]* "a" [ab]{14}`)
+	if err == nil || !strings.Contains(err.Error(), "MaxStates") {
+		t.Errorf("blow-up: error %v, want MaxStates", err)
+	}
+
+	g, _ := gbnf.Parse(`root ::= "ab"`)
+	c, err := mask.Compile(g, bv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.NewMatcher()
+	for _, tok := range []int32{-1, int32(bv.Size())} {
+		if err := m.Accept(tok); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("Accept(%d): %v", tok, err)
+		}
+	}
+	var rej *mask.RejectError
+	if err := m.Accept('b'); !errors.As(err, &rej) || rej.Index != 0 {
+		t.Errorf("Accept(b): %v", err)
+	}
+	if err := m.AcceptBytes([]byte("ax")); !errors.As(err, &rej) || rej.Offset != 1 {
+		t.Errorf("AcceptBytes(ax): %v", err)
+	}
+	if m.Tokens() != 0 || m.CanEnd() {
+		t.Errorf("rejections changed the state")
+	}
+	if err := m.Rollback(1); err == nil {
+		t.Error("Rollback past the start accepted")
+	}
+}
+
+// TestSteadyStateAllocs checks that FillMask and Accept do not allocate
+// once a matcher has seen the contexts (replaying a document after Reset).
+func TestSteadyStateAllocs(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mask.Compile(g, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := c.NewMatcher()
+		words := make([]uint32, c.Words())
+		replay := func() {
+			m.Reset()
+			for _, tok := range bc.Tokens {
+				m.FillMask(words)
+				if err := m.Accept(tok); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m.FillMask(words)
+		}
+		replay()
+		replay()
+		if a := testing.AllocsPerRun(3, replay); a != 0 {
+			t.Errorf("%s: %.1f allocations per replay of %d tokens after warm-up", bc.ID, a, len(bc.Tokens))
+		}
+	}
+}
+
+// FuzzMatcher fuzzes grammars and walks: whatever compiles must give
+// masks that agree with Accept and with the reference recognizer, and
+// end-of-generation exactly where the grammar can end.
+func FuzzMatcher(f *testing.F) {
+	f.Add(`root ::= "a" [b-d]* ("x" | "yz"){1,3}`, uint64(1))
+	f.Add(`root ::= "(" root ")" | [0-9]+`, uint64(2))
+	f.Add(`root ::= ([^a] | "ab"){0,7} "."`, uint64(3))
+	f.Add(`root ::= x "-" x
+x ::= [a-z]{1,30} [a-z0-9] | ""`, uint64(4))
+	bv := testVocab(f, "ab", "ba", "xy", "yz", "((", "))", "a.", "12", "-a", "é")
+	f.Fuzz(func(t *testing.T, src string, seed uint64) {
+		if len(src) > 400 {
+			return
+		}
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			return
+		}
+		c, err := mask.Compile(g, bv)
+		if err != nil {
+			return
+		}
+		r := earley.New(g)
+		st := r.Start()
+		m := c.NewMatcher()
+		rng := rand.New(rand.NewPCG(seed, 3))
+		words := make([]uint32, c.Words())
+		for step := 0; step < 12; step++ {
+			m.FillMask(words)
+			var allowed []int32
+			for id := int32(0); int(id) < bv.Size(); id++ {
+				in := words[id>>5]&(1<<(uint32(id)&31)) != 0
+				if bv.IsEOG(id) {
+					if in != st.CanEnd() {
+						t.Fatalf("step %d: EOG %v, reference CanEnd %v", step, in, st.CanEnd())
+					}
+					continue
+				}
+				s := st
+				for _, b := range bv.Token(id) {
+					if s = s.Next(b); s == nil {
+						break
+					}
+				}
+				if in != (s != nil) {
+					t.Fatalf("step %d: token %q allowed=%v, reference %v", step, bv.Token(id), in, s != nil)
+				}
+				if in {
+					allowed = append(allowed, id)
+				}
+			}
+			if len(allowed) == 0 {
+				return
+			}
+			tok := allowed[rng.IntN(len(allowed))]
+			if err := m.Accept(tok); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			for _, b := range bv.Token(tok) {
+				st = st.Next(b)
+			}
+		}
+	})
+}
