@@ -36,12 +36,13 @@ const (
 	stTop                   // can be the top of a stack after a byte or token (gets an eager level-1 walk)
 	stNoPop                 // final, but only as the end of an iteration: the repetition may not end here
 	stReachPop              // repetition frame: the current iteration can end where the repetition may end
+	stTight                 // no calls, no token edges, not a frame start, and (in a repetition frame) mid-iteration: stepping keeps the counter and the predecessors
 	stIterOnly              // repetition frame, iteration complete, no edges of its own, body start without calls or token edges: a byte can only start the next iteration
 )
 
 type state struct {
 	frame int32
-	flags uint8
+	flags uint16
 	calls []callEdge
 	toks  []tokEdge
 }
@@ -69,6 +70,7 @@ type automaton struct {
 	minLen  []int32    // per state: fewest bytes to finish its frame (pop), calls included
 	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
 	first   []byteBits // per frame: bytes a visit of the frame can start with
+	limit   int        // state budget of this construction
 }
 
 // byteBits is a set of bytes.
@@ -98,20 +100,21 @@ const (
 	// grammars of the 47 KB "ultra" schemas in JSONSchemaBench stay below
 	// 50,000; 2^20 is the point where construction time reaches seconds.
 	MaxPositions = 1 << 20
-	// MaxStates bounds the automaton states of a grammar. A state costs
-	// about (byte classes × 4) bytes of transition table plus its mask
-	// data, so 2^20 states is already hundreds of MB; subset construction
-	// can blow up exponentially on adversarial grammars, and this limit
-	// turns that into an error.
-	MaxStates = 1 << 20
+	// MaxStates bounds the automaton states of a grammar. Subset
+	// construction can blow up exponentially on adversarial grammars
+	// (e.g. [ab]* "a" followed by twenty explicit [ab]); this limit turns
+	// that into an error after about a second of work. The largest real
+	// grammars (JSONSchemaBench "ultra" schemas) need a few thousand
+	// states; every state also costs a trie walk at compile time.
+	MaxStates = 1 << 18
 )
 
 // maxStates is MaxStates, lowered by tests.
 var maxStates = MaxStates
 
-// buildAutomaton compiles the lowered frames.
-func buildAutomaton(defs []*frameDef) (*automaton, error) {
-	a := &automaton{}
+// buildAutomaton compiles the lowered frames with at most limit states.
+func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
+	a := &automaton{limit: limit}
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
@@ -300,12 +303,12 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if id, ok := index[string(keyBuf)]; ok {
 			return id, nil
 		}
-		if len(a.states) >= maxStates {
-			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", maxStates)}
+		if len(a.states) >= a.limit {
+			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", maxStates), limit: "MaxStates"}
 		}
 		id := int32(len(a.states))
 		index[string(keyBuf)] = id
-		var fl uint8
+		var fl uint16
 		if final {
 			fl = stFinal
 		}
@@ -620,6 +623,9 @@ func (a *automaton) computeFlags() {
 		if len(st.calls) == 0 && len(st.toks) == 0 && !final && int32(q) != f.start {
 			st.flags |= stSimple
 		}
+		if len(st.calls) == 0 && len(st.toks) == 0 && int32(q) != f.start && (!f.repeat || !final) {
+			st.flags |= stTight
+		}
 		if f.repeat && final && !hasTrans && len(st.calls) == 0 && len(st.toks) == 0 && int32(q) != f.start &&
 			len(a.states[f.start].calls) == 0 && len(a.states[f.start].toks) == 0 {
 			st.flags |= stIterOnly
@@ -855,7 +861,7 @@ func (a *automaton) minimize() {
 	type initKey struct {
 		frame int32
 		start bool
-		flags uint8
+		flags uint16
 	}
 	init := map[initKey]int32{}
 	for q := range a.states {

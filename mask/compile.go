@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -14,6 +15,8 @@ import (
 type Error struct {
 	Pos gbnf.Pos
 	Msg string
+
+	limit string // the limit exceeded, if any
 }
 
 func (e *Error) Error() string {
@@ -83,11 +86,20 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 	}
 	prep := prepare(v)
 	start := time.Now()
-	defs, err := lowerGrammar(g, v)
+	defs, err := lowerGrammar(g, v, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := buildAutomaton(defs)
+	a, err := buildAutomaton(defs, maxStates/4)
+	if err != nil && isStateLimit(err) {
+		// Unrolled repetitions can make the subset construction blow up
+		// (e.g. x "-" x with x ::= [-z]{1,30} [a-z0-9]); counting frames
+		// keep such grammars polynomial (the stack merges their counts).
+		if defs, err = lowerGrammar(g, v, true); err != nil {
+			return nil, err
+		}
+		a, err = buildAutomaton(defs, maxStates)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -399,4 +411,10 @@ func (c *Compiled) sameAutomaton(x, y *frame) bool {
 		}
 	}
 	return true
+}
+
+// isStateLimit reports whether err is the MaxStates error.
+func isStateLimit(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.limit == "MaxStates"
 }

@@ -53,3 +53,38 @@ func (m *Matcher) ShortestPrefix(dst []byte, n int) (b []byte, complete bool) {
 	}
 	return dst, m.anyCanEnd(cur)
 }
+
+// ShortestStep returns the first step of a shortest completion as a byte
+// range: every byte in [lo, hi] behaves the same in the grammar here and
+// starts a shortest completion, so a caller may pick any of them (no-model
+// mode picks at random instead of always the lowest). ok is false where the
+// output can end now or only a token reference can go on. It costs one pass
+// over the byte classes.
+func (m *Matcher) ShortestStep() (lo, hi byte, ok bool) {
+	if m.ended || m.anyCanEnd(m.cfg) {
+		return 0, 0, false
+	}
+	a := m.c.a
+	best, bestLen := -1, math.MaxInt
+	for c := 0; c < a.nc; c++ {
+		m.st.begin()
+		m.st.out = m.st.out[:0]
+		for _, nd := range m.cfg {
+			m.st.stepByte(nd, c)
+		}
+		if len(m.st.out) == 0 {
+			continue
+		}
+		l := math.MaxInt
+		for _, nd := range m.st.merge(m.st.out) {
+			l = min(l, m.stackMinLen(nd))
+		}
+		if l < bestLen {
+			best, bestLen = c, l
+		}
+	}
+	if best < 0 {
+		return 0, 0, false
+	}
+	return a.classLo[best], a.classHi[best], true
+}

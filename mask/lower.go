@@ -224,9 +224,10 @@ type lowerer struct {
 	inlined   []*rx // lowered body of inlined rules (memo)
 	inlining  []bool
 
-	frames  []*frameDef
-	repKeys map[string]int32
-	err     error
+	frames   []*frameDef
+	repKeys  map[string]int32
+	noUnroll bool
+	err      error
 }
 
 // Unrolling thresholds for X{m,n}: small repetitions are unrolled into
@@ -254,7 +255,9 @@ const (
 	inlineMaxCopies = 2048
 )
 
-func lowerGrammar(g *gbnf.Grammar, v *Vocab) ([]*frameDef, error) {
+// lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
+// are unrolled (the fallback when unrolling blows up the automaton).
+func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error) {
 	n := len(g.Rules)
 	l := &lowerer{
 		g:         g,
@@ -264,6 +267,7 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab) ([]*frameDef, error) {
 		inlined:   make([]*rx, n),
 		inlining:  make([]bool, n),
 		repKeys:   map[string]int32{},
+		noUnroll:  noUnroll,
 	}
 	for i, r := range g.Rules {
 		l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
@@ -826,6 +830,9 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 	}
 	unroll := count <= unrollAlways ||
 		(count <= unrollNarrowMax && sub.byteWidth() <= unrollNarrowWidth && sub.size()*count <= unrollMaxLeaves)
+	if l.noUnroll {
+		unroll = count <= 1
+	}
 	if unroll {
 		parts := make([]*rx, 0, m+2)
 		for range m {

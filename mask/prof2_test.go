@@ -36,6 +36,9 @@ func TestProfCompileSchema(t *testing.T) {
 	pprof.StopCPUProfile()
 	cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) / 5
 	t.Logf("CPU per compile: %v", cpu)
+	mask.PVisits, mask.PNodes, mask.SVisits = 0, 0, 0
+	mask.Compile(g, v)
+	t.Logf("pvisit group-visits %d trie nodes %d; single visits %d", mask.PVisits, mask.PNodes, mask.SVisits)
 	c, _ := mask.Compile(g, v)
 	t.Logf("%+v %v", c.Stats(), c.FrameNames())
 	ws := c.WalkSizes()

@@ -22,6 +22,7 @@ type pwalkState struct {
 	cross [][]crossPt   // per start
 	gbuf  []pgroup
 	fs    [][]fastStep // per depth
+	tight []tightItem  // ptight's stack
 }
 
 // runLevel1Batch computes level 1 for the non-repetition top states qs
@@ -67,6 +68,8 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 // pvisit explores trie node u with the groups ps.gbuf[glo:ghi].
 func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
 	t, a := w.t, w.a
+	PVisits += ghi - glo
+	PNodes++
 	if depth > 0 {
 		if toks := t.tokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
@@ -100,6 +103,12 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 	}
 	topB := len(w.buf)
 	topG := len(ps.gbuf)
+	if ghi-glo == 1 && depth > 0 {
+		if g := ps.gbuf[glo]; g.hi-g.lo == 1 && w.tightOK(w.buf[g.lo]) {
+			w.ptight(ps, qs, u, w.buf[g.lo], g.mask, depth)
+			return
+		}
+	}
 	// Are all groups single nodes with fast steps (and, at depth 0, the
 	// start states, whose calls are accounted for separately)? Then
 	// stepping is a lookup except where a byte may pop a frame.
@@ -245,4 +254,96 @@ func (w *walker) addGroup(ps *pwalkState, gStart int, next []node, mask uint64) 
 	lo := len(w.buf)
 	w.buf = append(w.buf, next...)
 	ps.gbuf = append(ps.gbuf, pgroup{int32(lo), int32(len(w.buf)), mask})
+}
+
+var PVisits, PNodes int
+
+// tightOK reports whether n can be walked by the tight loops: its state
+// steps by table lookup keeping counter and predecessors, and popping is
+// irrelevant (n is the base, or its state cannot pop).
+func (w *walker) tightOK(n node) bool {
+	st := &w.a.states[n.state]
+	return st.flags&stTight != 0 && (n.preds == predsBoundary || !w.st.canPop(n))
+}
+
+type tightItem struct {
+	u, q, depth int32
+}
+
+// ptight walks the subtree below trie node u (whose own tokens and cross
+// points are done) from node n for the starts in mask, iteratively, as
+// long as the nodes stay tight; other nodes go back to pvisit.
+func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
+	t, a := w.t, w.a
+	base := n.preds == predsBoundary
+	frame := a.states[n.state].frame
+	rep := a.frames[frame].repeat
+	single := mask&(mask-1) == 0
+	var acc0 *setBuilder
+	if single {
+		acc0 = ps.accs[bits.TrailingZeros64(mask)]
+	}
+	// The stack is shared with the tight loops of callers further up the
+	// recursion: this call only uses the part above floor.
+	stack := ps.tight
+	floor := len(stack)
+	push := func(v int32, q int32, d int) {
+		es, ee := t.children(v)
+		row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
+		for e := ee - 1; e >= es; e-- {
+			nx := row[a.classOf[t.edgeByte[e]]]
+			if nx < 0 || (rep && !w.st.live(nx, n.cnt)) {
+				continue
+			}
+			stack = append(stack, tightItem{t.edgeNode[e], nx, int32(d + 1)})
+		}
+	}
+	push(u, n.state, depth)
+	for len(stack) > floor {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		nn := node{it.q, n.cnt, n.preds}
+		st := &a.states[it.q]
+		if st.flags&stTight == 0 || (!base && w.st.canPop(nn)) {
+			// Leave the tight loop for this subtree.
+			ps.tight = stack
+			topB, topG := len(w.buf), len(ps.gbuf)
+			w.buf = append(w.buf, nn)
+			ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(topB + 1), mask})
+			w.pvisit(ps, qs, it.u, topG, topG+1, int(it.depth))
+			w.buf = w.buf[:topB]
+			ps.gbuf = ps.gbuf[:topG]
+			stack = ps.tight
+			continue
+		}
+		if toks := t.tokensAt(it.u); len(toks) > 0 {
+			if single {
+				for _, id := range toks {
+					acc0.add(id)
+				}
+			} else {
+				for m := mask; m != 0; m &= m - 1 {
+					acc := ps.accs[bits.TrailingZeros64(m)]
+					for _, id := range toks {
+						acc.add(id)
+					}
+				}
+			}
+		}
+		es, ee := t.children(it.u)
+		if es == ee {
+			continue
+		}
+		if base && st.flags&stFinal != 0 && w.st.canPop(nn) {
+			for m := mask; m != 0; m &= m - 1 {
+				i := bits.TrailingZeros64(m)
+				w.baseFrame = a.states[qs[i]].frame
+				if w.crossCheck(it.u, es, ee) {
+					ps.cross[i] = append(ps.cross[i], crossPt{it.u, 0})
+				}
+			}
+		}
+		push(it.u, it.q, int(it.depth))
+	}
+	ps.tight = stack[:floor]
 }

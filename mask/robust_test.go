@@ -170,9 +170,19 @@ func TestLimitsAndBadInput(t *testing.T) {
 	if err := compileErr("root ::= root \"+\" [0-9] | [0-9]"); err != nil {
 		t.Errorf("direct left recursion: %v", err)
 	}
-	// Subset construction blow-up hits MaxStates.
-	defer mask.SetMaxStates(5000)()
-	err := compileErr(`root ::= [ab]* "a" [ab]{14}`)
+	// Subset construction blows up on unrolled repetitions: Compile falls
+	// back to counting frames (and stays exact).
+	restore := mask.SetMaxStates(5000)
+	for _, src := range []string{`root ::= [ab]* "a" [ab]{14}`, "root ::= x \"-\" x\nx ::= [-z]{1,30} [a-z0-9] | \"\""} {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crossCheck(t, g, bv, 6, 40, 7)
+	}
+	// Written out, it hits MaxStates.
+	err := compileErr(`root ::= [ab]* "a"` + strings.Repeat(" [ab]", 14))
+	restore()
 	if err == nil || !strings.Contains(err.Error(), "MaxStates") {
 		t.Errorf("blow-up: error %v, want MaxStates", err)
 	}

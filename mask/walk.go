@@ -40,8 +40,9 @@ type walker struct {
 	cost      []uint16 // per token: fewest iterations started (symbolic walks); valid for acc.ids
 	cross     []crossPt
 	buf       []node
-	baseFrame int32   // frame of the walk's base node
-	crossMark int     // cross points before this index belong to earlier trie nodes
+	baseFrame int32 // frame of the walk's base node
+	crossMark int   // cross points before this index belong to earlier trie nodes
+	tstack    []tightItem
 	symbolic  bool    // the base is a repetition node with a symbolic counter (costs are tracked)
 	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
 	memoN     []int32 // its length
@@ -129,6 +130,7 @@ func (w *walker) tokRefs(base node) {
 // the end of buf, which visit restores before returning.
 func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	t, a := w.t, w.a
+	SVisits++
 	top := len(w.buf)
 	cfg := w.buf[lo:hi]
 	if !start {
@@ -163,6 +165,10 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 			})
 		}
 		w.crossMark = len(w.cross)
+	}
+	if len(cfg) == 1 && depth > 0 && w.tightOK(cfg[0]) {
+		w.tight(u, cfg[0], depth)
+		return
 	}
 	// Fast path: one node whose step is a table lookup for every byte that
 	// cannot pop its frame (see fastStep).
@@ -500,4 +506,77 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	}
 	c.level1[q] = l
 	return l
+}
+
+var SVisits int
+
+// tight is ptight for the single walker (with costs in symbolic walks).
+func (w *walker) tight(u int32, n node, depth int) {
+	t, a := w.t, w.a
+	base := n.preds == predsBoundary
+	rep := a.frames[a.states[n.state].frame].repeat
+	// The cost of a token ending at a node of this region: for the base,
+	// its iterations (one more where the iteration cannot end the
+	// repetition); above it, the base's, which stays fixed here.
+	var fixedCost int32
+	if w.symbolic && !base {
+		fixedCost = w.st.baseIt(n)
+	}
+	// The stack is shared with the tight loops of callers further up the
+	// recursion: this call only uses the part above floor.
+	stack := w.tstack
+	floor := len(stack)
+	push := func(v int32, q int32, d int) {
+		es, ee := t.children(v)
+		row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
+		for e := ee - 1; e >= es; e-- {
+			nx := row[a.classOf[t.edgeByte[e]]]
+			if nx < 0 || (rep && !w.st.live(nx, n.cnt)) {
+				continue
+			}
+			stack = append(stack, tightItem{t.edgeNode[e], nx, int32(d + 1)})
+		}
+	}
+	push(u, n.state, depth)
+	for len(stack) > floor {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		nn := node{it.q, n.cnt, n.preds}
+		st := &a.states[it.q]
+		if st.flags&stTight == 0 || (!base && w.st.canPop(nn)) {
+			w.tstack = stack
+			top := len(w.buf)
+			w.buf = append(w.buf, nn)
+			w.visit(it.u, top, top+1, int(it.depth), false)
+			w.buf = w.buf[:top]
+			stack = w.tstack
+			continue
+		}
+		if toks := t.tokensAt(it.u); len(toks) > 0 {
+			cost := int32(0)
+			if w.symbolic {
+				if base {
+					cost = iterations(n.cnt)
+					if n.cnt < 0 && st.flags&stReachPop == 0 {
+						cost++
+					}
+				} else {
+					cost = fixedCost
+				}
+			}
+			for _, id := range toks {
+				w.accept(id, cost)
+			}
+		}
+		es, ee := t.children(it.u)
+		if es == ee {
+			continue
+		}
+		if base && st.flags&stFinal != 0 && w.crossCheck(it.u, es, ee) && w.st.canPop(nn) {
+			w.cross = append(w.cross, crossPt{it.u, iterations(min(n.cnt, 0))})
+			w.crossMark = len(w.cross)
+		}
+		push(it.u, it.q, int(it.depth))
+	}
+	w.tstack = stack[:floor]
 }
