@@ -1,0 +1,696 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/structgen/structgen/mask"
+	"github.com/structgen/structgen/sampling/cpu"
+	"github.com/structgen/structgen/sampling/gpu"
+)
+
+// In this file r is always the *run of one generation, tok a token id and
+// mt the active matcher.
+
+// run is one generation with a model.
+type run struct {
+	e     *Engine
+	o     *options
+	m     Model
+	v     *mask.Vocab
+	con   *constraint
+	mt    *mask.Matcher // the active matcher: nil when unconstrained or before a lazy trigger
+	chain *cpu.Chain
+	gp    gpu.Params
+	useG  bool // unconstrained spans use Gumbel-max
+	lastN int  // repeat-penalty window for Gumbel-max (0: off)
+
+	bits    []uint32 // the current mask
+	scratch []uint32 // jump-forward's look-ahead mask
+	prompt  int      // prompt tokens: positions 0..prompt-1
+	budget  int      // most generated tokens
+	gen     []int32  // generated tokens
+	decoded int      // gen[:decoded] are in the model's cache
+	out     []byte   // the text of gen
+	sstart  int      // offset in out where the constrained part starts; -1 before a lazy trigger
+	sent    int      // out[:sent] has been streamed
+	stop    StopReason
+	start   time.Time
+	stats   Stats
+}
+
+// mark is a point a commit can be undone to (nothing of it decoded yet).
+type mark struct {
+	gen, out, sstart int
+	mt               *mask.Matcher
+	steps            int
+	forced           int // Stats.Forced
+}
+
+func (r *run) mark() mark {
+	k := mark{gen: len(r.gen), out: len(r.out), sstart: r.sstart, mt: r.mt, forced: r.stats.Forced}
+	if r.mt != nil {
+		k.steps = r.mt.Tokens()
+	}
+	return k
+}
+
+func (r *run) restore(k mark) error {
+	if r.mt != nil && r.mt == k.mt {
+		if err := r.mt.Rollback(r.mt.Tokens() - k.steps); err != nil {
+			return err
+		}
+	}
+	r.mt, r.sstart = k.mt, k.sstart
+	r.gen, r.out = r.gen[:k.gen], r.out[:k.out]
+	r.stats.Forced = k.forced
+	return nil
+}
+
+func (r *run) push(toks ...int32) {
+	for _, tok := range toks {
+		r.gen = append(r.gen, tok)
+		r.out = append(r.out, r.v.Token(tok)...)
+	}
+}
+
+func (e *Engine) generateModel(ctx context.Context, prompt string, o *options, con *constraint) (*Result, error) {
+	e.derive()
+	m := e.model
+	r := &run{e: e, o: o, m: m, v: e.vocab, con: con, start: time.Now()}
+	chain, err := cpu.NewChain(o.sampling)
+	if err != nil {
+		return nil, &OptionError{"WithSampling", err.Error()}
+	}
+	r.chain = chain
+	if gp, lastN, ok := gumbelParams(o.sampling); ok && !o.noGumbel {
+		r.gp, r.lastN, r.useG = gp, lastN, true
+	}
+	r.bits = make([]uint32, (e.vocab.Size()+31)/32)
+
+	// Prefill.
+	text, parseSpecial := prompt, false
+	if o.chat {
+		text, err = FormatChat(m.ChatTemplate(), o.system, prompt)
+		if err != nil {
+			return nil, err
+		}
+		parseSpecial = true
+	}
+	toks, err := m.Tokenize([]byte(text), true, parseSpecial)
+	if err != nil {
+		return nil, fmt.Errorf("engine: tokenize the prompt: %w", err)
+	}
+	if len(toks) == 0 {
+		return nil, errors.New("engine: empty prompt (the model adds no BOS token): give a prompt")
+	}
+	n := m.ContextSize()
+	if len(toks) >= n {
+		return nil, fmt.Errorf("engine: the prompt is %d tokens, the context holds %d: %w", len(toks), n, ErrContextFull)
+	}
+	r.prompt = len(toks)
+	r.budget = n - len(toks)
+	if o.maxTokens > 0 {
+		r.budget = min(r.budget, o.maxTokens)
+	}
+	r.stats.PromptTokens = len(toks)
+	if err := m.Truncate(0); err != nil {
+		return nil, fmt.Errorf("engine: reset the model's cache: %w", err)
+	}
+	t := time.Now()
+	if err := m.Decode(toks, 0); err != nil {
+		return nil, fmt.Errorf("engine: prefill: %w", err)
+	}
+	r.stats.Prefill = time.Since(t)
+
+	r.sstart = 0
+	if con != nil {
+		if len(o.triggers) > 0 {
+			r.sstart = -1
+		} else if err := r.startGrammar(); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.loop(ctx); err != nil {
+		return nil, err
+	}
+	r.stats.Total = time.Since(r.start)
+	r.stats.Tokens = len(r.gen)
+	res := &Result{
+		Text:      string(r.out),
+		Triggered: r.sstart >= 0,
+		Tokens:    r.gen,
+		Stop:      r.stop,
+		Stats:     r.stats,
+	}
+	if r.sstart >= 0 {
+		res.Output = string(r.out[r.sstart:])
+	}
+	return res, nil
+}
+
+// startGrammar activates the grammar at the current end of the output and
+// jumps over its forced start. The grammar's shortest sentence must fit
+// the budget.
+func (r *run) startGrammar() error {
+	r.mt = r.con.compiled.NewMatcher()
+	r.sstart = len(r.out)
+	ok, err := r.fits()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		sc, _ := r.mt.ShortestCompletion()
+		return fmt.Errorf("%w: %d tokens left, the shortest output is %d bytes", ErrBudget, r.budget-len(r.gen), len(sc))
+	}
+	if !r.o.noJump {
+		k := r.mark()
+		if err := r.jumpForward(false); err != nil {
+			return err
+		}
+		return r.settle(k, false)
+	}
+	return nil
+}
+
+func (r *run) loop(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r.stop != "" {
+			return nil
+		}
+		if r.mt != nil {
+			if r.mt.Ended() {
+				r.stop = StopEOG
+				return nil
+			}
+			t := time.Now()
+			r.mt.FillMask(r.bits)
+			r.stats.Mask += time.Since(t)
+			if r.onlyEOG(r.bits) {
+				r.stop = StopGrammar
+				return nil
+			}
+		}
+		if len(r.gen) >= r.budget {
+			r.stop = StopBudget
+			return nil
+		}
+		if err := r.decodePending(); err != nil {
+			return err
+		}
+		logits := r.m.Logits()
+		if len(logits) != r.v.Size() {
+			return fmt.Errorf("engine: the model returned %d logits, its vocabulary has %d tokens", len(logits), r.v.Size())
+		}
+		var logZ float64
+		if r.o.metrics {
+			var h float64
+			logZ, h = logSumExpEntropy(logits)
+			r.stats.Entropy = append(r.stats.Entropy, float32(h))
+		}
+		gumbel := r.useG
+		if r.mt != nil {
+			t := time.Now()
+			applyMask(logits, r.bits)
+			gumbel = gumbel && covers(r.bits, r.e.normal)
+			r.stats.Mask += time.Since(t)
+		}
+		t := time.Now()
+		var tok int32
+		if gumbel {
+			tok = gpu.Sample(logits, r.prev(), uint32(r.prompt+len(r.gen)), r.gp)
+			r.stats.Gumbel++
+		} else {
+			tok = r.chain.Sample(logits)
+			if r.mt != nil {
+				r.stats.Constrained++
+			}
+		}
+		r.stats.Sample += time.Since(t)
+		if tok < 0 {
+			return fmt.Errorf("engine: no token can be sampled at position %d (every logit is -Inf or NaN)", r.prompt+len(r.gen))
+		}
+		r.stats.Sampled++
+		if r.o.metrics {
+			r.stats.Surprisal = append(r.stats.Surprisal, float32(logZ-float64(logits[tok])))
+		}
+		if r.stats.TimeToFirstToken == 0 {
+			r.stats.TimeToFirstToken = time.Since(r.start)
+		}
+		if r.v.IsEOG(tok) {
+			if r.mt != nil {
+				if err := r.mt.Accept(tok); err != nil {
+					return fmt.Errorf("engine: %w", err)
+				}
+			}
+			r.stop = StopEOG
+			return nil
+		}
+		if err := r.commit(tok); err != nil {
+			return err
+		}
+	}
+}
+
+// commit adds a sampled token: the matcher accepts it (or a lazy trigger
+// appears in it), jump-forward adds what the grammar forces after it, and
+// the budget is checked, all before anything is decoded, so that any of it
+// can be undone.
+func (r *run) commit(tok int32) error {
+	k := r.mark()
+	r.push(tok)
+	switch {
+	case r.mt != nil:
+		if err := r.mt.Accept(tok); err != nil {
+			return fmt.Errorf("engine: the mask allowed a token the matcher rejects: %w", err)
+		}
+		if !r.o.noJump {
+			if err := r.jumpForward(true); err != nil {
+				return err
+			}
+		}
+	case r.sstart < 0:
+		if err := r.checkTrigger(k); err != nil {
+			return err
+		}
+	}
+	return r.settle(k, true)
+}
+
+// settle checks the budget after a commit (undoing it and closing out if
+// the output could no longer be completed in time), then hands the new
+// tokens to the sampler history and the new text to the stream.
+func (r *run) settle(k mark, sampled bool) error {
+	if r.mt != nil {
+		ok, err := r.fits()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := r.restore(k); err != nil {
+				return err
+			}
+			if sampled {
+				r.stats.Sampled-- // the sampled token is dropped
+			}
+			if err := r.closeOut(); err != nil {
+				return err
+			}
+			k.gen = min(k.gen, len(r.gen))
+		}
+	}
+	for _, tok := range r.gen[k.gen:] {
+		r.chain.Accept(tok)
+	}
+	return r.emit()
+}
+
+func (r *run) emit() error {
+	if r.sent == len(r.out) {
+		return nil
+	}
+	piece := r.out[r.sent:]
+	r.sent = len(r.out)
+	if r.o.stream != nil {
+		if err := r.o.stream(piece); err != nil {
+			return fmt.Errorf("engine: stream: %w", err)
+		}
+	}
+	return nil
+}
+
+// fits reports whether a shortest completion of the constrained output
+// still fits the tokens left.
+func (r *run) fits() (bool, error) {
+	left := r.budget - len(r.gen)
+	t := time.Now()
+	defer func() { r.stats.Mask += time.Since(t) }()
+	mc := r.mt.MinCompletion()
+	if mc == 0 {
+		return true, nil
+	}
+	if left <= 0 {
+		return false, nil
+	}
+	if mc <= left && r.e.byteComplete() {
+		return true, nil // one token per byte at worst
+	}
+	sc, ok := r.mt.ShortestCompletion()
+	if !ok {
+		return mc <= left, nil // needs a token reference: trust the byte count
+	}
+	toks, err := r.tokenize(sc)
+	if err != nil {
+		return false, err
+	}
+	return len(toks) <= left, nil
+}
+
+// closeOut completes the output along a shortest completion and stops.
+func (r *run) closeOut() error {
+	r.stop = StopBudget
+	if r.mt == nil {
+		return nil
+	}
+	sc, ok := r.mt.ShortestCompletion()
+	if !ok {
+		return fmt.Errorf("engine: cannot close out the output at the token budget: its completion needs a token reference (after %q)", r.out[r.sstart:])
+	}
+	if len(sc) == 0 {
+		return nil
+	}
+	toks, err := r.tokenize(sc)
+	if err != nil {
+		return err
+	}
+	for _, tok := range toks {
+		if err := r.mt.Accept(tok); err != nil {
+			return fmt.Errorf("engine: close-out: %w", err)
+		}
+	}
+	r.push(toks...)
+	r.stats.CloseOut += len(toks)
+	return nil
+}
+
+// tokenize splits text into normal tokens: the model's own tokenization
+// when its tokens spell exactly text (a SentencePiece tokenizer adds a
+// leading space), else the vocabulary's greedy tokenization.
+func (r *run) tokenize(text []byte) ([]int32, error) {
+	if len(text) == 0 {
+		return nil, nil
+	}
+	if toks, err := r.m.Tokenize(text, false, false); err == nil && r.spells(toks, text) {
+		return toks, nil
+	}
+	toks, err := r.v.GreedyTokenize(text)
+	if err != nil {
+		return nil, fmt.Errorf("engine: the vocabulary cannot spell %q: %w", text, err)
+	}
+	return toks, nil
+}
+
+func (r *run) spells(toks []int32, text []byte) bool {
+	rest := text
+	for _, tok := range toks {
+		if r.v.Kind(tok) != mask.TokenNormal {
+			return false
+		}
+		b := r.v.Token(tok)
+		if !bytes.HasPrefix(rest, b) {
+			return false
+		}
+		rest = rest[len(b):]
+	}
+	return len(rest) == 0
+}
+
+// jumpForward commits the bytes the grammar forces next, re-tokenized
+// together with the token just sampled (replace) so that the batch is
+// split as the tokenizer would split the text. The last token of the batch
+// is held back when a longer token that the grammar allows starts with its
+// bytes: the model then chooses between them. Nothing is decoded here.
+func (r *run) jumpForward(replace bool) error {
+	t := time.Now()
+	defer func() { r.stats.Mask += time.Since(t) }()
+	forced := r.mt.Forced()
+	if len(forced) == 0 {
+		return nil
+	}
+	var tok int32 = -1
+	var text []byte
+	if replace {
+		tok = r.gen[len(r.gen)-1]
+		if r.v.Kind(tok) != mask.TokenNormal {
+			replace = false // a token reference: keep it, jump after it
+		}
+	}
+	if replace {
+		text = append(slices.Clip(r.v.Token(tok)), forced...)
+	} else {
+		text = forced
+	}
+	toks, err := r.tokenize(text)
+	if err != nil || len(toks) == 0 {
+		return nil // no jump; the model samples the forced bytes
+	}
+	k := r.mark()
+	if replace {
+		if err := r.mt.Rollback(1); err != nil {
+			return err
+		}
+		r.gen, r.out = r.gen[:k.gen-1], r.out[:k.out-len(r.v.Token(tok))]
+	}
+	n, ok := 0, true
+	for i, t := range toks {
+		if i == len(toks)-1 && r.mergeable(t) {
+			break
+		}
+		if err := r.mt.Accept(t); err != nil {
+			ok = false // cannot happen for forced bytes; keep the sampled token
+			break
+		}
+		r.push(t)
+		n++
+	}
+	if !ok || len(r.out) <= k.out {
+		// No progress past the sampled token: undo.
+		if err := r.mt.Rollback(n); err != nil {
+			return err
+		}
+		r.gen, r.out = r.gen[:len(r.gen)-n], r.out[:k.out-len(r.v.Token(tok))*b2i(replace)]
+		if replace {
+			if err := r.mt.Accept(tok); err != nil {
+				return fmt.Errorf("engine: jump-forward undo: %w", err)
+			}
+			r.push(tok)
+		}
+		return nil
+	}
+	r.stats.Forced += n - b2i(replace)
+	return nil
+}
+
+// mergeable reports whether a longer token the grammar allows next starts
+// with the bytes of tok (which the matcher has not accepted yet).
+func (r *run) mergeable(tok int32) bool {
+	if r.scratch == nil {
+		r.scratch = make([]uint32, len(r.bits))
+	}
+	r.mt.FillMask(r.scratch)
+	found := false
+	r.e.longer(r.v.Token(tok), func(t int32) bool {
+		if r.scratch[t/32]&(1<<(t%32)) != 0 {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// checkTrigger looks for a lazy trigger in the text the last token added;
+// at the first one, the grammar starts right after it. Text of the token
+// past the trigger goes to the grammar; if the grammar rejects it, the
+// token is replaced by the tokens of its part up to the trigger's end.
+func (r *run) checkTrigger(k mark) error {
+	from := max(0, k.out-MaxTriggerLen)
+	end := -1
+	for _, tr := range r.o.triggers {
+		if i := bytes.Index(r.out[from:], []byte(tr)); i >= 0 {
+			if e := from + i + len(tr); end < 0 || e < end {
+				end = e
+			}
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	r.mt = r.con.compiled.NewMatcher()
+	r.sstart = end
+	tail := r.out[end:]
+	if len(tail) > 0 {
+		if err := r.mt.AcceptBytes(tail); err != nil {
+			var re *mask.RejectError
+			if !errors.As(err, &re) {
+				return fmt.Errorf("engine: %w", err)
+			}
+			// Keep the trigger, drop what the grammar rejects.
+			head := slices.Clone(r.out[k.out:end])
+			r.gen, r.out = r.gen[:k.gen], r.out[:k.out]
+			toks, err := r.tokenize(head)
+			if err != nil {
+				return err
+			}
+			r.push(toks...)
+			r.stats.Forced += len(toks) - 1
+		}
+	}
+	ok, err := r.fits()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// No room for the grammar: end with the free text before the
+		// trigger token.
+		r.mt = nil
+		if err := r.restore(k); err != nil {
+			return err
+		}
+		r.stats.Sampled--
+		r.stop = StopBudget
+		return nil
+	}
+	if !r.o.noJump {
+		return r.jumpForward(false)
+	}
+	return nil
+}
+
+func (r *run) decodePending() error {
+	if r.decoded == len(r.gen) {
+		return nil
+	}
+	batch := r.gen[r.decoded:]
+	t := time.Now()
+	err := r.m.Decode(batch, r.prompt+r.decoded)
+	r.stats.Decode += time.Since(t)
+	if err != nil {
+		return fmt.Errorf("engine: decode %d tokens at position %d: %w", len(batch), r.prompt+r.decoded, err)
+	}
+	r.stats.DecodeCalls++
+	r.stats.DecodedTokens += len(batch)
+	r.decoded = len(r.gen)
+	return nil
+}
+
+// prev returns the tokens the Gumbel-max repetition penalty looks at.
+func (r *run) prev() []int32 {
+	if r.lastN == 0 {
+		return nil
+	}
+	if r.lastN < 0 || r.lastN >= len(r.gen) {
+		return r.gen
+	}
+	return r.gen[len(r.gen)-r.lastN:]
+}
+
+// onlyEOG reports whether bits allows nothing but end-of-generation
+// tokens (or nothing at all).
+func (r *run) onlyEOG(bits []uint32) bool {
+	eog := r.v.EOG()
+	for wi, w := range bits {
+		if w == 0 {
+			continue
+		}
+		for _, id := range eog {
+			if int(id/32) == wi {
+				w &^= 1 << (id % 32)
+			}
+		}
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// covers reports whether bits allows every token of set.
+func covers(bits, set []uint32) bool {
+	for i, w := range set {
+		if w&^bits[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// applyMask sets the logits of the tokens bits does not allow to -Inf.
+func applyMask(logits []float32, bits []uint32) {
+	ninf := float32(math.Inf(-1))
+	for wi, w := range bits {
+		if w == math.MaxUint32 {
+			continue
+		}
+		base := wi * 32
+		end := min(base+32, len(logits))
+		if w == 0 {
+			for i := base; i < end; i++ {
+				logits[i] = ninf
+			}
+			continue
+		}
+		for i := base; i < end; i++ {
+			if w&(1<<uint(i-base)) == 0 {
+				logits[i] = ninf
+			}
+		}
+	}
+}
+
+// gumbelParams maps a chain's settings to the Gumbel-max sampler's, if
+// the chain uses nothing Gumbel-max lacks (temperature, top-k, top-p,
+// min-p and the repeat penalty in llama.cpp's order).
+func gumbelParams(p cpu.Params) (gpu.Params, int, bool) {
+	plain := (p.Preset == "" || p.Preset == cpu.PresetLlamaCpp) &&
+		(p.Samplers == nil || slices.Equal(p.Samplers, cpu.DefaultOrder)) &&
+		p.DynaTempRange == 0 && (p.TypicalP == 0 || p.TypicalP == 1) && p.TopNSigma == 0 &&
+		p.FrequencyPenalty == 0 && p.PresencePenalty == 0 && p.DRYMultiplier == 0 &&
+		p.XTCProbability == 0 && p.Mirostat == 0 && len(p.LogitBias) == 0 && p.MinKeep == 0
+	if !plain {
+		return gpu.Params{}, 0, false
+	}
+	g := gpu.Params{Temperature: p.Temperature, TopK: p.TopK, MinP: p.MinP, SeedOffset: p.Seed}
+	if p.TopP > 0 && p.TopP < 1 {
+		g.TopP = p.TopP
+	}
+	lastN := 0
+	if p.RepeatPenalty > 0 && p.RepeatPenalty != 1 {
+		g.RepeatPenalty = p.RepeatPenalty
+		lastN = p.RepeatLastN
+		if lastN == 0 {
+			lastN = 64 // llama.cpp's default, as in the chain
+		}
+	}
+	return g, lastN, true
+}
+
+// logSumExpEntropy returns log Σ e^x and the entropy (nats) of softmax(x).
+func logSumExpEntropy(x []float32) (logZ, h float64) {
+	mx := math.Inf(-1)
+	for _, v := range x {
+		if float64(v) > mx {
+			mx = float64(v)
+		}
+	}
+	if math.IsInf(mx, 0) {
+		return mx, 0
+	}
+	var s, sx float64
+	for _, v := range x {
+		if v != v || math.IsInf(float64(v), -1) {
+			continue
+		}
+		d := float64(v) - mx
+		e := math.Exp(d)
+		s += e
+		sx += e * d
+	}
+	logS := math.Log(s)
+	return mx + logS, logS - sx/s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

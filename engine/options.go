@@ -1,0 +1,271 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/structgen/structgen/sampling/cpu"
+)
+
+// Limits on options.
+const (
+	// MaxTokensLimit bounds WithMaxTokens: no context window of the models
+	// this library targets holds 2^24 positions, and a larger budget is a
+	// mistake rather than a wish.
+	MaxTokensLimit = 1 << 24
+	// MaxTriggers bounds the lazy-grammar triggers: each generated token
+	// is checked against every trigger, and real tool-call formats have
+	// one or two.
+	MaxTriggers = 16
+	// MaxTriggerLen bounds one trigger, in bytes: triggers are markers
+	// such as "```json" or "<tool_call>".
+	MaxTriggerLen = 256
+	// MaxBytesLimit bounds WithMaxBytes (no-model mode's byte budget).
+	MaxBytesLimit = 16 << 20
+)
+
+// Whitespace says how a JSON Schema's grammar lays out whitespace.
+type Whitespace int
+
+const (
+	// Compact allows no whitespace between JSON tokens (the fewest tokens
+	// for a model to write; the default).
+	Compact Whitespace = iota
+	// Flexible allows one space, or a newline and an indentation of up to
+	// jsonschema2gbnf.DefaultMaxIndent columns, between JSON tokens: what
+	// pretty-printers write.
+	Flexible
+)
+
+// String returns "compact" or "flexible".
+func (w Whitespace) String() string {
+	switch w {
+	case Compact:
+		return "compact"
+	case Flexible:
+		return "flexible"
+	}
+	return fmt.Sprintf("Whitespace(%d)", int(w))
+}
+
+// ParseWhitespace parses "compact" or "flexible".
+func ParseWhitespace(s string) (Whitespace, error) {
+	switch s {
+	case "compact":
+		return Compact, nil
+	case "flexible":
+		return Flexible, nil
+	}
+	return 0, fmt.Errorf("unknown whitespace mode %q (want compact or flexible)", s)
+}
+
+// An Option configures an Engine (New: the defaults of every generation)
+// or one generation (Generate: on top of the defaults). Options are
+// validated: an invalid value makes New or Generate return an
+// *OptionError. Later options override earlier ones.
+type Option func(*options) error
+
+// OptionError reports an invalid option value.
+type OptionError struct {
+	Option string // e.g. "WithMaxTokens"
+	Msg    string
+}
+
+func (e *OptionError) Error() string { return "engine: " + e.Option + ": " + e.Msg }
+
+type options struct {
+	// The constraint: at most one of grammar and schema.
+	grammar    string
+	schema     []byte
+	whitespace Whitespace
+	lenient    bool
+	strictObj  bool
+	anyOrder   bool
+
+	sampling  cpu.Params
+	seed      uint32
+	seedSet   bool
+	maxTokens int // 0: the context left after the prompt
+	maxBytes  int // no-model mode; 0: nomodel.DefaultMaxBytes
+	stream    func([]byte) error
+	triggers  []string
+	chat      bool
+	system    string
+	noJump    bool
+	metrics   bool
+	noGumbel  bool
+}
+
+func defaultOptions() options {
+	return options{sampling: cpu.LlamaDefaults()}
+}
+
+func (o *options) apply(opts []Option) error {
+	for _, opt := range opts {
+		if opt == nil {
+			return &OptionError{Option: "Option", Msg: "nil option"}
+		}
+		if err := opt(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WithGrammar constrains the output to a GBNF grammar (start rule root).
+// It replaces a schema set earlier; "" removes the constraint.
+func WithGrammar(gbnf string) Option {
+	return func(o *options) error {
+		o.grammar, o.schema = gbnf, nil
+		return nil
+	}
+}
+
+// WithSchema constrains the output to a JSON Schema (converted with
+// jsonschema2gbnf); the final output is validated against the schema. It
+// replaces a grammar set earlier.
+func WithSchema(schema []byte) Option {
+	return func(o *options) error {
+		if len(schema) == 0 {
+			return &OptionError{"WithSchema", "empty schema"}
+		}
+		o.schema, o.grammar = append([]byte(nil), schema...), ""
+		return nil
+	}
+}
+
+// WithWhitespace sets the whitespace of schema grammars (default Compact).
+func WithWhitespace(w Whitespace) Option {
+	return func(o *options) error {
+		if w != Compact && w != Flexible {
+			return &OptionError{"WithWhitespace", fmt.Sprintf("unknown mode %d", int(w))}
+		}
+		o.whitespace = w
+		return nil
+	}
+}
+
+// WithLenient makes schema conversion relax the keywords a grammar cannot
+// enforce instead of rejecting them (jsonschema2gbnf.Lenient); the
+// warnings are in Result.Warnings. The output is still validated against
+// the schema, so a lenient generation can end in a *ValidationError.
+func WithLenient(on bool) Option {
+	return func(o *options) error { o.lenient = on; return nil }
+}
+
+// WithForbidAdditionalProperties makes schema objects accept only the
+// properties they name (jsonschema2gbnf.ForbidAdditionalProperties).
+func WithForbidAdditionalProperties(on bool) Option {
+	return func(o *options) error { o.strictObj = on; return nil }
+}
+
+// WithAnyPropertyOrder lets small schema objects list their properties in
+// any order (jsonschema2gbnf.AnyPropertyOrder).
+func WithAnyPropertyOrder(on bool) Option {
+	return func(o *options) error { o.anyOrder = on; return nil }
+}
+
+// WithSampling sets the sampler chain (default cpu.LlamaDefaults()). Its
+// Seed is overridden by WithSeed when both are given. Constrained steps
+// always use this chain; unconstrained spans use Gumbel-max with the same
+// temperature, top-k, top-p, min-p and repeat penalty when the chain uses
+// nothing else (see the package documentation).
+func WithSampling(p cpu.Params) Option {
+	return func(o *options) error {
+		if _, err := cpu.NewChain(p); err != nil {
+			return &OptionError{"WithSampling", err.Error()}
+		}
+		o.sampling = p
+		return nil
+	}
+}
+
+// WithSeed seeds every random choice of a generation: the same seed,
+// model, prompt and options give the same output. Without it each
+// generation draws a seed (reported in Result.Seed).
+func WithSeed(seed uint32) Option {
+	return func(o *options) error { o.seed, o.seedSet = seed, true; return nil }
+}
+
+// WithMaxTokens bounds the generated tokens (0: the context left after
+// the prompt; larger values are cut to it). A constrained generation
+// closes out before the budget runs out, so its output stays valid.
+func WithMaxTokens(n int) Option {
+	return func(o *options) error {
+		if n < 0 || n > MaxTokensLimit {
+			return &OptionError{"WithMaxTokens", fmt.Sprintf("%d out of range [0, %d]", n, MaxTokensLimit)}
+		}
+		o.maxTokens = n
+		return nil
+	}
+}
+
+// WithMaxBytes bounds the output of no-model mode in bytes (0:
+// nomodel.DefaultMaxBytes). It has no effect with a model.
+func WithMaxBytes(n int) Option {
+	return func(o *options) error {
+		if n < 0 || n > MaxBytesLimit {
+			return &OptionError{"WithMaxBytes", fmt.Sprintf("%d out of range [0, %d]", n, MaxBytesLimit)}
+		}
+		o.maxBytes = n
+		return nil
+	}
+}
+
+// WithStream calls fn with each piece of output as soon as it is final
+// (a piece may end inside a UTF-8 character). The slice is valid only
+// during the call. An error from fn stops the generation and is returned.
+func WithStream(fn func(piece []byte) error) Option {
+	return func(o *options) error { o.stream = fn; return nil }
+}
+
+// WithLazyTrigger makes the grammar lazy: the model writes free text
+// (sampled with Gumbel-max) until the output contains one of the trigger
+// strings, and the grammar constrains what follows the trigger. Without
+// triggers (the default) the grammar applies from the first token.
+func WithLazyTrigger(triggers ...string) Option {
+	return func(o *options) error {
+		if len(triggers) > MaxTriggers {
+			return &OptionError{"WithLazyTrigger", fmt.Sprintf("%d triggers, more than %d", len(triggers), MaxTriggers)}
+		}
+		for i, t := range triggers {
+			if t == "" {
+				return &OptionError{"WithLazyTrigger", fmt.Sprintf("trigger %d is empty", i)}
+			}
+			if len(t) > MaxTriggerLen {
+				return &OptionError{"WithLazyTrigger", fmt.Sprintf("trigger %d is %d bytes, more than %d", i, len(t), MaxTriggerLen)}
+			}
+		}
+		o.triggers = append([]string(nil), triggers...)
+		return nil
+	}
+}
+
+// WithChat wraps the prompt in the model's chat template as one user
+// message (after a system message, if system is not empty), ready for the
+// assistant's answer. The model must have a chat template of a family the
+// engine knows (see FormatChat).
+func WithChat(on bool, system string) Option {
+	return func(o *options) error { o.chat, o.system = on, system; return nil }
+}
+
+// WithJumpForward turns jump-forward on (the default) or off: bytes the
+// grammar forces are tokenized and decoded as one batch instead of being
+// sampled one token at a time.
+func WithJumpForward(on bool) Option {
+	return func(o *options) error { o.noJump = !on; return nil }
+}
+
+// WithTokenMetrics records, for every sampled token, the entropy of the
+// model's distribution and the token's surprisal (Stats.Entropy,
+// Stats.Surprisal, Stats.Perplexity). It costs a softmax over the
+// vocabulary per token (about 0.5 ms for 128k logits), so it is off by
+// default.
+func WithTokenMetrics(on bool) Option {
+	return func(o *options) error { o.metrics = on; return nil }
+}
+
+// WithGumbel lets unconstrained spans use the Gumbel-max sampler (the
+// default) or, when off, the CPU chain like constrained steps.
+func WithGumbel(on bool) Option {
+	return func(o *options) error { o.noGumbel = !on; return nil }
+}
