@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/structgen/structgen/internal/maskbench"
+	"github.com/structgen/structgen/internal/sharedtest"
+)
+
+// benchPeer returns llama.cpp's grammar engine as the benchmark's peer;
+// nil in builds without llama.cpp (llama.go registers it).
+var benchPeer func() maskbench.Peer
+
+type benchCmd struct {
+	Cases     []string `help:"Case ids or prefixes (e.g. 02,03); default all." placeholder:"ID"`
+	Compiles  int      `help:"Compile runs per case (median reported)." default:"5"`
+	Passes    int      `help:"Passes over each document (the first is cold)." default:"5"`
+	Peer      bool     `help:"Also run llama.cpp's grammar engine on the same grammar and tokens (llama.cpp builds)."`
+	PeerSteps int      `help:"At most this many peer mask steps per case." default:"100"`
+	Shared    string   `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
+	Verbose   bool     `short:"v" help:"Log progress to stderr."`
+}
+
+func (c *benchCmd) Run(e *env) error {
+	if c.Compiles < 1 || c.Passes < 1 || c.PeerSteps < 1 {
+		return usagef("--compiles, --passes and --peer-steps must be at least 1")
+	}
+	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps}
+	for _, s := range c.Cases {
+		opt.Cases = append(opt.Cases, strings.Split(s, ",")...)
+	}
+	if c.Peer {
+		if benchPeer == nil {
+			return usagef("--peer needs llama.cpp support, which this binary was built without: build it with 'make build'")
+		}
+		opt.Peer = benchPeer()
+	}
+	if c.Verbose {
+		opt.Log = e.stderr
+	}
+	dir := c.Shared
+	if dir == "" {
+		d, why := sharedtest.Find()
+		if d == "" {
+			return fmt.Errorf("bench: %s (give --shared DIR)", why)
+		}
+		dir = d
+	}
+	prep, rs, err := maskbench.Run(dir, opt)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	if len(rs) == 0 {
+		return usagef("bench: no case matches %v", opt.Cases)
+	}
+	peerName := ""
+	if opt.Peer != nil {
+		peerName = opt.Peer.Name()
+	}
+	maskbench.WriteTable(e.stdout, prep, rs, peerName)
+	for _, r := range rs {
+		if r.Err != nil {
+			return fmt.Errorf("bench: case %s: %w", r.Case, r.Err)
+		}
+	}
+	return nil
+}
