@@ -46,7 +46,7 @@ func (c *checkCmd) Run(e *env) error {
 	}
 	compiled, err := eng.Compile()
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.source(), err)
+		return inFile(c.source(), err)
 	}
 	name := c.Input
 	if name == "-" {

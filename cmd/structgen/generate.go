@@ -176,7 +176,7 @@ func (c *generateCmd) Run(e *env) error {
 		return err
 	}
 	if _, err := eng.Compile(); err != nil && (c.Schema != "" || c.Grammar != "") {
-		return fmt.Errorf("%s: %w", c.source(), err)
+		return inFile(c.source(), err)
 	}
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
@@ -225,6 +225,15 @@ func (c *generateCmd) Run(e *env) error {
 		}
 	}
 	return out.Flush()
+}
+
+// inFile prefixes an error with the file it is about: "file:line:col: msg"
+// for grammar errors (which start with line:col), "file: msg" otherwise.
+func inFile(name string, err error) error {
+	if s := err.Error(); s != "" && s[0] >= '0' && s[0] <= '9' {
+		return fmt.Errorf("%s:%w", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // isTerminal reports whether f is a character device (a terminal).

@@ -29,7 +29,7 @@ func (c *grammarCmd) Run(e *env) error {
 		}
 		src, err := jsonschema2gbnf.Convert(b, opts...)
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.Schema, err)
+			return inFile(c.Schema, err)
 		}
 		for _, w := range warnings {
 			fmt.Fprintf(e.stderr, "structgen: warning: %s: %s\n", c.Schema, w)
@@ -43,7 +43,7 @@ func (c *grammarCmd) Run(e *env) error {
 		}
 		g, err := gbnf.Parse(string(b))
 		if err != nil {
-			return fmt.Errorf("%s:%w", c.Grammar, err)
+			return inFile(c.Grammar, err)
 		}
 		_, err = fmt.Fprint(e.stdout, g.String())
 		return err

@@ -100,10 +100,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if errors.As(err, &ue) {
 			return exitUsage
 		}
-		var rej *rejectedError
-		if errors.As(err, &rej) {
-			return exitFailure
-		}
 		return exitFailure
 	}
 	return exitOK

@@ -1,0 +1,5 @@
+//go:build llamacpp
+
+package main
+
+const llamaBuild = true

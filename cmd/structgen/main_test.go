@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
+)
+
+// binary is the structgen command built once for the tests, with the build
+// tags of the test binary itself (llamaBuild).
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "structgen-cli")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "structgen")
+	args := []string{"build", "-o", binary}
+	if llamaBuild {
+		args = append(args, "-tags", "llamacpp")
+	}
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.RemoveAll(dir)
+		panic("building structgen: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const personSchema = `{"type":"object","properties":{"name":{"type":"string","maxLength":20},"age":{"type":"integer","minimum":0,"maximum":150},"tags":{"type":"array","items":{"enum":["a","b"]}}},"required":["name","age"],"additionalProperties":false}`
+
+// Failures are one line on stderr with the right exit status.
+func TestErrors(t *testing.T) {
+	good := writeFile(t, "person.json", personSchema)
+	badSchema := writeFile(t, "bad.json", `{"type":"object","properties":{"age":{"type":"integr"}}}`)
+	badJSON := writeFile(t, "broken.json", `{"type":`)
+	badGrammar := writeFile(t, "bad.gbnf", "root ::= item\nitem ::= \"a\" | \n  ( \"b\"\n")
+	notGGUF := writeFile(t, "model.gguf", "this is not a GGUF file")
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	modelWant, modelCode := "make build", 2
+	if llamaBuild {
+		modelWant, modelCode = "GGUF", 1
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in the stderr line
+	}{
+		{"missing schema", []string{"--schema", missing}, 1, "missing.json: no such file"},
+		{"missing grammar", []string{"--grammar", missing}, 1, "missing.json: no such file"},
+		{"bad schema", []string{"--schema", badSchema}, 1, "#/properties/age/type"},
+		{"broken schema", []string{"--schema", badJSON}, 1, "broken.json: "},
+		{"bad grammar", []string{"--grammar", badGrammar}, 1, "bad.gbnf:4:1:"},
+		{"model", []string{"--model", notGGUF, "--schema", good, "--prompt", "x"}, modelCode, modelWant},
+		{"bad flag", []string{"--schema", good, "--bogus"}, 2, "unknown flag --bogus"},
+		{"bad whitespace", []string{"--schema", good, "--whitespace", "wide"}, 2, "--whitespace"},
+		{"both", []string{"--schema", good, "--grammar", good}, 2, "can't be used together"},
+		{"no constraint", []string{}, 2, "--schema or --grammar"},
+		{"prompt without model", []string{"--schema", good, "--prompt", "hi"}, 2, "--prompt needs --model"},
+		{"n zero", []string{"--schema", good, "-n", "0"}, 2, "-n 0"},
+		{"bad seed", []string{"--schema", good, "--seed", "-4"}, 2, "--seed"},
+		{"bad top-p", []string{"--schema", good, "--top-p", "7"}, 2, "TopP"},
+		{"bad sampler", []string{"--schema", good, "--samplers", "top_k;bogus"}, 2, "bogus"},
+		{"tiny budget", []string{"--schema", good, "--max-bytes", "5"}, 1, "budget"},
+		{"check no constraint", []string{"check", good}, 2, "--schema"},
+		{"grammar no schema", []string{"grammar"}, 2, "--schema"},
+		{"bench unknown case", []string{"bench", "--cases", "99", "--compiles", "1", "--passes", "1"}, 2, "no case"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "bench unknown case" {
+				sharedtest.Dir(t)
+			}
+			r := runCLI(t, "", tc.args...)
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			if r.code != tc.code || len(lines) != 1 || !strings.HasPrefix(lines[0], "structgen: ") || !strings.Contains(lines[0], tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and one line with %q", r.code, r.stderr, tc.code, tc.want)
+			}
+			if tc.code != 0 && r.stdout != "" {
+				t.Errorf("stdout %q on failure", r.stdout)
+			}
+		})
+	}
+}
+
+// Without a model, every output validates, -n gives one per line, and a
+// seed reproduces them.
+func TestGenerateNoModel(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	v, err := jsonschema2gbnf.CompileSchema([]byte(personSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "--schema", schema, "-n", "50", "--seed", "7")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 50 {
+		t.Fatalf("%d lines, want 50", len(lines))
+	}
+	distinct := map[string]bool{}
+	for _, l := range lines {
+		var doc any
+		if err := json.Unmarshal([]byte(l), &doc); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if err := v.Validate(doc); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		distinct[l] = true
+	}
+	if len(distinct) < 45 {
+		t.Errorf("%d distinct of 50", len(distinct))
+	}
+	if again := runCLI(t, "", "--schema", schema, "-n", "50", "--seed", "7"); again.stdout != r.stdout {
+		t.Error("the same seed gave other outputs")
+	}
+	// Output i uses seed+i.
+	if third := runCLI(t, "", "--schema", schema, "--seed", "9"); third.stdout != lines[2]+"\n" {
+		t.Errorf("--seed 9 gave %q, want the third output of --seed 7 %q", third.stdout, lines[2])
+	}
+	s := runCLI(t, "", "--schema", schema, "--seed", "7", "--stream", "--stats")
+	if s.stdout != lines[0]+"\n" || !strings.Contains(s.stderr, "seed 7") {
+		t.Errorf("--stream --stats: %q, stderr %q", s.stdout, s.stderr)
+	}
+
+	g := writeFile(t, "ab.gbnf", `root ::= ("a" | "b"){3} [0-9]+`)
+	r = runCLI(t, "", "--grammar", g, "-n", "20", "--seed", "1")
+	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		if len(l) < 4 || strings.Trim(l[:3], "ab") != "" || strings.Trim(l[3:], "0123456789") != "" {
+			t.Errorf("grammar output %q", l)
+		}
+	}
+}
+
+func TestGrammarCommand(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	for _, ws := range []string{"compact", "flexible"} {
+		r := runCLI(t, "", "grammar", "--schema", schema, "--whitespace", ws)
+		want, err := jsonschema2gbnfConvert(personSchema, ws == "flexible")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.code != 0 || r.stdout != want {
+			t.Errorf("%s: exit %d, output %q, want %q", ws, r.code, r.stdout, want)
+		}
+		if _, err := gbnf.Parse(r.stdout); err != nil {
+			t.Errorf("%s: printed grammar does not parse: %v", ws, err)
+		}
+	}
+	lenient := writeFile(t, "uniq.json", `{"type":"array","uniqueItems":true}`)
+	if r := runCLI(t, "", "grammar", "--schema", lenient); r.code != 1 || !strings.Contains(r.stderr, "uniqueItems") {
+		t.Errorf("strict: exit %d, %q", r.code, r.stderr)
+	}
+	if r := runCLI(t, "", "grammar", "--schema", lenient, "--lenient"); r.code != 0 || !strings.Contains(r.stderr, "warning") || r.stdout == "" {
+		t.Errorf("lenient: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+func jsonschema2gbnfConvert(schema string, flexible bool) (string, error) {
+	var opts []jsonschema2gbnf.Option
+	if flexible {
+		opts = append(opts, jsonschema2gbnf.FlexibleWhitespace(0))
+	}
+	return jsonschema2gbnf.Convert([]byte(schema), opts...)
+}
+
+func TestCheck(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	good := writeFile(t, "good.json", `{"name":"Ann","age":31,"tags":["a"]}`+"\n")
+	bad := writeFile(t, "bad.json", "{\"name\":\"Ann\",\n\"age\":31}")
+	for _, tc := range []struct {
+		args  []string
+		stdin string
+		code  int
+		want  string
+	}{
+		{[]string{"check", "--schema", schema, good}, "", 0, "good.json: accepted"},
+		{[]string{"check", "--schema", schema, "--keep-newline", good}, "", 1, "good.json:1:37: rejected: byte 36"},
+		{[]string{"check", "--schema", schema, bad}, "", 1, "bad.json:1:15: rejected: byte 14"},
+		{[]string{"check", "--schema", schema, "--whitespace", "flexible", bad}, "", 0, "accepted"},
+		{[]string{"check", "--schema", schema}, `{"name":"Ann","age":1`, 1, "<stdin>:1:22: rejected: the input ends before a complete document"},
+		{[]string{"check", "--schema", schema}, `{"name":"Ann","age":200}`, 1, "<stdin>:1:23: rejected: byte 22"},
+		{[]string{"check", "--schema", schema, filepath.Join(t.TempDir(), "none.json")}, "", 1, "none.json: no such file"},
+	} {
+		r := runCLI(t, tc.stdin, tc.args...)
+		out := r.stdout + r.stderr
+		if r.code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit %d with %q", tc.args[1:], r.code, out, tc.code, tc.want)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := runCLI(t, "", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "check") {
+		t.Errorf("--help: exit %d %q", r.code, r.stdout)
+	}
+	r = runCLI(t, "", "generate", "--help")
+	for _, flag := range []string{"--schema", "--grammar", "--model", "--prompt", "--prompt-file", "-n", "--seed", "--temperature", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--samplers", "--max-tokens", "--stream", "--whitespace", "--lenient"} {
+		if !strings.Contains(r.stdout, flag) {
+			t.Errorf("generate --help lacks %s", flag)
+		}
+	}
+}
+
+func TestBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	sharedtest.Dir(t)
+	r := runCLI(t, "", "bench", "--cases", "03", "--compiles", "1", "--passes", "2")
+	if r.code != 0 || !strings.Contains(r.stdout, "03-arith-ebnf") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
