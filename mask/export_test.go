@@ -85,3 +85,16 @@ func SetMaxStates(n int) func() {
 	maxStates = n
 	return func() { maxStates = old }
 }
+
+// StateInfo describes a state (tests only).
+func (c *Compiled) StateInfo(q int32) string {
+	st := &c.a.states[q]
+	var b strings.Builder
+	fmt.Fprintf(&b, "frame %s flags %b calls %v:", c.a.frames[st.frame].name, st.flags, st.calls)
+	for cl := 0; cl < c.a.nc; cl++ {
+		if t := c.a.trans[int(q)*c.a.nc+cl]; t >= 0 {
+			fmt.Fprintf(&b, " [%q-%q]->%d", c.a.classLo[cl], c.a.classHi[cl], t)
+		}
+	}
+	return b.String()
+}

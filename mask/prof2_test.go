@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"syscall"
 	"testing"
@@ -37,7 +38,18 @@ func TestProfCompileSchema(t *testing.T) {
 	cpu := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) / 5
 	t.Logf("CPU per compile: %v", cpu)
 	mask.PVisits, mask.PNodes, mask.SVisits = 0, 0, 0
-	mask.Compile(g, v)
+	mask.StartVisits = map[int32]int{}
+	c2, _ := mask.Compile(g, v)
+	type kv struct{ q, n int }
+	var kvs []kv
+	for q, n := range mask.StartVisits {
+		kvs = append(kvs, kv{int(q), n})
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].n > kvs[j].n })
+	for _, x := range kvs[:min(12, len(kvs))] {
+		t.Logf("start q%d: %d visits; %s", x.q, x.n, c2.StateInfo(int32(x.q)))
+	}
+	mask.StartVisits = nil
 	t.Logf("pvisit group-visits %d trie nodes %d; single visits %d", mask.PVisits, mask.PNodes, mask.SVisits)
 	c, _ := mask.Compile(g, v)
 	t.Logf("%+v %v", c.Stats(), c.FrameNames())

@@ -70,6 +70,13 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 	t, a := w.t, w.a
 	PVisits += ghi - glo
 	PNodes++
+	if StartVisits != nil {
+		for _, g := range ps.gbuf[glo:ghi] {
+			for m := g.mask; m != 0; m &= m - 1 {
+				StartVisits[qs[bits.TrailingZeros64(m)]]++
+			}
+		}
+	}
 	if depth > 0 {
 		if toks := t.tokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
@@ -257,17 +264,38 @@ func (w *walker) addGroup(ps *pwalkState, gStart int, next []node, mask uint64) 
 }
 
 var PVisits, PNodes int
+var StartVisits map[int32]int
 
 // tightOK reports whether n can be walked by the tight loops: its state
 // steps by table lookup keeping counter and predecessors, and popping is
 // irrelevant (n is the base, or its state cannot pop).
 func (w *walker) tightOK(n node) bool {
-	st := &w.a.states[n.state]
-	return st.flags&stTight != 0 && (n.preds == predsBoundary || !w.st.canPop(n))
+	return w.a.states[n.state].flags&(stTight|stIterOnly) != 0
 }
 
 type tightItem struct {
-	u, q, depth int32
+	u, q, depth, cnt int32
+	// full: q is the state of the parent node, which may pop on this
+	// child's byte (a byte of its frame's follow set): step it in full.
+	full bool
+	b    byte
+}
+
+// tightRow returns the transition row that a tight node in state q with
+// counter cnt steps by, and the counter after the step (an iteration end
+// starts the next iteration from the body start); ok is false if no step
+// is possible (the repetition's bound is reached).
+func (w *walker) tightRow(q, cnt int32) (row []int32, next int32, ok bool) {
+	a := w.a
+	st := &a.states[q]
+	if st.flags&stIterOnly != 0 {
+		f := &a.frames[st.frame]
+		if cnt >= 0 && f.max >= 0 && cnt >= f.max {
+			return nil, 0, false
+		}
+		return a.trans[int(f.start)*a.nc : int(f.start+1)*a.nc], nextIteration(cnt), true
+	}
+	return a.trans[int(q)*a.nc : int(q+1)*a.nc], cnt, true
 }
 
 // ptight walks the subtree below trie node u (whose own tokens and cross
@@ -276,8 +304,8 @@ type tightItem struct {
 func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
 	t, a := w.t, w.a
 	base := n.preds == predsBoundary
-	frame := a.states[n.state].frame
-	rep := a.frames[frame].repeat
+	rep := a.frames[a.states[n.state].frame].repeat
+	_ = rep
 	single := mask&(mask-1) == 0
 	var acc0 *setBuilder
 	if single {
@@ -287,30 +315,53 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 	// recursion: this call only uses the part above floor.
 	stack := ps.tight
 	floor := len(stack)
-	push := func(v int32, q int32, d int) {
+	frame := a.states[n.state].frame
+	follow := &a.follow[frame]
+	push := func(v, q, cnt int32, d int) {
+		// Above the base, a node that can pop is stepped in full on the
+		// bytes that can follow its frame.
+		pops := !base && w.st.canPop(node{q, cnt, n.preds})
+		row, ncnt, ok := w.tightRow(q, cnt)
 		es, ee := t.children(v)
-		row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
 		for e := ee - 1; e >= es; e-- {
-			nx := row[a.classOf[t.edgeByte[e]]]
-			if nx < 0 || (rep && !w.st.live(nx, n.cnt)) {
+			b := t.edgeByte[e]
+			if pops && follow.has(b) {
+				stack = append(stack, tightItem{u: t.edgeNode[e], q: q, depth: int32(d + 1), cnt: cnt, full: true, b: b})
 				continue
 			}
-			stack = append(stack, tightItem{t.edgeNode[e], nx, int32(d + 1)})
+			if !ok {
+				continue
+			}
+			nx := row[a.classOf[b]]
+			if nx < 0 || (rep && !w.st.live(nx, ncnt)) {
+				continue
+			}
+			stack = append(stack, tightItem{u: t.edgeNode[e], q: nx, depth: int32(d + 1), cnt: ncnt})
 		}
 	}
-	push(u, n.state, depth)
+	push(u, n.state, n.cnt, depth)
 	for len(stack) > floor {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		nn := node{it.q, n.cnt, n.preds}
+		nn := node{it.q, it.cnt, n.preds}
 		st := &a.states[it.q]
-		if st.flags&stTight == 0 || (!base && w.st.canPop(nn)) {
+		if it.full || st.flags&(stTight|stIterOnly) == 0 {
 			// Leave the tight loop for this subtree.
 			ps.tight = stack
 			topB, topG := len(w.buf), len(ps.gbuf)
-			w.buf = append(w.buf, nn)
-			ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(topB + 1), mask})
-			w.pvisit(ps, qs, it.u, topG, topG+1, int(it.depth))
+			if it.full {
+				w.st.begin()
+				w.st.out = w.st.out[:0]
+				w.st.stepByte(nn, int(a.classOf[it.b]))
+				next := w.st.merge(w.st.out)
+				w.buf = append(w.buf, next...)
+			} else {
+				w.buf = append(w.buf, nn)
+			}
+			if len(w.buf) > topB {
+				ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(len(w.buf)), mask})
+				w.pvisit(ps, qs, it.u, topG, topG+1, int(it.depth))
+			}
 			w.buf = w.buf[:topB]
 			ps.gbuf = ps.gbuf[:topG]
 			stack = ps.tight
@@ -343,7 +394,7 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 				}
 			}
 		}
-		push(it.u, it.q, int(it.depth))
+		push(it.u, it.q, it.cnt, int(it.depth))
 	}
 	ps.tight = stack[:floor]
 }

@@ -515,6 +515,7 @@ func (w *walker) tight(u int32, n node, depth int) {
 	t, a := w.t, w.a
 	base := n.preds == predsBoundary
 	rep := a.frames[a.states[n.state].frame].repeat
+	_ = rep
 	// The cost of a token ending at a node of this region: for the base,
 	// its iterations (one more where the iteration cannot end the
 	// repetition); above it, the base's, which stays fixed here.
@@ -526,28 +527,51 @@ func (w *walker) tight(u int32, n node, depth int) {
 	// recursion: this call only uses the part above floor.
 	stack := w.tstack
 	floor := len(stack)
-	push := func(v int32, q int32, d int) {
+	frame := a.states[n.state].frame
+	follow := &a.follow[frame]
+	push := func(v, q, cnt int32, d int) {
+		// Above the base, a node that can pop is stepped in full on the
+		// bytes that can follow its frame.
+		pops := !base && w.st.canPop(node{q, cnt, n.preds})
+		row, ncnt, ok := w.tightRow(q, cnt)
 		es, ee := t.children(v)
-		row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
 		for e := ee - 1; e >= es; e-- {
-			nx := row[a.classOf[t.edgeByte[e]]]
-			if nx < 0 || (rep && !w.st.live(nx, n.cnt)) {
+			b := t.edgeByte[e]
+			if pops && follow.has(b) {
+				stack = append(stack, tightItem{u: t.edgeNode[e], q: q, depth: int32(d + 1), cnt: cnt, full: true, b: b})
 				continue
 			}
-			stack = append(stack, tightItem{t.edgeNode[e], nx, int32(d + 1)})
+			if !ok {
+				continue
+			}
+			nx := row[a.classOf[b]]
+			if nx < 0 || (rep && !w.st.live(nx, ncnt)) {
+				continue
+			}
+			stack = append(stack, tightItem{u: t.edgeNode[e], q: nx, depth: int32(d + 1), cnt: ncnt})
 		}
 	}
-	push(u, n.state, depth)
+	push(u, n.state, n.cnt, depth)
 	for len(stack) > floor {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		nn := node{it.q, n.cnt, n.preds}
+		nn := node{it.q, it.cnt, n.preds}
 		st := &a.states[it.q]
-		if st.flags&stTight == 0 || (!base && w.st.canPop(nn)) {
+		if it.full || st.flags&(stTight|stIterOnly) == 0 {
 			w.tstack = stack
 			top := len(w.buf)
-			w.buf = append(w.buf, nn)
-			w.visit(it.u, top, top+1, int(it.depth), false)
+			if it.full {
+				w.st.begin()
+				w.st.out = w.st.out[:0]
+				w.st.stepByte(nn, int(a.classOf[it.b]))
+				next := w.st.merge(w.st.out)
+				w.buf = append(w.buf, next...)
+			} else {
+				w.buf = append(w.buf, nn)
+			}
+			if len(w.buf) > top {
+				w.visit(it.u, top, len(w.buf), int(it.depth), false)
+			}
 			w.buf = w.buf[:top]
 			stack = w.tstack
 			continue
@@ -556,8 +580,8 @@ func (w *walker) tight(u int32, n node, depth int) {
 			cost := int32(0)
 			if w.symbolic {
 				if base {
-					cost = iterations(n.cnt)
-					if n.cnt < 0 && st.flags&stReachPop == 0 {
+					cost = iterations(it.cnt)
+					if it.cnt < 0 && st.flags&stReachPop == 0 {
 						cost++
 					}
 				} else {
@@ -573,10 +597,10 @@ func (w *walker) tight(u int32, n node, depth int) {
 			continue
 		}
 		if base && st.flags&stFinal != 0 && w.crossCheck(it.u, es, ee) && w.st.canPop(nn) {
-			w.cross = append(w.cross, crossPt{it.u, iterations(min(n.cnt, 0))})
+			w.cross = append(w.cross, crossPt{it.u, iterations(min(it.cnt, 0))})
 			w.crossMark = len(w.cross)
 		}
-		push(it.u, it.q, int(it.depth))
+		push(it.u, it.q, it.cnt, int(it.depth))
 	}
 	w.tstack = stack[:floor]
 }
