@@ -23,6 +23,9 @@ type pwalkState struct {
 	gbuf  []pgroup
 	fs    [][]fastStep // per depth
 	tight []tightItem  // ptight's stack
+	lock  []lockItem   // plockstep's stack
+	lbuf  []node       // plockstep's configurations
+	lgrp  []lockGroup  // plockstep's groups
 }
 
 // runLevel1Batch computes level 1 for the non-repetition top states qs
@@ -111,8 +114,23 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 	topB := len(w.buf)
 	topG := len(ps.gbuf)
 	if ghi-glo == 1 && depth > 0 {
-		if g := ps.gbuf[glo]; g.hi-g.lo == 1 && w.tightOK(w.buf[g.lo]) {
+		g := ps.gbuf[glo]
+		if g.hi-g.lo == 1 && w.tightOK(w.buf[g.lo]) {
 			w.ptight(ps, qs, u, w.buf[g.lo], g.mask, depth)
+			return
+		}
+	}
+	if depth > 0 {
+		total, ok := 0, true
+		for _, g := range ps.gbuf[glo:ghi] {
+			total += int(g.hi - g.lo)
+			if !w.lockstepOK(w.buf[g.lo:g.hi]) {
+				ok = false
+				break
+			}
+		}
+		if ok && total <= maxLockstep {
+			w.plockstep(ps, qs, u, glo, ghi, depth)
 			return
 		}
 	}
@@ -397,4 +415,192 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 		push(it.u, it.q, it.cnt, int(it.depth))
 	}
 	ps.tight = stack[:floor]
+}
+
+// maxLockstep bounds the nodes (over all groups) plockstep steps
+// together; larger configurations take pvisit's general path.
+const maxLockstep = 32
+
+// lockstepOK reports whether every node of cfg can step by table lookup.
+func (w *walker) lockstepOK(cfg []node) bool {
+	for _, n := range cfg {
+		if !w.tightOK(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// lockGroup is one group of a plockstep item: its starts and its nodes
+// at ps.lbuf[lo:lo+n].
+type lockGroup struct {
+	mask  uint64
+	lo, n int32
+}
+
+// lockItem is a pending trie node of plockstep with its groups at
+// ps.lgrp[glo:glo+gn]; full marks groups already stepped in full, for
+// pvisit.
+type lockItem struct {
+	u, depth int32
+	glo, gn  int32
+	full     bool
+}
+
+// plockstep walks the subtree below trie node u for the groups
+// gbuf[glo:ghi], whose nodes all step by table lookup, iteratively and
+// in lockstep: a child whose byte may pop a node (a byte of its frame's
+// follow set) is stepped in full and handed back to pvisit, as are
+// configurations that stop being tight.
+func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
+	t, a := w.t, w.a
+	stack := ps.lock
+	floor := len(stack)
+	lfloor, gfloor := len(ps.lbuf), len(ps.lgrp)
+	// stepGroups steps the groups of item (glo, gn) over byte b and
+	// pushes the child item; full reports a byte that may pop.
+	pushChild := func(child int32, b byte, glo, gn int32, d int) {
+		c := int(a.classOf[b])
+		gStart := int32(len(ps.lgrp))
+		full := false
+	groups:
+		for gi := glo; gi < glo+gn; gi++ {
+			g := ps.lgrp[gi]
+			for i := g.lo; i < g.lo+g.n; i++ {
+				nd := ps.lbuf[i]
+				if nd.preds != predsBoundary && a.follow[a.states[nd.state].frame].has(b) && w.st.canPop(nd) {
+					full = true
+					break groups
+				}
+			}
+		}
+		for gi := glo; gi < glo+gn; gi++ {
+			g := ps.lgrp[gi]
+			start := int32(len(ps.lbuf))
+			if full {
+				w.st.begin()
+				w.st.out = w.st.out[:0]
+				for i := g.lo; i < g.lo+g.n; i++ {
+					w.st.stepByte(ps.lbuf[i], c)
+				}
+				ps.lbuf = append(ps.lbuf, w.st.merge(w.st.out)...)
+			} else {
+				for i := g.lo; i < g.lo+g.n; i++ {
+					nd := ps.lbuf[i]
+					row, ncnt, ok := w.tightRow(nd.state, nd.cnt)
+					if !ok {
+						continue
+					}
+					nx := row[c]
+					if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, ncnt)) {
+						continue
+					}
+					ps.lbuf = append(ps.lbuf, node{nx, ncnt, nd.preds})
+				}
+				if k := len(ps.lbuf) - int(start); k > 1 {
+					merged := w.st.merge(ps.lbuf[start:])
+					ps.lbuf = ps.lbuf[:int(start)+len(merged)]
+				}
+			}
+			k := int32(len(ps.lbuf)) - start
+			if k == 0 {
+				continue
+			}
+			// Merge with an equal group of this child.
+			cfg := ps.lbuf[start:]
+			merged := false
+			for oi := gStart; oi < int32(len(ps.lgrp)); oi++ {
+				o := ps.lgrp[oi]
+				if slices.Equal(ps.lbuf[o.lo:o.lo+o.n], cfg) {
+					ps.lgrp[oi].mask |= g.mask
+					ps.lbuf = ps.lbuf[:start]
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				ps.lgrp = append(ps.lgrp, lockGroup{g.mask, start, k})
+			}
+		}
+		if gn := int32(len(ps.lgrp)) - gStart; gn > 0 {
+			stack = append(stack, lockItem{child, int32(d + 1), gStart, gn, full})
+		}
+	}
+	// The initial item.
+	g0 := int32(len(ps.lgrp))
+	for _, g := range ps.gbuf[glo:ghi] {
+		lo := int32(len(ps.lbuf))
+		ps.lbuf = append(ps.lbuf, w.buf[g.lo:g.hi]...)
+		ps.lgrp = append(ps.lgrp, lockGroup{g.mask, lo, g.hi - g.lo})
+	}
+	es, ee := t.children(u)
+	for e := ee - 1; e >= es; e-- {
+		pushChild(t.edgeNode[e], t.edgeByte[e], g0, int32(ghi-glo), depth)
+	}
+	for len(stack) > floor {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		groups := ps.lgrp[it.glo : it.glo+it.gn]
+		total, tight := 0, true
+		for _, g := range groups {
+			total += int(g.n)
+			if tight && !w.lockstepOK(ps.lbuf[g.lo:g.lo+g.n]) {
+				tight = false
+			}
+		}
+		end := groups[len(groups)-1]
+		endL := end.lo + end.n
+		if it.full || !tight || total > maxLockstep {
+			ps.lock = stack
+			topB, topG := len(w.buf), len(ps.gbuf)
+			for _, g := range groups {
+				lo := len(w.buf)
+				w.buf = append(w.buf, ps.lbuf[g.lo:g.lo+g.n]...)
+				ps.gbuf = append(ps.gbuf, pgroup{int32(lo), int32(len(w.buf)), g.mask})
+			}
+			w.pvisit(ps, qs, it.u, topG, len(ps.gbuf), int(it.depth))
+			w.buf = w.buf[:topB]
+			ps.gbuf = ps.gbuf[:topG]
+			stack = ps.lock
+			ps.lgrp = ps.lgrp[:it.glo+it.gn]
+			ps.lbuf = ps.lbuf[:endL]
+			continue
+		}
+		ps.lgrp = ps.lgrp[:it.glo+it.gn]
+		ps.lbuf = ps.lbuf[:endL]
+		if toks := t.tokensAt(it.u); len(toks) > 0 {
+			for _, g := range groups {
+				for m := g.mask; m != 0; m &= m - 1 {
+					acc := ps.accs[bits.TrailingZeros64(m)]
+					for _, id := range toks {
+						acc.add(id)
+					}
+				}
+			}
+		}
+		es, ee := t.children(it.u)
+		if es == ee {
+			continue
+		}
+		for _, g := range groups {
+			for _, nd := range ps.lbuf[g.lo : g.lo+g.n] {
+				if nd.preds == predsBoundary && w.st.canPop(nd) {
+					for m := g.mask; m != 0; m &= m - 1 {
+						i := bits.TrailingZeros64(m)
+						w.baseFrame = a.states[qs[i]].frame
+						if w.crossCheck(it.u, es, ee) {
+							ps.cross[i] = append(ps.cross[i], crossPt{it.u, 0})
+						}
+					}
+					break
+				}
+			}
+		}
+		for e := ee - 1; e >= es; e-- {
+			pushChild(t.edgeNode[e], t.edgeByte[e], it.glo, it.gn, int(it.depth))
+		}
+	}
+	ps.lock = stack[:floor]
+	ps.lbuf = ps.lbuf[:lfloor]
+	ps.lgrp = ps.lgrp[:gfloor]
 }
