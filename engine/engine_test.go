@@ -65,6 +65,21 @@ func checkResult(t *testing.T, res *engine.Result) {
 	}
 }
 
+// decodeJSON decodes a document whose numbers may exceed float64 (valid
+// JSON: the grammar does not bound them).
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the document")
+	}
+	return v, nil
+}
+
 func spell(f *fakeModel, toks []int32) string {
 	var b []byte
 	for _, t := range toks {
@@ -106,8 +121,8 @@ func TestSchemaValidEverySeed(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := range uint32(30) {
 		res := generate(t, e, "A person:", engine.WithSeed(seed))
-		var doc any
-		if err := json.Unmarshal([]byte(res.Output), &doc); err != nil {
+		doc, err := decodeJSON(res.Output)
+		if err != nil {
 			t.Fatalf("seed %d: %q: %v", seed, res.Output, err)
 		}
 		if err := v.Validate(doc); err != nil {
@@ -235,8 +250,8 @@ func TestCloseOut(t *testing.T) {
 			f.noEOS = true
 			e := newEngine(t, f, engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(budget))
 			res := generate(t, e, "x", engine.WithSeed(seed))
-			var doc any
-			if err := json.Unmarshal([]byte(res.Output), &doc); err != nil {
+			doc, err := decodeJSON(res.Output)
+			if err != nil {
 				t.Fatalf("budget %d seed %d: %q: %v", budget, seed, res.Output, err)
 			}
 			if err := v.Validate(doc); err != nil {
@@ -454,8 +469,8 @@ func TestNoModel(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := range uint32(200) {
 		res := generate(t, e, "", engine.WithSeed(seed))
-		var doc any
-		if err := json.Unmarshal([]byte(res.Output), &doc); err != nil {
+		doc, err := decodeJSON(res.Output)
+		if err != nil {
 			t.Fatalf("seed %d: %q: %v", seed, res.Output, err)
 		}
 		if err := v.Validate(doc); err != nil {

@@ -28,6 +28,7 @@ type run struct {
 	chain *cpu.Chain
 	gp    gpu.Params
 	useG  bool // unconstrained spans use Gumbel-max
+	lastG bool // the last sampled token was drawn by Gumbel-max
 	lastN int  // repeat-penalty window for Gumbel-max (0: off)
 
 	bits    []uint32 // the current mask
@@ -225,6 +226,7 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		t := time.Now()
 		var tok int32
+		r.lastG = gumbel
 		if gumbel {
 			tok = gpu.Sample(logits, r.prev(), uint32(r.prompt+len(r.gen)), r.gp)
 			r.stats.Gumbel++
@@ -299,7 +301,7 @@ func (r *run) settle(k mark, sampled bool) error {
 				return err
 			}
 			if sampled {
-				r.stats.Sampled-- // the sampled token is dropped
+				r.dropSampled()
 			}
 			if err := r.closeOut(); err != nil {
 				return err
@@ -311,6 +313,17 @@ func (r *run) settle(k mark, sampled bool) error {
 		r.chain.Accept(tok)
 	}
 	return r.emit()
+}
+
+// dropSampled uncounts the last sampled token, which a commit undid.
+func (r *run) dropSampled() {
+	r.stats.Sampled--
+	switch {
+	case r.lastG:
+		r.stats.Gumbel--
+	case r.mt != nil:
+		r.stats.Constrained--
+	}
 }
 
 func (r *run) emit() error {
@@ -545,7 +558,7 @@ func (r *run) checkTrigger(k mark) error {
 		if err := r.restore(k); err != nil {
 			return err
 		}
-		r.stats.Sampled--
+		r.dropSampled()
 		r.stop = StopBudget
 		return nil
 	}
