@@ -40,6 +40,8 @@ type run struct {
 	out     []byte   // the text of gen
 	sstart  int      // offset in out where the constrained part starts; -1 before a lazy trigger
 	sent    int      // out[:sent] has been streamed
+	sc      []byte   // the last shortest completion computed ...
+	scToks  []int32  // ... and its tokens
 	stop    StopReason
 	start   time.Time
 	stats   Stats
@@ -356,15 +358,47 @@ func (r *run) fits() (bool, error) {
 	if mc <= left && r.e.byteComplete() {
 		return true, nil // one token per byte at worst
 	}
-	sc, ok := r.mt.ShortestCompletion()
-	if !ok {
-		return mc <= left, nil // needs a token reference: trust the byte count
-	}
-	toks, err := r.tokenize(sc)
+	_, toks, ok, err := r.completion(mc)
 	if err != nil {
 		return false, err
 	}
+	if !ok {
+		return mc <= left, nil // needs a token reference: trust the byte count
+	}
 	return len(toks) <= left, nil
+}
+
+// completion returns a shortest completion of the constrained output (mc
+// bytes long) and its tokens. Near the budget fits needs it at every step,
+// and inside free text it does not change from step to step, so the last
+// one is kept and reused when it is still a completion of mc bytes (one
+// AcceptBytes and a rollback instead of a search over the byte classes).
+func (r *run) completion(mc int) (sc []byte, toks []int32, ok bool, err error) {
+	if r.sc != nil && len(r.sc) == mc && r.completes(r.sc) {
+		return r.sc, r.scToks, true, nil
+	}
+	sc, ok = r.mt.ShortestCompletion()
+	if !ok {
+		return sc, nil, false, nil
+	}
+	toks, err = r.tokenize(sc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	r.sc, r.scToks = sc, toks
+	return sc, toks, true, nil
+}
+
+// completes reports whether b completes the constrained output.
+func (r *run) completes(b []byte) bool {
+	if err := r.mt.AcceptBytes(b); err != nil {
+		return false
+	}
+	ok := r.mt.CanEnd()
+	if err := r.mt.Rollback(1); err != nil {
+		panic("engine: rollback of a completion check: " + err.Error()) // cannot happen: one step was accepted
+	}
+	return ok
 }
 
 // closeOut completes the output along a shortest completion and stops.
@@ -373,16 +407,16 @@ func (r *run) closeOut() error {
 	if r.mt == nil {
 		return nil
 	}
-	sc, ok := r.mt.ShortestCompletion()
-	if !ok {
-		return fmt.Errorf("engine: cannot close out the output at the token budget: its completion needs a token reference (after %q)", r.out[r.sstart:])
-	}
-	if len(sc) == 0 {
+	mc := r.mt.MinCompletion()
+	if mc == 0 {
 		return nil
 	}
-	toks, err := r.tokenize(sc)
+	_, toks, ok, err := r.completion(mc)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return fmt.Errorf("engine: cannot close out the output at the token budget: its completion needs a token reference (after %q)", r.out[r.sstart:])
 	}
 	for _, tok := range toks {
 		if err := r.mt.Accept(tok); err != nil {
