@@ -71,15 +71,6 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 // pvisit explores trie node u with the groups ps.gbuf[glo:ghi].
 func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
 	t, a := w.t, w.a
-	PVisits += ghi - glo
-	PNodes++
-	if StartVisits != nil {
-		for _, g := range ps.gbuf[glo:ghi] {
-			for m := g.mask; m != 0; m &= m - 1 {
-				StartVisits[qs[bits.TrailingZeros64(m)]]++
-			}
-		}
-	}
 	if depth > 0 {
 		if toks := t.tokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
@@ -280,9 +271,6 @@ func (w *walker) addGroup(ps *pwalkState, gStart int, next []node, mask uint64) 
 	w.buf = append(w.buf, next...)
 	ps.gbuf = append(ps.gbuf, pgroup{int32(lo), int32(len(w.buf)), mask})
 }
-
-var PVisits, PNodes int
-var StartVisits map[int32]int
 
 // tightOK reports whether n can be walked by the tight loops: its state
 // steps by table lookup keeping counter and predecessors, and popping is

@@ -130,7 +130,6 @@ func (w *walker) tokRefs(base node) {
 // the end of buf, which visit restores before returning.
 func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	t, a := w.t, w.a
-	SVisits++
 	top := len(w.buf)
 	cfg := w.buf[lo:hi]
 	if !start {
@@ -507,8 +506,6 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	c.level1[q] = l
 	return l
 }
-
-var SVisits int
 
 // tight is ptight for the single walker (with costs in symbolic walks).
 func (w *walker) tight(u int32, n node, depth int) {
