@@ -1,12 +1,3 @@
-// Package engine runs the decode loop of structgen: prefill the prompt, then
-// per step take the model's logits, mask them with the grammar (constrained
-// steps) or sample them with Gumbel-max (unconstrained spans), and feed the
-// chosen token back.
-//
-// The loop sees a language model only through the Model interface below, so
-// it is tested without cgo. The llama.cpp adapter (package
-// engine/llamacpp, build tag llamacpp) is the only implementation that
-// needs a C toolchain.
 package engine
 
 import "errors"
