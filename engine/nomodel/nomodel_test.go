@@ -51,13 +51,21 @@ func TestVocab(t *testing.T) {
 	seen := map[string]bool{}
 	for id := int32(nomodel.ByteTokens); id < nomodel.EOG(); id++ {
 		s := string(v.Token(id))
-		if seen[s] || !utf8.ValidString(s) || nomodel.Weight(id) <= 0 {
+		if seen[s] || !utf8.ValidString(s) || nomodel.Weight(id, false) <= 0 || nomodel.Weight(id, true) <= 0 {
 			t.Errorf("token %d %q: duplicate, invalid or weightless", id, s)
 		}
 		seen[s] = true
 	}
-	if nomodel.Weight('7') <= nomodel.Weight('e') || nomodel.Weight(0) >= nomodel.Weight('a') {
+	if nomodel.Weight('7', false) <= nomodel.Weight('e', false) || nomodel.Weight(0, false) >= nomodel.Weight('a', false) {
 		t.Error("weights: digits should beat letters, letters control bytes")
+	}
+	// "order" reads as a word after a quote, " order" after a letter.
+	bare, spaced := int32(nomodel.ByteTokens+3*1), int32(nomodel.ByteTokens+3*1+1)
+	if string(v.Token(spaced)) != " "+string(v.Token(bare)) {
+		t.Fatalf("layout: %q, %q", v.Token(bare), v.Token(spaced))
+	}
+	if nomodel.Weight(bare, false) <= nomodel.Weight(spaced, false) || nomodel.Weight(bare, true) >= nomodel.Weight(spaced, true) {
+		t.Error("word weights do not follow the previous byte")
 	}
 }
 

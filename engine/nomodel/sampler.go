@@ -278,12 +278,16 @@ func (s *Sampler) pick() (int32, int) {
 			}
 		}
 	}
+	weight := weights[1]
+	if l := len(s.out); l > 0 && isAlnum(s.out[l-1]) {
+		weight = weights[0]
+	}
 	var total float64
 	for wi, w := range s.bits {
 		for w != 0 {
 			i := wi*32 + bits.TrailingZeros32(w)
 			w &= w - 1
-			total += weights[i]
+			total += weight[i]
 		}
 	}
 	if total == 0 {
@@ -295,7 +299,7 @@ func (s *Sampler) pick() (int32, int) {
 		for w != 0 {
 			i := wi*32 + bits.TrailingZeros32(w)
 			w &= w - 1
-			r -= weights[i]
+			r -= weight[i]
 			last = int32(i)
 			if r < 0 {
 				return last, n
@@ -303,4 +307,8 @@ func (s *Sampler) pick() (int32, int) {
 		}
 	}
 	return last, n // rounding: the last allowed token
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }

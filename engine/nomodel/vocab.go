@@ -28,9 +28,9 @@ const (
 // so every sentence of every grammar can be produced), control bytes are
 // rarer still.
 const (
-	weightWord        = 0.5   // a bare word token ("order") ...
-	weightSpacedWord  = 1.0   // ... one after a space (" order"): words mostly come apart ...
-	weightCapWord     = 0.2   // ... and a capitalised one ("Order") now and then
+	weightWord        = 1.0   // a word token ("order", " order") where it reads as a word:
+	weightGluedWord   = 0.03  // ... a bare word right after a letter or digit, a spaced one elsewhere, is rare
+	weightCapWord     = 0.2   // a capitalised word ("Order"), now and then
 	weightDigit       = 0.05  // an ASCII digit: the ten together weigh about as much as
 	weightPunct       = 0.1   // ... two punctuation marks (',' '}' end a number), so numbers stay short
 	weightLetter      = 0.02  // an ASCII letter: rare in text (words win) and as an exponent ('e', 'E')
@@ -74,8 +74,11 @@ var words = strings.Fields(`
 var (
 	vocabOnce sync.Once
 	vocab     *mask.Vocab
-	weights   []float64
-	eogID     int32
+	// weights[0] applies after a letter or digit, weights[1] elsewhere
+	// (after a quote, a space, punctuation, or at the start): they differ
+	// for the word tokens only.
+	weights [2][]float64
+	eogID   int32
 )
 
 // Vocab returns the built-in vocabulary of no-model mode (see the package
@@ -91,30 +94,37 @@ func EOG() int32 {
 	return eogID
 }
 
-// Weight returns the sampling weight of token id of Vocab (0 for an id out
-// of range).
-func Weight(id int32) float64 {
+// Weight returns the sampling weight of token id of Vocab after a letter or
+// digit (afterWord) or elsewhere; 0 for an id out of range.
+func Weight(id int32, afterWord bool) float64 {
 	vocabOnce.Do(buildVocab)
-	if id < 0 || int(id) >= len(weights) {
+	w := weights[1]
+	if afterWord {
+		w = weights[0]
+	}
+	if id < 0 || int(id) >= len(w) {
 		return 0
 	}
-	return weights[id]
+	return w[id]
 }
 
 func buildVocab() {
 	var toks [][]byte
 	for b := 0; b < ByteTokens; b++ {
 		toks = append(toks, []byte{byte(b)})
-		weights = append(weights, byteWeight(byte(b)))
+		weights[0] = append(weights[0], byteWeight(byte(b)))
+		weights[1] = append(weights[1], byteWeight(byte(b)))
 	}
 	for _, w := range words {
 		cap := string(unicode.ToUpper(rune(w[0]))) + w[1:]
 		toks = append(toks, []byte(w), []byte(" "+w), []byte(cap))
-		weights = append(weights, weightWord, weightSpacedWord, weightCapWord)
+		weights[0] = append(weights[0], weightGluedWord, weightWord, weightCapWord*weightGluedWord)
+		weights[1] = append(weights[1], weightWord, weightGluedWord, weightCapWord)
 	}
 	eogID = int32(len(toks))
 	toks = append(toks, []byte(EOGName))
-	weights = append(weights, weightEOG)
+	weights[0] = append(weights[0], weightEOG)
+	weights[1] = append(weights[1], weightEOG)
 	v, err := mask.NewVocab(toks, []int32{eogID})
 	if err != nil {
 		// The vocabulary is a constant of this package; NewVocab cannot
