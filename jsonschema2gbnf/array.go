@@ -70,7 +70,7 @@ func (c *conv) emitArray(n *node) string {
 		}
 		if a.UniqueItems {
 			unique = true
-			uniquePtr = pointerOf(a)
+			uniquePtr = c.ptrOf(a)
 		}
 	}
 	P := 0

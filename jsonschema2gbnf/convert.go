@@ -18,11 +18,11 @@ const (
 	// the converter expands: anyOf inside allOf distributes, and nested
 	// combinations multiply. The largest corpus schemas need a few
 	// thousand; beyond 20,000 the grammar would be megabytes.
-	MaxTerms = 20000
+	MaxTerms = 4000
 
 	// MaxGrammarBytes bounds the grammar text. The largest corpus
 	// grammars are a few hundred KB.
-	MaxGrammarBytes = 16 << 20
+	MaxGrammarBytes = 4 << 20
 
 	// MaxEnumValues bounds the values of one enum written into the
 	// grammar (each value is one alternative).
@@ -104,6 +104,8 @@ type conv struct {
 	keyLangs map[string]string // memo of key-language expressions
 	// rootPending makes the first term emitted take the name "root"
 	rootPending bool
+	quiet       int // > 0 while analysing: unsupported keywords are not reported
+	dfaWork     int // automaton states written so far (MaxDFAWork)
 }
 
 func newConv(l *loaded, o options) *conv {
@@ -159,7 +161,7 @@ func primBody(name string, o options) string {
 	case ruleValue:
 		return "object | array | string | number | boolean | null"
 	case ruleObject:
-		return seq(`"{"`, wsRef(o), opt(seq(ruleString, wsRef(o), `":"`, wsRef(o), ruleValue, rep(paren(seq(`","`, wsRef(o), ruleString, wsRef(o), `":"`, wsRef(o), ruleValue)), 0, -1))), wsRef(o), `"}"`)
+		return seq(`"{"`, wsRef(o), opt(seq(ruleString, `":"`, wsRef(o), ruleValue, rep(paren(seq(`","`, wsRef(o), ruleString, `":"`, wsRef(o), ruleValue)), 0, -1))), wsRef(o), `"}"`)
 	case ruleArray:
 		return seq(`"["`, wsRef(o), opt(seq(ruleValue, rep(paren(seq(`","`, wsRef(o), ruleValue)), 0, -1))), wsRef(o), `"]"`)
 	case ruleString:
@@ -272,6 +274,11 @@ func identRefs(body string) []string {
 // mode it becomes a warning and the caller relaxes the constraint
 // (returns true); in strict mode it is an error (returns false).
 func (c *conv) unsupported(ptr, keyword, reason string) bool {
+	if c.quiet > 0 {
+		// analysis only (disjointness proofs, negation): relax silently;
+		// the emitting pass reports it.
+		return true
+	}
 	if c.o.lenient {
 		k := ptr + "\x00" + keyword + "\x00" + reason
 		if !c.warned[k] {
@@ -318,75 +325,6 @@ type term struct {
 type doneMark struct {
 	s    *jsonschema.Schema
 	kind string
-}
-
-// extra holds constraints that come from rewriting (not, if, dependencies)
-// rather than from a schema object.
-type extra struct {
-	forbid   []string // properties that must be absent
-	require  []string // properties that must be present
-	notTypes uint8
-	notVals  []any // values excluded (plain form)
-	notPats  []patRef
-	propEx   map[string]*extra // constraints on a property's value
-	propNotS map[string][]*jsonschema.Schema
-}
-
-type patRef struct {
-	src string
-	ptr string
-}
-
-func (e *extra) clone() *extra {
-	if e == nil {
-		return &extra{}
-	}
-	n := *e
-	n.forbid = append([]string(nil), e.forbid...)
-	n.require = append([]string(nil), e.require...)
-	n.notVals = append([]any(nil), e.notVals...)
-	n.notPats = append([]patRef(nil), e.notPats...)
-	if e.propEx != nil {
-		n.propEx = map[string]*extra{}
-		for k, v := range e.propEx {
-			n.propEx[k] = v
-		}
-	}
-	return &n
-}
-
-func (e *extra) key() string {
-	if e == nil {
-		return ""
-	}
-	var b strings.Builder
-	f := append([]string(nil), e.forbid...)
-	sort.Strings(f)
-	r := append([]string(nil), e.require...)
-	sort.Strings(r)
-	fmt.Fprintf(&b, "F%q R%q T%d", f, r, e.notTypes)
-	var vs []string
-	for _, v := range e.notVals {
-		vs = append(vs, canonicalJSON(v))
-	}
-	sort.Strings(vs)
-	fmt.Fprintf(&b, " V%q", vs)
-	for _, p := range e.notPats {
-		fmt.Fprintf(&b, " P%q", p.src)
-	}
-	var ks []string
-	for k := range e.propEx {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		fmt.Fprintf(&b, " E%q{%s}", k, e.propEx[k].key())
-	}
-	return b.String()
-}
-
-func (e *extra) isEmpty() bool {
-	return e == nil || (len(e.forbid) == 0 && len(e.require) == 0 && e.notTypes == 0 && len(e.notVals) == 0 && len(e.notPats) == 0 && len(e.propEx) == 0)
 }
 
 // group is a disjunction found while flattening a term.
@@ -441,7 +379,7 @@ func (c *conv) flatten(t term) flat {
 		for _, a := range s.AllOf {
 			visit(a)
 		}
-		ptr := pointerOf(s)
+		ptr := c.ptrOf(s)
 		if len(s.AnyOf) > 0 && !c.isDone(t, s, "anyOf") {
 			g := group{kind: "anyOf", owner: s, ptr: ptr}
 			for _, b := range s.AnyOf {
@@ -611,7 +549,7 @@ func (c *conv) emit(t term, ptrHint string) string {
 	ptr := ptrHint
 	for _, a := range f.atoms {
 		if len(ownKeywords(a)) > 0 {
-			ptr = pointerOf(a)
+			ptr = c.ptrOf(a)
 			break
 		}
 	}
@@ -694,59 +632,121 @@ func (c *conv) emitFlat(f flat, t term, ptr string) string {
 }
 
 // expandGroup distributes the term over the branches of one disjunction.
+// For oneOf, each branch also excludes the branches it may overlap with
+// (B_i and not B_j for every j whose overlap with B_i is not disproved),
+// which makes the alternatives disjoint and the grammar exact.
 func (c *conv) expandGroup(g group, t term, ptr string) string {
 	if len(g.branches) > MaxAlternatives {
 		c.fail(&LimitError{Pointer: g.ptr, Limit: "MaxAlternatives", Value: len(g.branches), Max: MaxAlternatives})
 		return ""
 	}
-	var alts []string
-	var live []term
-	for _, b := range g.branches {
+	with := func(base term, b branch) term {
 		nt := term{
-			ms:   append(append([]*jsonschema.Schema{}, t.ms...), b.ms...),
-			done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}),
-			ex:   t.ex,
+			ms:   append(append([]*jsonschema.Schema{}, base.ms...), b.ms...),
+			done: base.done,
+			ex:   base.ex,
 		}
 		if !b.ex.isEmpty() {
-			nt.ex = mergeExtra(t.ex, b.ex)
+			nt.ex = mergeExtra(base.ex, b.ex)
 		}
-		x := c.emit(nt, g.ptr)
-		if c.fatal != nil {
-			return ""
+		return nt
+	}
+	base := term{ms: t.ms, done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}), ex: t.ex}
+	var terms []term
+	for _, b := range g.branches {
+		terms = append(terms, with(base, b))
+	}
+	var alts []string
+	if !g.disjoint {
+		for _, nt := range terms {
+			x := c.emit(nt, g.ptr)
+			if c.fatal != nil {
+				return ""
+			}
+			if x != "" {
+				alts = append(alts, x)
+			}
 		}
-		if x == "" {
+		return alt(alts...)
+	}
+	// oneOf: find overlapping pairs
+	n := len(terms)
+	c.quiet++
+	sat := make([]bool, n)
+	for i := range terms {
+		sat[i] = c.satisfiable(terms[i])
+	}
+	overlap := make([][]bool, n)
+	for i := range overlap {
+		overlap[i] = make([]bool, n)
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if sat[i] && sat[j] && !c.disjointPair(terms[i], terms[j]) {
+				overlap[i][j], overlap[j][i] = true, true
+			}
+		}
+	}
+	c.quiet--
+	for i := 0; i < n; i++ {
+		if !sat[i] {
 			continue
 		}
-		alts = append(alts, x)
-		live = append(live, nt)
-	}
-	if g.disjoint && len(live) > 1 {
-		if !c.disjoint(live) {
-			if !c.unsupported(g.ptr, g.kind, "branches are not provably disjoint (the grammar cannot ensure that exactly one matches)") {
+		combos := []branch{{}}
+		ok := true
+		for j := 0; j < n && ok; j++ {
+			if !overlap[i][j] {
+				continue
+			}
+			b := g.branches[j]
+			if len(b.ms) != 1 || !b.ex.isEmpty() {
+				ok = false
+				break
+			}
+			nb, nok := c.neg(b.ms[0], 0)
+			if !nok {
+				ok = false
+				break
+			}
+			var next []branch
+			for _, p := range combos {
+				for _, q := range nb {
+					next = append(next, branch{ms: append(append([]*jsonschema.Schema{}, p.ms...), q.ms...), ex: mergeExtra(p.ex, q.ex)})
+				}
+			}
+			if len(next) > MaxAlternatives {
+				ok = false
+				break
+			}
+			combos = next
+		}
+		if !ok {
+			if !c.unsupported(g.ptr, g.kind, "branches overlap and their exclusion has no exact grammar (the grammar cannot ensure that exactly one matches)") {
 				return ""
+			}
+			combos = []branch{{}}
+		}
+		for _, cb := range combos {
+			x := c.emit(with(terms[i], cb), g.ptr)
+			if c.fatal != nil {
+				return ""
+			}
+			if x != "" {
+				alts = append(alts, x)
 			}
 		}
 	}
 	return alt(alts...)
 }
 
-func mergeExtra(a, b *extra) *extra {
-	n := a.clone()
-	if b == nil {
-		return n
+// satisfiable is a cheap check that a term may have values (false only
+// when provably empty).
+func (c *conv) satisfiable(t term) bool {
+	s := c.summarize(t)
+	if s.enum != nil {
+		return len(s.enum) > 0
 	}
-	n.forbid = append(n.forbid, b.forbid...)
-	n.require = append(n.require, b.require...)
-	n.notTypes |= b.notTypes
-	n.notVals = append(n.notVals, b.notVals...)
-	n.notPats = append(n.notPats, b.notPats...)
-	for k, v := range b.propEx {
-		if n.propEx == nil {
-			n.propEx = map[string]*extra{}
-		}
-		n.propEx[k] = mergeExtra(n.propEx[k], v)
-	}
-	return n
+	return s.types != 0
 }
 
 // emitEnum writes the values of an enum/const that satisfy the whole term.
@@ -774,7 +774,7 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 		}
 	}
 	if len(vals) > MaxEnumValues {
-		c.fail(&LimitError{Pointer: pointerOf(a), Limit: "MaxEnumValues", Value: len(vals), Max: MaxEnumValues})
+		c.fail(&LimitError{Pointer: c.ptrOf(a), Limit: "MaxEnumValues", Value: len(vals), Max: MaxEnumValues})
 		return ""
 	}
 	var alts []string
@@ -802,7 +802,7 @@ func (c *conv) valueOK(v any, t term) bool {
 			return false
 		}
 	}
-	return t.ex.allows(v)
+	return c.allows(t.ex, v)
 }
 
 func validateSafe(s *jsonschema.Schema, v any) (err error) {
@@ -812,50 +812,6 @@ func validateSafe(s *jsonschema.Schema, v any) (err error) {
 		}
 	}()
 	return s.Validate(v)
-}
-
-// allows checks the synthetic constraints on a concrete value.
-func (e *extra) allows(v any) bool {
-	if e == nil {
-		return true
-	}
-	if e.notTypes&valueType(v) != 0 {
-		return false
-	}
-	k := canonicalJSON(v)
-	for _, nv := range e.notVals {
-		if canonicalJSON(nv) == k {
-			return false
-		}
-	}
-	if s, ok := v.(string); ok {
-		for _, p := range e.notPats {
-			re, err := parsePattern(p.src)
-			if err == nil {
-				if d, err := regexDFA(re, true); err == nil && d.matches(s) {
-					return false
-				}
-			}
-		}
-	}
-	if m, ok := v.(map[string]any); ok {
-		for _, f := range e.forbid {
-			if _, has := m[f]; has {
-				return false
-			}
-		}
-		for _, r := range e.require {
-			if _, has := m[r]; !has {
-				return false
-			}
-		}
-		for p, pe := range e.propEx {
-			if pv, has := m[p]; has && !pe.allows(pv) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func valueType(v any) uint8 {

@@ -1,7 +1,6 @@
 package jsonschema2gbnf
 
 import (
-	"fmt"
 	"regexp/syntax"
 	"sort"
 	"strconv"
@@ -22,6 +21,12 @@ import (
 // product constructions can grow exponentially; 4096 states keep a
 // construction under a few milliseconds and the grammar under ~1 MB.
 const MaxDFAStates = 4096
+
+// MaxDFAWork bounds the automaton states one conversion builds, over all
+// string languages (intermediate products included): it keeps a
+// pathological schema (nested not/anyOf of patterns) to about a second of
+// work. Real schemas build a few thousand.
+const MaxDFAWork = 100000
 
 type dfaEdge struct {
 	lo, hi rune
@@ -307,29 +312,36 @@ func (d *dfa) minimize() *dfa {
 			cls[i] = 1
 		}
 	}
+	var buf []byte
+	put := func(x int32) {
+		buf = append(buf, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+	}
+	nClasses := countDistinct(cls)
 	for {
-		sigs := map[string]int{}
+		sigs := make(map[string]int, nClasses*2)
 		next := make([]int, n)
 		for i, st := range d.states {
-			var b strings.Builder
-			b.WriteString(strconv.Itoa(cls[i]))
+			buf = buf[:0]
+			put(int32(cls[i]))
 			var es []dfaEdge
 			for _, e := range st.edges {
 				es = appendEdge(es, e.lo, e.hi, cls[e.to])
 			}
 			for _, e := range es {
-				fmt.Fprintf(&b, ",%d-%d:%d", e.lo, e.hi, e.to)
+				put(e.lo)
+				put(e.hi)
+				put(int32(e.to))
 			}
-			k := b.String()
-			id, ok := sigs[k]
+			id, ok := sigs[string(buf)]
 			if !ok {
 				id = len(sigs)
-				sigs[k] = id
+				sigs[string(buf)] = id
 			}
 			next[i] = id
 		}
-		same := len(sigs) == countDistinct(cls)
+		same := len(sigs) == nClasses
 		cls = next
+		nClasses = len(sigs)
 		if same {
 			break
 		}

@@ -31,9 +31,11 @@ func writeLitRune(b *strings.Builder, r rune, inClass bool) {
 		b.WriteString(`\"`)
 	case r == '\\':
 		b.WriteString(`\\`)
-	case inClass && (r == ']' || r == '[' || r == '-' || r == '^'):
+	case inClass && (r == ']' || r == '[' || r == '-'):
 		b.WriteByte('\\')
 		b.WriteRune(r)
+	case inClass && r == '^':
+		b.WriteString(`\x5E`)
 	case r == '\n':
 		b.WriteString(`\n`)
 	case r == '\r':
@@ -338,10 +340,25 @@ func closes(x string, i int, want byte) int {
 	return -1
 }
 
+// Repetition bounds. gbnf.Parse accepts bounds up to 100,000
+// (gbnf.MaxRepeat) and nested repetitions whose bounds multiply to at
+// most 1,000,000 (gbnf.MaxRepeatProduct); larger counts are written as
+// nested blocks of repBlock, which reaches MaxRepeatBound exactly.
+const (
+	repLimit = 100000
+	repBlock = 1000
+	// MaxRepeatBound bounds minLength/maxLength/minItems/maxItems (and
+	// the like) the grammar writes exactly.
+	MaxRepeatBound = repBlock * repBlock
+)
+
 // rep writes x{min,max} in the shortest form; max < 0 means unbounded.
 func rep(x string, min, max int) string {
 	if max == 0 {
 		return `""`
+	}
+	if min > repLimit || max > repLimit {
+		return bigRep(x, min, max)
 	}
 	if min == 1 && max == 1 {
 		return x
@@ -368,4 +385,25 @@ func opt(x string) string {
 		return `""`
 	}
 	return paren(x) + "?"
+}
+
+// bigRep writes x{min,max} with bounds over repLimit as nested blocks:
+// x{k} = (x{B}){k/B} x{k%B}, and x{0,M} with M = qB+r as
+// (x{B}){0,q-1} x{0,B-1} | (x{B}){q} x{0,r}.
+func bigRep(x string, min, max int) string {
+	block := paren(x) + fmt.Sprintf("{%d}", repBlock)
+	exact := func(k int) string {
+		return seq(rep(block, k/repBlock, k/repBlock), rep(x, k%repBlock, k%repBlock))
+	}
+	upTo := func(m int) string {
+		if m <= repLimit {
+			return rep(x, 0, m)
+		}
+		q, r := m/repBlock, m%repBlock
+		return alt(seq(rep(block, 0, q-1), rep(x, 0, repBlock-1)), seq(rep(block, q, q), rep(x, 0, r)))
+	}
+	if max < 0 {
+		return seq(exact(min), paren(x)+"*")
+	}
+	return seq(exact(min), upTo(max-min))
 }

@@ -43,6 +43,7 @@ type loaded struct {
 	schema *jsonschema.Schema
 	raw    any // *ordObj, []any, json.Number, string, bool, nil
 	draft  *jsonschema.Draft
+	base   string // the root schema's base URL (its $id, else rootURL)
 }
 
 // parseOrdered decodes JSON keeping object key order, with numbers as
@@ -175,6 +176,9 @@ func load(data []byte) (l *loaded, err error) {
 		if errors.As(err, &se) {
 			return nil, jsonPosError(data, se.Offset, err)
 		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, jsonPosError(data, int64(len(data)), errors.New("unexpected end of JSON"))
+		}
 		return nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
 	}
 	switch raw.(type) {
@@ -198,7 +202,11 @@ func load(data []byte) (l *loaded, err error) {
 	for _, d := range drafts {
 		s, err := compileWith(data, d)
 		if err == nil {
-			return &loaded{schema: s, raw: raw, draft: d}, nil
+			base := s.Location
+			if i := strings.IndexByte(base, '#'); i >= 0 {
+				base = base[:i]
+			}
+			return &loaded{schema: s, raw: raw, draft: d, base: base}, nil
 		}
 		var rr *RemoteRefError
 		if errors.As(err, &rr) {
@@ -289,28 +297,35 @@ func translateCompileError(err error) error {
 	return &InvalidSchemaError{Pointer: "#", Msg: msg, Err: err}
 }
 
-// pointerOf returns the readable JSON pointer (URI fragment, "#/a/b") of a
-// compiled schema in the root document, or its full location when it
-// lies in another resource.
-func pointerOf(s *jsonschema.Schema) string {
+// pointerIn returns the readable JSON pointer (URI fragment, "#/a/b") of
+// a compiled schema in the document whose base URL is base, or its full
+// location when it lies in another resource (a meta-schema).
+// santhosh-tekuri locates every subschema of the document under the
+// root's base URL (its $id, else rootURL), whatever $id the subschemas
+// declare.
+func pointerIn(base string, s *jsonschema.Schema) string {
 	loc := s.Location
-	if strings.HasPrefix(loc, rootURL+"#") {
-		frag := loc[len(rootURL):]
-		if u, err := url.PathUnescape(frag); err == nil {
-			return u
-		}
-		return frag
+	i := strings.IndexByte(loc, '#')
+	if i < 0 || loc[:i] != base {
+		return loc
 	}
-	return loc
+	frag := loc[i:]
+	if u, err := url.PathUnescape(frag); err == nil {
+		return u
+	}
+	return frag
 }
+
+func (c *conv) ptrOf(s *jsonschema.Schema) string { return pointerIn(c.l.base, s) }
 
 // rawAt returns the raw node of a compiled schema, when it lies in the
 // root document.
 func (l *loaded) rawAt(s *jsonschema.Schema) (*ordObj, bool) {
-	if !strings.HasPrefix(s.Location, rootURL+"#") {
+	i := strings.IndexByte(s.Location, '#')
+	if i < 0 || s.Location[:i] != l.base {
 		return nil, false
 	}
-	p := pointerOf(s)
+	p := pointerIn(l.base, s)
 	v, ok := rawPointer(l.raw, strings.TrimPrefix(p, "#"))
 	if !ok {
 		return nil, false

@@ -2,7 +2,6 @@ package jsonschema2gbnf
 
 import (
 	"fmt"
-	"math/big"
 	"sort"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -17,171 +16,194 @@ import (
 // into "absent" and "present" cases (2^n branches).
 const MaxDependencyKeys = 6
 
-// notSimple returns synthetic constraints equivalent to `not s`, when
-// s has one of the shapes below; ok is false otherwise.
+// MaxNegBranches bounds the branches one negation (not, the else side
+// of if, the exclusions oneOf needs) may expand into.
+const MaxNegBranches = 64
+
+// maxNegDepth bounds the nesting of negations through properties (a
+// recursive schema would otherwise recurse forever).
+const maxNegDepth = 8
+
+// exactFormats are the formats whose grammar is exactly the validator's
+// language, so that their complement is exact too.
+var exactFormats = map[string]bool{"date": true, "uuid": true, "ipv4": true, "ip-address": true,
+	"duration": true, "json-pointer": true, "relative-json-pointer": true}
+
+// neg returns branches whose union is exactly the set of values that do
+// not satisfy s; ok is false when some keyword of s has no exact
+// negation. not (K1 and K2 ...) = not K1 or not K2 ...; a keyword about
+// one type is satisfied by every value of another type, so its negation
+// keeps only its own type:
 //
-//	{} / true            → nothing is valid
-//	false                → no constraint
-//	{type}               → those types excluded
-//	{enum} {const}       → those values excluded (with type: the values of those types)
-//	{required:[p]}       → objects must not have p
-//	{pattern} (+type)    → strings must not match; other types per type
-//	{properties:{p:S}}   → objects have p, and its value satisfies not S
-//	{anyOf:[A,B,…]}      → not A and not B …
-func (c *conv) notSimple(s *jsonschema.Schema) (*extra, bool) {
+//	type T              → the other types
+//	enum/const V        → values outside V
+//	required [a, b]     → object without a | object without b
+//	properties {p: S}   → object with p whose value satisfies not S (per p)
+//	pattern, min/maxLength, exact formats → string not matching
+//	minimum … exclusiveMaximum            → number on the other side
+//	not S               → S
+//	anyOf [A, B]        → (not A) and (not B)
+func (c *conv) neg(s *jsonschema.Schema, depth int) ([]branch, bool) {
+	if depth > maxNegDepth {
+		return nil, false
+	}
+	c.quiet++
+	defer func() { c.quiet-- }()
 	f := c.flatten(term{ms: []*jsonschema.Schema{s}})
-	ex := &extra{}
-	if len(f.groups) > 0 {
-		// only a pure anyOf: not (A or B) = not A and not B
-		if len(f.groups) != 1 || f.groups[0].kind != "anyOf" {
+	var out []branch
+	add := func(b branch) bool {
+		out = append(out, b)
+		return len(out) <= MaxNegBranches
+	}
+	for _, g := range f.groups {
+		switch g.kind {
+		case "anyOf":
+			prod := []branch{{}}
+			for _, b := range g.branches {
+				if len(b.ms) != 1 || !b.ex.isEmpty() {
+					return nil, false
+				}
+				nb, ok := c.neg(b.ms[0], depth+1)
+				if !ok {
+					return nil, false
+				}
+				var next []branch
+				for _, p := range prod {
+					for _, q := range nb {
+						next = append(next, branch{ms: append(append([]*jsonschema.Schema{}, p.ms...), q.ms...), ex: mergeExtra(p.ex, q.ex)})
+						if len(next) > MaxNegBranches {
+							return nil, false
+						}
+					}
+				}
+				prod = next
+			}
+			for _, p := range prod {
+				if !add(p) {
+					return nil, false
+				}
+			}
+		case "not":
+			// handled through the atom's Not below
+		default:
 			return nil, false
 		}
-		for _, a := range f.atoms {
-			for _, kw := range ownKeywords(a) {
-				if kw != "anyOf" {
+	}
+	nonObj, nonStr, nonNum := tAll&^tObj, tAll&^tStr, tAll&^(tInt|tNum)
+	for _, a := range f.atoms {
+		if a.Always != nil {
+			if !*a.Always {
+				return []branch{{}}, true // not false: everything
+			}
+			continue
+		}
+		ptr := c.ptrOf(a)
+		for _, kw := range ownKeywords(a) {
+			var bs []branch
+			switch kw {
+			case "type":
+				bs = []branch{{ex: &extra{notTypes: typeMask(a.Types)}}}
+			case "enum", "const":
+				vals := a.Enum
+				if a.Constant != nil {
+					vals = a.Constant
+				}
+				bs = []branch{{ex: &extra{notVals: append([]any(nil), vals...)}}}
+				if kw == "enum" && a.Constant != nil {
+					bs = nil // both present: const handled once
+				}
+			case "required":
+				for _, r := range a.Required {
+					bs = append(bs, branch{ex: &extra{notTypes: nonObj, forbid: []string{r}}})
+				}
+			case "properties":
+				keys := make([]string, 0, len(a.Properties))
+				for k := range a.Properties {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					inner, ok := c.neg(a.Properties[k], depth+1)
+					if !ok {
+						return nil, false
+					}
+					for _, ib := range inner {
+						ib := ib
+						bs = append(bs, branch{ex: &extra{notTypes: nonObj, require: []string{k}, props: map[string]*branch{k: &ib}}})
+					}
+				}
+			case "pattern":
+				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{a.Pattern.String(), ptr}}}}}
+			case "minLength", "maxLength":
+				if a.MinLength > 1000 || a.MaxLength > 1000 {
+					return nil, false
+				}
+				src := fmt.Sprintf(`^(?s:.){%d,}$`, a.MinLength)
+				if kw == "maxLength" {
+					src = fmt.Sprintf(`^(?s:.){0,%d}$`, a.MaxLength)
+				}
+				if kw == "minLength" && a.MinLength <= 0 {
+					continue
+				}
+				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{src, ptr}}}}}
+			case "format":
+				re, ok := formatRegex(a.Format)
+				if !ok || !exactFormats[a.Format] {
+					return nil, false
+				}
+				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{re, ptr}}}}}
+			case "minimum":
+				bs = []branch{{ex: &extra{notTypes: nonNum, bounds: []numBound{{a.Minimum, true, true}}}}}
+			case "exclusiveMinimum":
+				bs = []branch{{ex: &extra{notTypes: nonNum, bounds: []numBound{{a.ExclusiveMinimum, true, false}}}}}
+			case "maximum":
+				bs = []branch{{ex: &extra{notTypes: nonNum, bounds: []numBound{{a.Maximum, false, true}}}}}
+			case "exclusiveMaximum":
+				bs = []branch{{ex: &extra{notTypes: nonNum, bounds: []numBound{{a.ExclusiveMaximum, false, false}}}}}
+			case "not":
+				bs = []branch{{ms: []*jsonschema.Schema{a.Not}}}
+			case "anyOf":
+				continue // a group, above
+			default:
+				return nil, false
+			}
+			for _, b := range bs {
+				if !add(b) {
 					return nil, false
 				}
 			}
 		}
-		for _, b := range f.groups[0].branches {
-			if len(b.ms) != 1 {
-				return nil, false
-			}
-			e, ok := c.notSimple(b.ms[0])
-			if !ok {
-				return nil, false
-			}
-			ex = mergeExtra(ex, e)
-		}
-		return ex, true
 	}
-	kws := map[string]bool{}
-	types := tAll
-	for _, a := range f.atoms {
-		if a.Always != nil {
-			if !*a.Always {
-				return &extra{}, true // not false
-			}
-			continue
-		}
-		for _, kw := range ownKeywords(a) {
-			kws[kw] = true
-		}
-		if len(a.Types) > 0 {
-			types &= typeMask(a.Types)
-		}
+	return out, true
+}
+
+// notExtra returns the synthetic constraints equivalent to `not s` when
+// the negation is a single branch without schemas.
+func (c *conv) notExtra(s *jsonschema.Schema) (*extra, bool) {
+	bs, ok := c.neg(s, 0)
+	if !ok {
+		return nil, false
 	}
-	delete(kws, "always")
-	onlyKeys := func(allowed ...string) bool {
-		for k := range kws {
-			ok := false
-			for _, a := range allowed {
-				if k == a {
-					ok = true
-				}
-			}
-			if !ok {
-				return false
-			}
-		}
-		return true
+	if len(bs) == 0 {
+		return &extra{notTypes: tAll}, true // not of an unconstrained schema
 	}
-	switch {
-	case len(kws) == 0:
-		ex.notTypes = tAll
-		return ex, true
-	case onlyKeys("type"):
-		ex.notTypes = types
-		return ex, true
-	case onlyKeys("type", "enum", "const"):
-		for _, a := range f.atoms {
-			vals := a.Enum
-			if a.Constant != nil {
-				vals = a.Constant
-			}
-			for _, v := range vals {
-				if validateSafe(s, v) == nil {
-					ex.notVals = append(ex.notVals, v)
-				}
-			}
-			if vals != nil {
-				break
-			}
+	if len(bs) == 1 && len(bs[0].ms) == 0 {
+		if bs[0].ex == nil {
+			return &extra{}, true
 		}
-		return ex, true
-	case onlyKeys("required"):
-		var req []string
-		for _, a := range f.atoms {
-			req = append(req, a.Required...)
-		}
-		req = dedup(req)
-		if len(req) != 1 {
-			return nil, false
-		}
-		ex.forbid = req
-		return ex, true
-	case onlyKeys("type", "pattern"):
-		ex.notTypes = types &^ tStr
-		if types&tStr != 0 {
-			for _, a := range f.atoms {
-				if a.Pattern != nil {
-					ex.notPats = append(ex.notPats, patRef{a.Pattern.String(), pointerOf(a)})
-				}
-			}
-		}
-		return ex, true
-	case onlyKeys("type", "properties"):
-		var props []*jsonschema.Schema
-		var names []string
-		for _, a := range f.atoms {
-			for k, v := range a.Properties {
-				names = append(names, k)
-				props = append(props, v)
-			}
-		}
-		if len(names) != 1 {
-			return nil, false
-		}
-		pe, ok := c.notSimple(props[0])
-		if !ok {
-			return nil, false
-		}
-		ex.notTypes = types &^ tObj
-		if types&tObj != 0 {
-			ex.require = names
-			ex.propEx = map[string]*extra{names[0]: pe}
-		}
-		return ex, true
+		return bs[0].ex, true
 	}
 	return nil, false
 }
 
-// notGroup rewrites `not` shapes that are disjunctions:
-// {required:[a,b,…]} → an object lacks a, or lacks b, …
+// notGroup rewrites `not` as the disjunction of its negation's branches,
+// when that has several branches or schemas.
 func (c *conv) notGroup(s *jsonschema.Schema) (group, bool) {
-	n := s.Not
-	f := c.flatten(term{ms: []*jsonschema.Schema{n}})
-	if len(f.groups) > 0 {
+	bs, ok := c.neg(s.Not, 0)
+	if !ok || (len(bs) == 1 && len(bs[0].ms) == 0) || len(bs) == 0 {
 		return group{}, false
 	}
-	var req []string
-	for _, a := range f.atoms {
-		for _, kw := range ownKeywords(a) {
-			if kw != "required" {
-				return group{}, false
-			}
-		}
-		req = append(req, a.Required...)
-	}
-	req = dedup(req)
-	if len(req) < 2 {
-		return group{}, false
-	}
-	g := group{kind: "not", owner: s, ptr: pointerOf(s)}
-	for _, r := range req {
-		g.branches = append(g.branches, branch{ex: &extra{forbid: []string{r}}})
-	}
-	return g, true
+	return group{kind: "not", owner: s, ptr: c.ptrOf(s), branches: bs}, true
 }
 
 func (c *conv) notHandledAsGroup(s *jsonschema.Schema) bool {
@@ -189,23 +211,26 @@ func (c *conv) notHandledAsGroup(s *jsonschema.Schema) bool {
 	return ok
 }
 
-// ifGroup rewrites if/then/else as (if and then) or (not if and else),
-// when not-if has a simple form.
+// ifGroup rewrites if/then/else as (if and then) or (not-if and else),
+// when if has an exact negation.
 func (c *conv) ifGroup(s *jsonschema.Schema) (group, bool) {
-	nif, ok := c.notSimple(s.If)
+	nif, ok := c.neg(s.If, 0)
 	if !ok {
 		return group{}, false
 	}
-	g := group{kind: "if", owner: s, ptr: pointerOf(s)}
+	g := group{kind: "if", owner: s, ptr: c.ptrOf(s)}
 	b1 := branch{ms: []*jsonschema.Schema{s.If}}
 	if s.Then != nil {
 		b1.ms = append(b1.ms, s.Then)
 	}
-	b2 := branch{ex: nif}
-	if s.Else != nil {
-		b2.ms = append(b2.ms, s.Else)
+	g.branches = []branch{b1}
+	for _, nb := range nif {
+		b2 := branch{ms: append([]*jsonschema.Schema{}, nb.ms...), ex: nb.ex}
+		if s.Else != nil {
+			b2.ms = append(b2.ms, s.Else)
+		}
+		g.branches = append(g.branches, b2)
 	}
-	g.branches = []branch{b1, b2}
 	return g, true
 }
 
@@ -245,7 +270,7 @@ func (c *conv) depGroup(s *jsonschema.Schema) (group, bool) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	g := group{kind: "dependencies", owner: s, ptr: pointerOf(s)}
+	g := group{kind: "dependencies", owner: s, ptr: c.ptrOf(s)}
 	for mask := 0; mask < 1<<len(keys); mask++ {
 		b := branch{ex: &extra{}}
 		for i, k := range keys {
@@ -448,8 +473,9 @@ func propTerm(n *node, p string) term {
 			}
 		}
 	}
-	if pe, ok := n.ex.propEx[p]; ok {
-		t.ex = pe
+	if pb, ok := n.ex.props[p]; ok {
+		t.ms = append(t.ms, pb.ms...)
+		t.ex = pb.ex
 	}
 	return t
 }
@@ -504,6 +530,3 @@ func (c *conv) stringsDisjoint(a, b *node) bool {
 	}
 	return d.isEmpty()
 }
-
-var _ = fmt.Sprint
-var _ = big.NewInt

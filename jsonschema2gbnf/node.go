@@ -31,22 +31,22 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 	n.ex = t.ex.clone()
 	for _, a := range atoms {
 		if len(ownKeywords(a)) > 0 && n.ptr == "" {
-			n.ptr = pointerOf(a)
+			n.ptr = c.ptrOf(a)
 		}
 	}
 	if n.ptr == "" && len(atoms) > 0 {
-		n.ptr = pointerOf(atoms[0])
+		n.ptr = c.ptrOf(atoms[0])
 	}
 	for _, a := range atoms {
-		ptr := pointerOf(a)
+		ptr := c.ptrOf(a)
 		if len(a.Types) > 0 {
 			n.types &= typeMask(a.Types)
 		}
-		if a.MinLength > n.minLen {
-			n.minLen = a.MinLength
+		if v := c.bound(a, "minLength", a.MinLength); v > n.minLen {
+			n.minLen = v
 		}
-		if a.MaxLength >= 0 && (n.maxLen < 0 || a.MaxLength < n.maxLen) {
-			n.maxLen = a.MaxLength
+		if v := c.bound(a, "maxLength", a.MaxLength); v >= 0 && (n.maxLen < 0 || v < n.maxLen) {
+			n.maxLen = v
 		}
 		if a.Pattern != nil {
 			n.pats = append(n.pats, patRef{a.Pattern.String(), ptr})
@@ -75,16 +75,16 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 			n.multPtr = ptr
 		}
 		if a.Not != nil && !c.isDone(t, a, "not") && !c.notHandledAsGroup(a) {
-			e, ok := c.notSimple(a.Not)
+			e, ok := c.notExtra(a.Not)
 			if ok {
 				n.ex = mergeExtra(n.ex, e)
-			} else if !c.unsupported(ptr, "not", "") {
+			} else if !c.unsupported(ptr, "not", "its negation has no exact grammar") {
 				n.types = 0
 			}
 		}
 	}
 	for _, a := range n.atoms {
-		ptr := pointerOf(a)
+		ptr := c.ptrOf(a)
 		if a.If != nil && !c.isDone(t, a, "if") {
 			if !c.unsupported(ptr, "if", "the negation of if has no exact grammar") {
 				n.types = 0
@@ -112,11 +112,26 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 			}
 		}
 	}
+	for _, b := range n.ex.bounds {
+		if b.upper {
+			n.setHi(b.r, b.ex)
+		} else {
+			n.setLo(b.r, b.ex)
+		}
+	}
 	n.types &^= n.ex.notTypes
 	// "not" on values: a type whose every value is excluded disappears
 	for _, v := range n.ex.notVals {
-		if v == nil {
+		switch v.(type) {
+		case nil:
 			n.types &^= tNull
+		case map[string]any, []any, *ordObj:
+			// excluding one object or array value has no grammar
+			if n.types&valueType(v) != 0 {
+				if !c.unsupported(n.ptr, "not", "excluding one object or array value") {
+					n.types = 0
+				}
+			}
 		}
 	}
 	if n.ex.hasBool(true) && n.ex.hasBool(false) {
@@ -214,10 +229,11 @@ func (n *node) isUnconstrained() bool {
 // numbers
 
 func (c *conv) emitNumber(n *node) string {
-	// multipleOf: integer multiples only (a fractional multipleOf other
-	// than 10^-k is not expressible)
+	// multipleOf: an integer multipleOf (or any multipleOf on integers)
+	// is a remainder automaton; 10^-d on numbers limits the fraction; other
+	// fractional values are not expressible.
 	var k *big.Int
-	var decimals = -1 // multipleOf 10^-d: at most d significant fraction digits
+	decimals := -1 // multipleOf 10^-d: at most d significant fraction digits
 	for _, m := range n.mults {
 		if m.Sign() <= 0 {
 			continue
@@ -230,7 +246,7 @@ func (c *conv) emitNumber(n *node) string {
 			}
 			continue
 		}
-		if d, ok := pow10Inverse(m); ok && n.types&tNum != 0 {
+		if d, ok := pow10Inverse(m); ok && n.types&tNum != 0 && d <= MaxDecimalPlaces {
 			if decimals < 0 || d < decimals {
 				decimals = d
 			}
@@ -250,38 +266,45 @@ func (c *conv) emitNumber(n *node) string {
 			return ""
 		}
 	}
+	intOnly := k != nil // an integer multipleOf (1 included) admits only integers
 	if k != nil && k.Cmp(big.NewInt(1)) == 0 {
 		k = nil
 	}
-	onlyInt := n.types&tNum == 0 || k != nil
 	excluded := n.excludedNumbers()
-	if onlyInt {
-		lo, hi := intBounds(n.lo, n.hi, n.loEx, n.hiEx)
-		if k == nil {
-			return intRangesExpr(lo, hi, excluded)
-		}
-		return c.intMultiples(n, k, lo, hi, excluded)
-	}
-	if decimals >= 0 {
-		if n.lo != nil || n.hi != nil || len(excluded) > 0 {
-			if !c.unsupported(n.multPtr, "multipleOf", "a decimal multipleOf together with bounds is not expressible") {
-				return ""
-			}
-		} else {
-			return seq(`"-"?`, ruleUint, opt(seq(`"."`, rep("[0-9]", 1, decimals), `"0"*`)))
-		}
-	}
-	// split the range around excluded values
-	ranges := splitRange(n.lo, n.hi, n.loEx, n.hiEx, excluded)
 	var alts []string
-	for _, r := range ranges {
-		x, err := numRangeExpr(r.lo, r.hi, r.loEx, r.hiEx)
-		if err != nil {
-			c.fail(&LimitError{Pointer: n.ptr, Limit: "MaxBoundDigits", Max: MaxBoundDigits})
-			return ""
+	if n.types&tInt != 0 || intOnly {
+		// integers (the only numbers when an integer multipleOf applies)
+		lo, hi := intBounds(n.lo, n.hi, n.loEx, n.hiEx)
+		var x string
+		if k == nil {
+			x = intRangesExpr(lo, hi, excluded)
+		} else {
+			x = c.intMultiples(n, k, lo, hi, excluded)
+		}
+		if x != "" && intOnly && n.types&tNum != 0 {
+			// type number with an integer multipleOf: 6000.0 is valid too
+			x = seq(paren(x), `("." "0"+)?`)
 		}
 		if x != "" {
 			alts = append(alts, x)
+		}
+	}
+	if n.types&tNum != 0 && !intOnly {
+		// with integers already written, the rest are the non-integers;
+		// written alone (type number) the grammar is the plain one
+		sh := numShape{nonInt: n.types&tInt == 0, sig: decimals}
+		if n.types&tInt != 0 {
+			alts = nil // the number grammar includes the integers
+		}
+		for _, r := range splitRange(n.lo, n.hi, n.loEx, n.hiEx, excluded) {
+			x, err := numRangeExpr(r.lo, r.hi, r.loEx, r.hiEx, sh)
+			if err != nil {
+				c.fail(&LimitError{Pointer: n.ptr, Limit: "MaxBoundDigits", Max: MaxBoundDigits})
+				return ""
+			}
+			if x != "" {
+				alts = append(alts, x)
+			}
 		}
 	}
 	return alt(alts...)
@@ -432,4 +455,30 @@ func (c *conv) intMultiples(n *node, k, lo, hi *big.Int, excluded []*big.Rat) st
 		return ""
 	}
 	return intRangeExpr(lo, hi)
+}
+
+// bound returns a count keyword (minLength, maxItems, ...) of a schema,
+// checked against the document: santhosh-tekuri converts counts through
+// float64 to int, so a huge value can come back wrapped. A maximum above
+// MaxRepeatBound is treated as no maximum (documented: no generation
+// reaches a million characters or items); a minimum above it is a
+// LimitError.
+func (c *conv) bound(a *jsonschema.Schema, kw string, v int) int {
+	raw, ok := c.l.rawAt(a)
+	present := v >= 0
+	if ok {
+		_, present = raw.vals[kw]
+	}
+	if !present {
+		return v
+	}
+	if v >= 0 && v <= MaxRepeatBound {
+		return v
+	}
+	if kw[:3] == "max" {
+		c.note(c.ptrOf(a), kw, fmt.Sprintf("a maximum above %d is written as no maximum", MaxRepeatBound))
+		return -1
+	}
+	c.fail(&LimitError{Pointer: joinPointer(c.ptrOf(a), kw), Limit: "MaxRepeatBound", Max: MaxRepeatBound})
+	return 0
 }

@@ -166,6 +166,10 @@ func intRangeExpr(lo, hi *big.Int) string {
 		return ""
 	}
 	var alts []string
+	// "-0" is 0 too
+	if (lo == nil || lo.Sign() <= 0) && (hi == nil || hi.Sign() >= 0) {
+		alts = append(alts, `"-0"`)
+	}
 	// negatives first (the shorter alternative to read)
 	if lo == nil || lo.Sign() < 0 {
 		mLo := big.NewInt(1)
@@ -225,14 +229,67 @@ func decimalDigits(r *big.Rat) (ip *big.Int, frac string, ok bool) {
 	return ip, b.String(), true
 }
 
+// MaxDecimalPlaces bounds d in a multipleOf of 10^-d written into
+// fraction grammars (the grammar grows with d²).
+const MaxDecimalPlaces = 30
+
+// freeDigits: digit strings (non-empty when nonEmpty) whose digits after
+// the first sig are zeros; sig < 0 means no limit.
+func freeDigits(sig int, nonEmpty bool) string {
+	switch {
+	case sig < 0 && nonEmpty:
+		return "[0-9]+"
+	case sig < 0:
+		return "[0-9]*"
+	case sig == 0 && nonEmpty:
+		return `"0"+`
+	case sig == 0:
+		return `"0"*`
+	case nonEmpty:
+		return seq(rep("[0-9]", 1, sig), `"0"*`)
+	}
+	return seq(rep("[0-9]", 0, sig), `"0"*`)
+}
+
+// nonzeroDigits: digit strings with a non-zero digit among the first sig
+// (sig < 0: anywhere), zeros after them.
+func nonzeroDigits(sig int) string {
+	if sig < 0 {
+		return `"0"* [1-9] [0-9]*`
+	}
+	if sig == 0 {
+		return ""
+	}
+	inner := nonzeroDigits(sig - 1)
+	if inner == "" {
+		return seq("[1-9]", freeDigits(sig-1, false))
+	}
+	return alt(seq("[1-9]", freeDigits(sig-1, false)), seq(`"0"`, inner))
+}
+
+func decSig(sig int) int {
+	if sig > 0 {
+		return sig - 1
+	}
+	return sig
+}
+
 // fracG describes the fraction digit strings D (the digits after the
 // point; empty D means "no fraction") with, when tl, D ≥ L (D > L when
 // exL) and, when th, D ≤ H (D < H when exH), compared as decimal
-// fractions. It returns whether empty D qualifies and the expression
-// for the non-empty ones ("" when none).
-func fracG(L, H string, tl, th, exL, exH bool) (bool, string) {
+// fractions, and (sig ≥ 0) only zeros after the first sig digits. It
+// returns whether empty D qualifies and the expression for the non-empty
+// ones ("" when none).
+func fracG(L, H string, tl, th, exL, exH bool, sig int) (bool, string) {
 	if tl && allByte(L, '0') && !exL {
 		tl = false
+	}
+	if sig == 0 {
+		ok := (!tl || (allByte(L, '0') && !exL)) && (!th || !(exH && allByte(H, '0')))
+		if ok {
+			return true, `"0"+`
+		}
+		return false, ""
 	}
 	if th && allByte(H, '0') {
 		if exH || tl {
@@ -241,10 +298,10 @@ func fracG(L, H string, tl, th, exL, exH bool) (bool, string) {
 		return true, `"0"+`
 	}
 	if !tl && !th {
-		return true, "[0-9]+"
+		return true, freeDigits(sig, true)
 	}
 	if tl && allByte(L, '0') && exL && !th {
-		return false, `"0"* [1-9] [0-9]*`
+		return false, nonzeroDigits(sig)
 	}
 	emptyOK := !tl
 	first := func(s string) byte {
@@ -278,13 +335,13 @@ func fracG(L, H string, tl, th, exL, exH bool) (bool, string) {
 		}
 	}
 	if tl && th && lo == hi {
-		e, ne := fracG(rest(L), rest(H), true, true, exL, exH)
+		e, ne := fracG(rest(L), rest(H), true, true, exL, exH, decSig(sig))
 		withTail(`"`+string(lo)+`"`, e, ne)
 		return emptyOK, alt(alts...)
 	}
 	mLo, mHi := lo, hi
 	if tl {
-		e, ne := fracG(rest(L), "", true, false, exL, false)
+		e, ne := fracG(rest(L), "", true, false, exL, false, decSig(sig))
 		withTail(`"`+string(lo)+`"`, e, ne)
 		mLo = lo + 1
 	}
@@ -292,10 +349,10 @@ func fracG(L, H string, tl, th, exL, exH bool) (bool, string) {
 		mHi = hi - 1
 	}
 	if mLo <= mHi {
-		alts = append(alts, seq(digitClass(mLo, mHi), "[0-9]*"))
+		alts = append(alts, seq(digitClass(mLo, mHi), freeDigits(decSig(sig), false)))
 	}
 	if th {
-		e, ne := fracG("", rest(H), false, true, false, exH)
+		e, ne := fracG("", rest(H), false, true, false, exH, decSig(sig))
 		withTail(`"`+string(hi)+`"`, e, ne)
 	}
 	return emptyOK, alt(alts...)
@@ -314,20 +371,41 @@ func fracPart(emptyOK bool, ne string) (string, bool) {
 	return seq(`"."`, ne), true
 }
 
+// numShape restricts the numbers a range grammar writes: nonInt keeps only
+// non-integers; sig ≥ 0 allows only zeros after sig fraction digits
+// (multipleOf 10^-sig).
+type numShape struct {
+	nonInt bool
+	sig    int
+}
+
+// anyFrac is the fraction of a number whose integer part is free.
+func (sh numShape) anyFrac() string {
+	if sh.nonInt {
+		return seq(`"."`, nonzeroDigits(sh.sig))
+	}
+	if sh.sig < 0 {
+		return ruleFrac + "?"
+	}
+	return opt(seq(`"."`, freeDigits(sh.sig, true)))
+}
+
 // magRange: plain decimals I(.F)? (I canonical, no exponent) with value
 // in [a, b] (b nil: unbounded; aEx/bEx exclusive), a ≥ 0.
-func magRange(a, b *big.Rat, aEx, bEx bool) (string, error) {
+func magRange(a, b *big.Rat, aEx, bEx bool, sh numShape) (string, error) {
 	ai, af, ok := decimalDigits(a)
 	if !ok {
 		return "", errBound
 	}
+	// a non-integer above an integer bound: the fraction must be > 0
+	loEx := aEx || (sh.nonInt && af == "")
 	one := big.NewInt(1)
 	var alts []string
 	if b == nil {
-		if f, ok := fracPart(fracG(af, "", true, false, aEx, false)); ok {
+		if f, ok := fracPart(fracG(af, "", true, false, loEx, false, sh.sig)); ok {
 			alts = append(alts, seq(`"`+ai.String()+`"`, f))
 		}
-		alts = append(alts, seq(paren(natRange(new(big.Int).Add(ai, one), nil)), ruleFrac+"?"))
+		alts = append(alts, seq(paren(natRange(new(big.Int).Add(ai, one), nil)), sh.anyFrac()))
 		return alt(alts...), nil
 	}
 	bi, bf, ok := decimalDigits(b)
@@ -335,18 +413,18 @@ func magRange(a, b *big.Rat, aEx, bEx bool) (string, error) {
 		return "", errBound
 	}
 	if ai.Cmp(bi) == 0 {
-		if f, ok := fracPart(fracG(af, bf, true, true, aEx, bEx)); ok {
+		if f, ok := fracPart(fracG(af, bf, true, true, loEx, bEx, sh.sig)); ok {
 			alts = append(alts, seq(`"`+ai.String()+`"`, f))
 		}
 		return alt(alts...), nil
 	}
-	if f, ok := fracPart(fracG(af, "", true, false, aEx, false)); ok {
+	if f, ok := fracPart(fracG(af, "", true, false, loEx, false, sh.sig)); ok {
 		alts = append(alts, seq(`"`+ai.String()+`"`, f))
 	}
 	if mid := natRange(new(big.Int).Add(ai, one), new(big.Int).Sub(bi, one)); mid != "" {
-		alts = append(alts, seq(paren(mid), ruleFrac+"?"))
+		alts = append(alts, seq(paren(mid), sh.anyFrac()))
 	}
-	if f, ok := fracPart(fracG("", bf, false, true, false, bEx)); ok {
+	if f, ok := fracPart(fracG("", bf, sh.nonInt, true, sh.nonInt, bEx, sh.sig)); ok {
 		alts = append(alts, seq(`"`+bi.String()+`"`, f))
 	}
 	return alt(alts...), nil
@@ -355,11 +433,16 @@ func magRange(a, b *big.Rat, aEx, bEx bool) (string, error) {
 var errBound = fmt.Errorf("bound has more than %d digits or is not a finite decimal", MaxBoundDigits)
 
 // numRangeExpr: JSON numbers with value in the given bounds (nil =
-// unbounded). A single bound of 0 keeps exponents; other bounds give
-// plain decimal notation (no exponent). "" when empty.
-func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool) (string, error) {
+// unbounded) and the given shape. A single bound of 0 on plain numbers
+// keeps exponents; other bounded grammars use plain decimal notation (no
+// exponent). "" when empty.
+func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool, sh numShape) (string, error) {
+	plain := !sh.nonInt && sh.sig < 0
 	if lo == nil && hi == nil {
-		return ruleNumber, nil
+		if plain {
+			return ruleNumber, nil
+		}
+		return seq(`"-"?`, ruleUint, sh.anyFrac()), nil
 	}
 	if lo != nil && hi != nil {
 		if c := lo.Cmp(hi); c > 0 || (c == 0 && (loEx || hiEx)) {
@@ -368,20 +451,24 @@ func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool) (string, error) {
 	}
 	nonzeroMant := `(` + ruleNzUint + ` frac? | "0" "." "0"* [1-9] [0-9]*)`
 	zeroMant := `"0" ("." "0"+)?`
-	if hi == nil && lo.Sign() == 0 {
+	if plain && hi == nil && lo.Sign() == 0 {
 		if loEx {
 			return seq(nonzeroMant, ruleExp+"?"), nil
 		}
-		return seq(ruleUint, ruleFrac+"?", ruleExp+"?"), nil
+		return alt(seq(ruleUint, ruleFrac+"?", ruleExp+"?"), seq(`"-"`, zeroMant, ruleExp+"?")), nil
 	}
-	if lo == nil && hi.Sign() == 0 {
+	if plain && lo == nil && hi.Sign() == 0 {
 		neg := seq(`"-"`, nonzeroMant, ruleExp+"?")
 		if hiEx {
 			return neg, nil
 		}
-		return alt(neg, seq(zeroMant, ruleExp+"?")), nil
+		return alt(neg, seq(`"-"?`, zeroMant, ruleExp+"?")), nil
 	}
 	var alts []string
+	// "-0", "-0.0"… are 0 (not a non-integer, and with at most 0 significant fraction digits)
+	if (lo == nil || lo.Sign() < 0 || (lo.Sign() == 0 && !loEx)) && (hi == nil || hi.Sign() > 0 || (hi.Sign() == 0 && !hiEx)) && !sh.nonInt {
+		alts = append(alts, `"-0" ("." "0"+)?`)
+	}
 	// negative part: v in [lo, min(hi,0)), written "-" m with m = -v > 0
 	if lo == nil || lo.Sign() < 0 {
 		mLo, mLoEx := new(big.Rat), true
@@ -392,7 +479,7 @@ func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool) (string, error) {
 		if lo != nil {
 			mHi = new(big.Rat).Neg(lo)
 		}
-		x, err := magRange(mLo, mHi, mLoEx, loEx)
+		x, err := magRange(mLo, mHi, mLoEx, loEx, sh)
 		if err != nil {
 			return "", err
 		}
@@ -406,7 +493,7 @@ func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool) (string, error) {
 		if lo != nil && lo.Sign() >= 0 {
 			nLo, nLoEx = lo, loEx
 		}
-		x, err := magRange(nLo, hi, nLoEx, hiEx)
+		x, err := magRange(nLo, hi, nLoEx, hiEx, sh)
 		if err != nil {
 			return "", err
 		}

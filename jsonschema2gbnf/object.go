@@ -16,10 +16,16 @@ import (
 // is never matched by two paths with different value schemas; keys are
 // written in canonical encoding whenever some key must be excluded.
 
-// MaxPatternPropertyCombos bounds the patternProperties (over all merged
-// schemas) that may apply to free keys: the key space is split by which
-// patterns match, one automaton per combination (2^n).
-const MaxPatternPropertyCombos = 6
+// MaxPatternProperties bounds the patternProperties (over all merged
+// schemas) that may apply to the free keys of one object, and
+// MaxPatternCombos the combinations of them that can match one key
+// together: the key space is split by which patterns match, one automaton
+// per non-empty combination (found by search, pruning empty
+// intersections, so mutually exclusive patterns cost one each).
+const (
+	MaxPatternProperties = 64
+	MaxPatternCombos     = 64
+)
 
 type objPart struct {
 	s          *jsonschema.Schema
@@ -159,8 +165,9 @@ func (c *conv) declaredTerm(n *node, parts []objPart, propNames []*jsonschema.Sc
 			}
 		}
 	}
-	if pe, ok := n.ex.propEx[k]; ok {
-		t.ex = pe
+	if pb, ok := n.ex.props[k]; ok {
+		t.ms = append(t.ms, pb.ms...)
+		t.ex = pb.ex
 	}
 	return t, true
 }
@@ -209,11 +216,11 @@ func (c *conv) emitObject(n *node) string {
 	}
 	minP, maxP := -1, -1
 	for _, a := range n.atoms {
-		if a.MinProperties > minP {
-			minP = a.MinProperties
+		if v := c.bound(a, "minProperties", a.MinProperties); v > minP {
+			minP = v
 		}
-		if a.MaxProperties >= 0 && (maxP < 0 || a.MaxProperties < maxP) {
-			maxP = a.MaxProperties
+		if v := c.bound(a, "maxProperties", a.MaxProperties); v >= 0 && (maxP < 0 || v < maxP) {
+			maxP = v
 		}
 	}
 	return c.objectGrammar(n, props, frees, minP, maxP)
@@ -243,21 +250,27 @@ func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*
 	}
 	exclude := append([]string(nil), names...)
 	exclude = append(exclude, n.ex.forbid...)
-	if len(pats) > MaxPatternPropertyCombos {
-		if !c.unsupported(ptr, "patternProperties", fmt.Sprintf("more than %d patterns apply to the same object", MaxPatternPropertyCombos)) {
+	masks, ok := c.patternCombos(pats)
+	if !ok {
+		if !c.unsupported(ptr, "patternProperties", fmt.Sprintf("more than %d patterns, or more than %d combinations of them, apply to the same object", MaxPatternProperties, MaxPatternCombos)) {
 			return nil, false
 		}
-		pats = pats[:MaxPatternPropertyCombos]
+		// lenient: any key but the declared ones, any value (a superset)
+		key := c.keyLang(nil, nil, exclude, ptr)
+		if key == "" {
+			return nil, true
+		}
+		return []freeKind{{key, c.prim(ruleValue)}}, true
 	}
 	var out []freeKind
-	for mask := 0; mask < 1<<len(pats); mask++ {
+	for _, mask := range masks {
 		t := term{}
 		dead := false
 		matchedPart := map[int]bool{}
 		var include, excl []patRef
 		include = append(include, pnInclude...)
 		for i, pp := range pats {
-			if mask&(1<<i) != 0 {
+			if mask&(uint64(1)<<i) != 0 {
 				t.ms = append(t.ms, pp.s)
 				matchedPart[partOf[i]] = true
 				include = append(include, patRef{pp.src, ptr})
@@ -358,7 +371,7 @@ func (c *conv) propertyNamesLang(pns []*jsonschema.Schema, ptr string) ([]patRef
 	for _, pn := range pns {
 		f := c.flatten(term{ms: []*jsonschema.Schema{pn}})
 		if len(f.groups) > 0 {
-			if !c.unsupported(pointerOf(pn), "propertyNames", "only pattern, length, format and enum/const constraints on names are supported") {
+			if !c.unsupported(c.ptrOf(pn), "propertyNames", "only pattern, length, format and enum/const constraints on names are supported") {
 				return nil, nil, false
 			}
 			continue
@@ -385,11 +398,11 @@ func (c *conv) propertyNamesLang(pns []*jsonschema.Schema, ptr string) ([]patRef
 				}
 			}
 			if a.Pattern != nil {
-				include = append(include, patRef{a.Pattern.String(), pointerOf(a)})
+				include = append(include, patRef{a.Pattern.String(), c.ptrOf(a)})
 			}
 			if a.Format != "" && jsonschema.Formats[a.Format] != nil {
 				if re, ok := formatRegex(a.Format); ok {
-					include = append(include, patRef{re, pointerOf(a)})
+					include = append(include, patRef{re, c.ptrOf(a)})
 				}
 			}
 			if a.MinLength > 0 || a.MaxLength >= 0 {
@@ -402,18 +415,18 @@ func (c *conv) propertyNamesLang(pns []*jsonschema.Schema, ptr string) ([]patRef
 					src = fmt.Sprintf(`^(?s:.){%d,%d}$`, lo, hi)
 				}
 				if hi > 1000 || lo > 1000 {
-					if !c.unsupported(pointerOf(a), "propertyNames", "length bounds over 1000 on names") {
+					if !c.unsupported(c.ptrOf(a), "propertyNames", "length bounds over 1000 on names") {
 						return nil, nil, false
 					}
 				} else {
-					include = append(include, patRef{src, pointerOf(a)})
+					include = append(include, patRef{src, c.ptrOf(a)})
 				}
 			}
 			for _, kw := range ownKeywords(a) {
 				switch kw {
 				case "type", "enum", "const", "pattern", "format", "minLength", "maxLength":
 				default:
-					if !c.unsupported(pointerOf(a), "propertyNames", "keyword "+kw+" inside propertyNames") {
+					if !c.unsupported(c.ptrOf(a), "propertyNames", "keyword "+kw+" inside propertyNames") {
 						return nil, nil, false
 					}
 				}
@@ -460,13 +473,13 @@ func (c *conv) objectGrammar(n *node, props []objProp, frees []freeKind, minP, m
 	needMax := maxP >= 0 && (nMax < 0 || maxP < nMax)
 	kvs := make([]string, len(props))
 	for i, p := range props {
-		kvs[i] = seq(lit(encodeJSONString(p.name)), ws, `":"`, ws, p.value)
+		kvs[i] = seq(lit(encodeJSONString(p.name)), `":"`, ws, p.value)
 	}
 	var free string
 	if len(frees) > 0 {
 		var alts []string
 		for _, f := range frees {
-			alts = append(alts, seq(f.key, ws, `":"`, ws, f.value))
+			alts = append(alts, seq(f.key, `":"`, ws, f.value))
 		}
 		free = alt(alts...)
 		if !isAtom(free) {
@@ -521,6 +534,12 @@ func (c *conv) objectGrammar(n *node, props []objProp, frees []freeKind, minP, m
 		rest := make([]string, f+2) // rest[j]: after item j-1, items j.. with commas
 		base := nameFor(n.ptr)
 		useRules := f > 2
+		if f < m {
+			rest[f+1] = paren(flat(f + 1))
+			if rest[f+1] == `""` {
+				rest[f+1] = ""
+			}
+		}
 		for j := f; j >= 1; j-- {
 			var body string
 			if j == f {
@@ -727,4 +746,48 @@ func dedup(xs []string) []string {
 		}
 	}
 	return out
+}
+
+// patternCombos returns the sets of patterns (bit masks) whose patterns
+// can all match one key, the empty set included.
+func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
+	if len(pats) > MaxPatternProperties {
+		return nil, false
+	}
+	ds := make([]*dfa, len(pats))
+	for i, p := range pats {
+		re, err := parsePattern(p.src)
+		if err != nil {
+			return nil, false
+		}
+		if ds[i], err = regexDFA(re, true); err != nil {
+			return nil, false
+		}
+	}
+	var out []uint64
+	var walk func(i int, mask uint64, d *dfa) bool
+	walk = func(i int, mask uint64, d *dfa) bool {
+		if i == len(pats) {
+			out = append(out, mask)
+			return len(out) <= MaxPatternCombos
+		}
+		if !walk(i+1, mask, d) {
+			return false
+		}
+		nd := ds[i]
+		if d != nil {
+			var err error
+			if nd, err = intersectDFA(d, ds[i]); err != nil {
+				return false
+			}
+		}
+		if nd.isEmpty() {
+			return true
+		}
+		return walk(i+1, mask|uint64(1)<<i, nd)
+	}
+	if !walk(0, 0, nil) {
+		return nil, false
+	}
+	return out, true
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp/syntax"
 	"sort"
-	"strings"
 )
 
 // quoted wraps a string-body expression in JSON quotes.
@@ -121,25 +120,25 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 			}
 		}
 	}
-	// the automaton
+	// the automaton; in lenient mode a constraint that makes it too big
+	// is dropped (with a warning), in strict mode it is an error
+	tooBig := fmt.Sprintf("the combined string language needs more than %d automaton states", MaxDFAStates)
 	var d *dfa
-	fail := func(kw, why string, p string) string {
-		if errors.Is(errDFATooBig, errDFATooBig) && why == "" {
-			why = fmt.Sprintf("the combined string language needs more than %d automaton states", MaxDFAStates)
-		}
-		c.unsupported(p, kw, why)
-		return ""
-	}
 	for i, re := range res {
 		rd, err := regexDFA(re, true)
+		if err == nil && d != nil {
+			rd, err = intersectDFA(d, rd)
+		}
+		if !c.work(rd, ptr) {
+			return ""
+		}
 		if err != nil {
-			return fail("pattern", "", langs[i].ptr)
+			if !c.unsupported(langs[i].ptr, "pattern", tooBig) {
+				return ""
+			}
+			continue
 		}
-		if d == nil {
-			d = rd
-		} else if d, err = intersectDFA(d, rd); err != nil {
-			return fail("pattern", "", langs[i].ptr)
-		}
+		d = rd
 	}
 	if d == nil {
 		d = dfaAll(nil)
@@ -152,33 +151,52 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 		if lo < minLen || (maxLen >= 0 && (hi < 0 || hi > maxLen)) {
 			ld, err := dfaLength(minLen, maxLen)
 			if err == nil {
-				d, err = intersectDFA(d, ld)
+				ld, err = intersectDFA(d, ld)
+			}
+			if !c.work(ld, ptr) {
+				return ""
 			}
 			if err != nil {
-				return fail("maxLength", "", ptr)
+				kw := "maxLength"
+				if maxLen < 0 {
+					kw = "minLength"
+				}
+				if !c.unsupported(ptr, kw, tooBig) {
+					return ""
+				}
+			} else {
+				d = ld
 			}
 		}
 	}
 	for _, p := range notPats {
 		re, err := parsePattern(p.src)
+		var nd *dfa
+		if err == nil {
+			nd, err = regexDFA(re, true)
+		}
+		if err == nil {
+			nd, err = minusDFA(d, nd)
+		}
+		if !c.work(nd, ptr) {
+			return ""
+		}
 		if err != nil {
-			if !c.unsupported(p.ptr, "not", err.Error()) {
+			if !c.unsupported(p.ptr, "not", tooBig) {
 				return ""
 			}
 			continue
 		}
-		nd, err := regexDFA(re, true)
-		if err == nil {
-			d, err = minusDFA(d, nd)
-		}
-		if err != nil {
-			return fail("not", "", p.ptr)
-		}
+		d = nd
 	}
 	if len(notStrs) > 0 {
-		var err error
-		if d, err = minusDFA(d, dfaStrings(notStrs)); err != nil {
-			return fail("not", "", ptr)
+		nd, err := minusDFA(d, dfaStrings(notStrs))
+		if err != nil {
+			if !c.unsupported(ptr, "not", tooBig) {
+				return ""
+			}
+		} else {
+			d = nd
 		}
 	}
 	x, err := c.dfaExpr(d, base)
@@ -186,7 +204,8 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 		return ""
 	}
 	if err != nil {
-		return fail("pattern", "", ptr)
+		c.unsupported(ptr, "pattern", tooBig)
+		return ""
 	}
 	return x
 }
@@ -214,7 +233,15 @@ func (c *conv) keyLang(include, exclude []patRef, names []string, ptr string) st
 	return x
 }
 
-// hasAnchorsInside reports whether a pattern needs the automaton.
-func hasAnchorsInside(src string) bool {
-	return strings.Contains(src, `\b`) || strings.Contains(src, `\B`)
+// work charges the states of an automaton built to the conversion's
+// budget (MaxDFAWork); false when it is spent (a LimitError is recorded).
+func (c *conv) work(d *dfa, ptr string) bool {
+	if d != nil {
+		c.dfaWork += len(d.states)
+	}
+	if c.dfaWork > MaxDFAWork {
+		c.fail(&LimitError{Pointer: ptr, Limit: "MaxDFAWork", Value: c.dfaWork, Max: MaxDFAWork})
+		return false
+	}
+	return true
 }

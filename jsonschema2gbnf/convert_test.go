@@ -1,0 +1,333 @@
+package jsonschema2gbnf
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/structgen/structgen/internal/earley"
+)
+
+// acceptCases: each schema with documents the grammar must accept and
+// documents it must reject (whole-string matches). Every case is also
+// checked for soundness by sampling.
+var acceptCases = []struct {
+	name   string
+	schema string
+	opts   []Option
+	accept []string
+	reject []string
+}{
+	{"empty schema: any value", `{}`,
+		nil,
+		[]string{`1`, `"a"`, `null`, `true`, `[]`, `{"a":[1,{"b":null}]}`, `-0.5e3`},
+		[]string{`tru`, `{a:1}`, `01`, `"\x01"`}},
+	{"true schema", `true`, nil, []string{`[1,2]`}, []string{``}},
+	{"type null", `{"type":"null"}`, nil, []string{`null`}, []string{`0`, `"null"`}},
+	{"type array of types", `{"type":["string","null"]}`, nil, []string{`"x"`, `null`}, []string{`1`}},
+	{"integer", `{"type":"integer"}`, nil,
+		[]string{`0`, `-7`, `123456789012345678901234567890`},
+		[]string{`1.5`, `01`, `1e3`, `+1`}},
+	{"integer minimum 0", `{"type":"integer","minimum":0}`, nil,
+		[]string{`0`, `-0`, `7`, `1000000000000000000000`}, []string{`-1`, `-00`}},
+	{"integer range across zero", `{"type":"integer","minimum":-123,"maximum":42}`, nil,
+		[]string{`-123`, `-100`, `-9`, `0`, `9`, `42`}, []string{`-124`, `43`, `100`, `-1000`}},
+	{"integer exclusive bounds", `{"type":"integer","exclusiveMinimum":5,"exclusiveMaximum":300}`, nil,
+		[]string{`6`, `10`, `99`, `299`}, []string{`5`, `300`, `1000`}},
+	{"integer huge bounds", `{"type":"integer","minimum":-99999999999999999999,"maximum":123456789012345678901}`, nil,
+		[]string{`-99999999999999999999`, `123456789012345678900`, `0`},
+		[]string{`123456789012345678902`, `-100000000000000000000`}},
+	{"integer negative range", `{"type":"integer","maximum":-5}`, nil,
+		[]string{`-5`, `-6`, `-100`}, []string{`-4`, `0`, `5`}},
+	{"draft-04 exclusive boolean", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"integer","minimum":1,"exclusiveMinimum":true,"maximum":3}`, nil,
+		[]string{`2`, `3`}, []string{`1`, `4`}},
+	{"number minimum 0 keeps exponents", `{"type":"number","minimum":0}`, nil,
+		[]string{`0`, `0.5`, `12e5`, `3.25E-2`}, []string{`-1`, `-0.5`}},
+	{"number exclusive minimum 0", `{"type":"number","exclusiveMinimum":0}`, nil,
+		[]string{`0.001`, `1e-9`, `5`}, []string{`0`, `0.000`, `-1`}},
+	{"number decimal range", `{"type":"number","minimum":-1.5,"maximum":2.25}`, nil,
+		[]string{`-1.5`, `-1.49`, `-1`, `0`, `2`, `2.25`, `2.2499`, `1.999`, `2.250`},
+		[]string{`-1.51`, `2.26`, `2.2501`, `3`, `-2`}},
+	{"number exclusive decimal", `{"type":"number","exclusiveMinimum":0.1,"exclusiveMaximum":0.3}`, nil,
+		[]string{`0.2`, `0.10001`, `0.29999`}, []string{`0.1`, `0.3`, `0.100`, `0.30`, `0`}},
+	{"integer multipleOf", `{"type":"integer","multipleOf":7}`, nil,
+		[]string{`0`, `7`, `-14`, `700000000000000007`}, []string{`1`, `8`, `-15`}},
+	{"integer multipleOf with small range", `{"type":"integer","multipleOf":5,"minimum":3,"maximum":27}`, nil,
+		[]string{`5`, `10`, `25`}, []string{`0`, `3`, `30`}},
+	{"multipleOf 0.01 with bounds", `{"type":"number","multipleOf":0.01,"minimum":0,"maximum":100}`, nil,
+		[]string{`0`, `0.5`, `99.99`, `100`, `12.340`}, []string{`0.001`, `100.01`, `-1`}},
+	{"oneOf integer/number: integers match both", `{"oneOf":[{"type":"integer"},{"type":"number"}]}`, nil,
+		[]string{`2.5`, `-0.25`}, []string{`1`, `0`}},
+	{"string lengths", `{"type":"string","minLength":2,"maxLength":3}`, nil,
+		[]string{`"ab"`, `"abc"`, `"\n\u00e9"`, `"é\"x"`}, []string{`"a"`, `"abcd"`, `""`}},
+	{"string length counts characters", `{"type":"string","maxLength":1}`, nil,
+		[]string{`"😀"`, `"\u00e9"`, `""`}, []string{`"\ud83d\ude00"`, `"ab"`}},
+	{"pattern unanchored", `{"type":"string","pattern":"ab+c"}`, nil,
+		[]string{`"abc"`, `"xxabbbcyy"`}, []string{`"ac"`, `"abx"`}},
+	{"pattern anchored", `{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"}`, nil,
+		[]string{`"ABC-1234"`}, []string{`"ABC-123"`, `"xABC-1234"`, `"abc-1234"`}},
+	{"pattern with escapes", `{"type":"string","pattern":"^\\[\\]\\{\\}\\(\\)\\|\\+\\*\\?\"\\\\$"}`, nil,
+		[]string{`"[]{}()|+*?\"\\"`}, []string{`"[]"`}},
+	{"pattern top-level alternation", `{"type":"string","pattern":"^A|B|C|D$"}`, nil,
+		[]string{`"Axx"`, `"xBx"`, `"D"`, `"xxD"`}, []string{`"xA"`, `"Dx"`}},
+	{"pattern with inner anchor needs the automaton", `{"type":"string","pattern":"(^a|b$)"}`, nil,
+		[]string{`"ab"`, `"xb"`, `"a"`}, []string{`"ba"`, `"xa"`}},
+	{"pattern word boundary", `{"type":"string","pattern":"\\bcat\\b"}`, nil,
+		[]string{`"cat"`, `"a cat!"`}, []string{`"cats"`, `"concat"`}},
+	{"pattern case-insensitive", `{"type":"string","pattern":"^(?i)abc$"}`, nil,
+		[]string{`"aBc"`, `"ABC"`}, []string{`"abd"`}},
+	{"pattern and length", `{"type":"string","pattern":"^[a-z]+$","maxLength":5,"minLength":2}`, nil,
+		[]string{`"ab"`, `"abcde"`}, []string{`"a"`, `"abcdef"`, `"aB"`}},
+	{"pattern unanchored end and length", `{"type":"string","pattern":"^ab","maxLength":4}`, nil,
+		[]string{`"ab"`, `"abxy"`}, []string{`"abxyz"`, `"xab"`}},
+	{"two patterns intersect", `{"allOf":[{"type":"string","pattern":"^[a-z0-9]+$"},{"pattern":"[0-9]"}]}`, nil,
+		[]string{`"a1"`, `"9"`}, []string{`"ab"`, `"A1"`}},
+	{"format date", `{"type":"string","format":"date"}`, nil,
+		[]string{`"2024-02-29"`, `"2023-12-31"`, `"2000-02-29"`}, []string{`"2023-02-29"`, `"1900-02-29"`, `"2023-04-31"`, `"2023-1-01"`}},
+	{"format date-time", `{"type":"string","format":"date-time"}`, nil,
+		[]string{`"2025-03-14T09:26:53.589Z"`, `"2025-03-14t09:26:53+05:30"`}, []string{`"2025-03-14 09:26:53Z"`, `"2025-03-14T25:00:00Z"`}},
+	{"format time", `{"type":"string","format":"time"}`, nil, []string{`"23:59:60Z"`, `"12:00:00-08:00"`}, []string{`"12:00:00"`}},
+	{"format duration", `{"type":"string","format":"duration"}`, nil,
+		[]string{`"P1Y2M3DT4H5M6S"`, `"PT1H"`, `"P3W"`, `"P1D"`}, []string{`"P"`, `"PT"`, `"P1YD"`, `"1Y"`}},
+	{"format email", `{"type":"string","format":"email"}`, nil,
+		[]string{`"dana.mueller@example.org"`, `"a+b@c.io"`}, []string{`"a@"`, `"@b.c"`, `"a b@c.d"`}},
+	{"format hostname", `{"type":"string","format":"hostname"}`, nil,
+		[]string{`"example.com"`, `"a-b.c.d.e.f"`, `"localhost."`}, []string{`"-a.com"`, `"a..b"`, `"a_b.com"`}},
+	{"format ipv4", `{"type":"string","format":"ipv4"}`, nil,
+		[]string{`"192.168.0.1"`, `"0.0.0.0"`}, []string{`"256.1.1.1"`, `"01.1.1.1"`, `"1.1.1"`}},
+	{"format ipv6", `{"type":"string","format":"ipv6"}`, nil,
+		[]string{`"::1"`, `"2001:db8::8a2e:370:7334"`, `"::ffff:192.168.0.1"`}, []string{`"1::2::3"`, `"12345::"`}},
+	{"format uuid", `{"type":"string","format":"uuid"}`, nil,
+		[]string{`"123e4567-e89b-12d3-a456-426614174000"`}, []string{`"123e4567e89b12d3a456426614174000"`}},
+	{"format uri", `{"type":"string","format":"uri"}`, nil,
+		[]string{`"https://example.com/a/b?c=d#e"`, `"mailto:a@b.c"`, `"http://[::1]:8080/"`}, []string{`"/relative"`, `"http://exa mple.com"`}},
+	{"format uri-reference", `{"type":"string","format":"uri-reference"}`, nil,
+		[]string{`"/relative/path?x=1"`, `"https://a.b"`, `""`}, []string{`"a b"`}},
+	{"unknown format is an annotation", `{"type":"string","format":"grid"}`, nil, []string{`"anything"`}, nil},
+	{"enum of any values", `{"enum":["red","amber",null,42,["foo"],{"a":1,"b":[true]}]}`, nil,
+		[]string{`"red"`, `null`, `42`, `["foo"]`, `{"a":1,"b":[true]}`}, []string{`"green"`, `43`, `{"b":[true],"a":1}`}},
+	{"const with escapes", `{"const":" \r \n \" \\ é\u0001"}`, nil,
+		[]string{`" \r \n \" \\ é\u0001"`}, []string{`" \r \n \" \\ \u00e9\u0001"`}},
+	{"enum filtered by type", `{"type":"string","enum":["a",1,"b"]}`, nil, []string{`"a"`, `"b"`}, []string{`1`}},
+	{"allOf enums intersect", `{"allOf":[{"enum":["a","b","c"]},{"enum":["b","c","d"]}]}`, nil,
+		[]string{`"b"`, `"c"`}, []string{`"a"`, `"d"`}},
+	{"properties in schema order", `{"type":"object","properties":{"b":{"type":"string"},"c":{"type":"string"},"a":{"type":"string"}},"required":["a","b","c"],"additionalProperties":false}`, nil,
+		[]string{`{"b":"1","c":"2","a":"3"}`}, []string{`{"a":"3","b":"1","c":"2"}`, `{"b":"1","c":"2"}`}},
+	{"optional properties", `{"properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"},"d":{"type":"integer"}},"required":["c"],"additionalProperties":false}`, nil,
+		[]string{`{"c":1}`, `{"a":1,"c":2}`, `{"b":1,"c":2,"d":3}`, `{"a":1,"b":2,"c":3,"d":4}`},
+		[]string{`{}`, `{"a":1}`, `{"c":1,"b":2}`, `{"a":1,,"c":2}`, `{,"c":1}`}},
+	{"required after optionals, then more", `{"properties":{"d":{"type":"string"},"t":{"type":"string"},"u":{"type":"string"},"v":{}},"required":["t","u"]}`, nil,
+		[]string{`{"t":"a","u":"b"}`, `{"d":"x","t":"a","u":"b","v":1}`, `{"t":"a","u":"b","zz":1}`}, []string{`{"t":"a"}`, `{"d":"x","t":"a"}`}},
+	{"all optional, many", `{"properties":{"a":{},"b":{},"c":{},"d":{},"e":{}},"additionalProperties":false}`, nil,
+		[]string{`{}`, `{"e":1}`, `{"b":1,"d":2}`, `{"a":1,"b":2,"c":3,"d":4,"e":5}`}, []string{`{"e":1,"a":2}`, `{"x":1}`}},
+	{"additional properties allowed by default", `{"type":"object","properties":{"a":{"type":"number"}},"required":["a"]}`, nil,
+		[]string{`{"a":1}`, `{"a":1,"x":"y"}`, `{"a":1,"x":{},"y":[1]}`}, []string{`{"a":1,"a":2}`, `{"x":1}`}},
+	{"additional properties schema", `{"type":"object","properties":{"and":{"type":"number"},"also":{"type":"number"}},"required":["and"],"additionalProperties":{"type":"string"}}`, nil,
+		[]string{`{"and":1}`, `{"and":1,"also":2}`, `{"and":1,"x":"s"}`, `{"and":1,"alsox":"s"}`},
+		[]string{`{"and":1,"x":2}`, `{"and":1,"also":"s"}`}},
+	{"forbid additional option", `{"type":"object","properties":{"a":{"type":"number"}}}`, []Option{ForbidAdditionalProperties()},
+		[]string{`{}`, `{"a":1}`}, []string{`{"a":1,"b":2}`}},
+	{"empty property name", `{"properties":{"":{"type":"integer"},"a":{"type":"integer"}},"additionalProperties":{"type":"integer"}}`, nil,
+		[]string{`{"":1,"a":2}`, `{"b":3}`}, []string{`{"":"x"}`}},
+	{"pattern properties", `{"type":"object","patternProperties":{"^x-":{"type":"integer"}},"additionalProperties":false}`, nil,
+		[]string{`{}`, `{"x-a":1,"x-b":2}`}, []string{`{"y":1}`, `{"x-a":"s"}`}},
+	{"pattern properties and additional", `{"type":"object","properties":{"id":{"type":"integer"}},"patternProperties":{"^s_":{"type":"string"}},"additionalProperties":{"type":"boolean"}}`, nil,
+		[]string{`{"id":1,"s_a":"x","b":true}`}, []string{`{"s_a":true}`, `{"b":"x"}`}},
+	{"propertyNames pattern", `{"type":"object","propertyNames":{"pattern":"^[a-z]+$"}}`, nil,
+		[]string{`{"abc":1}`}, []string{`{"ABC":1}`, `{"a1":1}`}},
+	{"min/maxProperties", `{"type":"object","properties":{"a":{},"b":{},"c":{}},"additionalProperties":false,"minProperties":1,"maxProperties":2}`, nil,
+		[]string{`{"a":1}`, `{"a":1,"c":2}`}, []string{`{}`, `{"a":1,"b":2,"c":3}`}},
+	{"maxProperties with free keys", `{"type":"object","maxProperties":2}`, nil,
+		[]string{`{}`, `{"x":1,"y":2}`}, []string{`{"x":1,"y":2,"z":3}`}},
+	{"array items and bounds", `{"type":"array","items":{"type":"boolean"},"minItems":2,"maxItems":3}`, nil,
+		[]string{`[true,false]`, `[true,true,true]`}, []string{`[true]`, `[true,true,true,true]`, `[1,2]`}},
+	{"maxItems 0", `{"items":{"type":"boolean"},"maxItems":0}`, nil, []string{`[]`, `1`}, []string{`[true]`}},
+	{"prefixItems", `{"prefixItems":[{"type":"string"},{"type":"number"}],"items":false}`, nil,
+		[]string{`[]`, `["a"]`, `["a",1]`}, []string{`[1]`, `["a",1,2]`}},
+	{"draft-07 tuple items", `{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}],"additionalItems":{"type":"integer"},"minItems":2}`, nil,
+		[]string{`["a",1]`, `["a",1,2]`}, []string{`["a"]`, `["a","b"]`}},
+	{"contains", `{"type":"array","items":{"type":"integer"},"contains":{"minimum":10}}`, nil,
+		[]string{`[10]`, `[1,2,30]`, `[50,1]`}, []string{`[]`, `[1,2]`}},
+	{"uniqueItems with maxItems 1", `{"type":"array","uniqueItems":true,"maxItems":1}`, nil, []string{`[]`, `[1]`}, []string{`[1,2]`}},
+	{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer","minimum":5}]}`, nil,
+		[]string{`"x"`, `5`}, []string{`4`, `null`}},
+	{"oneOf with disjoint types", `{"oneOf":[{"type":"string"},{"type":"number"}]}`, nil, []string{`"x"`, `1`}, []string{`null`}},
+	{"oneOf with overlap is made exact", `{"oneOf":[{"properties":{"dog":{"type":"string"}},"required":["dog"]},{"properties":{"cat":{"type":"string"}},"required":["cat"]}]}`, nil,
+		[]string{`{"dog":"a"}`, `{"cat":"b"}`, `{"dog":"a","x":1}`}, []string{`{"dog":"a","cat":"b"}`, `{}`}},
+	{"oneOf discriminator", `{"oneOf":[{"properties":{"kind":{"const":"a"},"x":{"type":"integer"}},"required":["kind"]},{"properties":{"kind":{"const":"b"},"y":{"type":"string"}},"required":["kind"]}]}`, nil,
+		[]string{`{"kind":"a","x":1}`, `{"kind":"b","y":"s"}`}, []string{`{"kind":"c"}`, `{"kind":"a","x":"s"}`}},
+	{"allOf merges objects", `{"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"string"}},"required":["b"]}]}`, nil,
+		[]string{`{"a":1,"b":"x"}`}, []string{`{"a":1}`, `{"b":"x","a":1}`}},
+	{"$ref and definitions", `{"$ref":"#/definitions/foo","definitions":{"foo":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}}}`, nil,
+		[]string{`{"a":"x"}`}, []string{`{}`}},
+	{"recursive $ref", `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#/$defs/node"}},"required":["v"],"additionalProperties":false}},"$ref":"#/$defs/node"}`, nil,
+		[]string{`{"v":1}`, `{"v":1,"next":{"v":2,"next":{"v":3}}}`}, []string{`{"v":1,"next":{}}`}},
+	{"$anchor", `{"$defs":{"x":{"$anchor":"pos","type":"integer","minimum":1}},"properties":{"n":{"$ref":"#pos"}}}`, nil,
+		[]string{`{"n":1}`}, []string{`{"n":0}`}},
+	{"not type", `{"not":{"type":"string"}}`, nil, []string{`1`, `null`, `[]`}, []string{`"s"`}},
+	{"not enum on strings", `{"type":"string","not":{"enum":["a","b"]}}`, nil, []string{`"c"`, `"ab"`, `""`}, []string{`"a"`, `"b"`}},
+	{"not required", `{"type":"object","not":{"required":["a"]}}`, nil, []string{`{}`, `{"b":1}`}, []string{`{"a":1}`}},
+	{"not pattern", `{"type":"string","not":{"pattern":"^x"}}`, nil, []string{`"ax"`, `""`}, []string{`"xa"`}},
+	{"if then else", `{"type":"object","properties":{"kind":{"type":"string"},"n":{}},"required":["kind","n"],"if":{"properties":{"kind":{"const":"int"}}},"then":{"properties":{"n":{"type":"integer"}}},"else":{"properties":{"n":{"type":"string"}}}}`, nil,
+		[]string{`{"kind":"int","n":1}`, `{"kind":"str","n":"x"}`}, []string{`{"kind":"int","n":"x"}`, `{"kind":"str","n":1}`}},
+	{"dependentRequired", `{"type":"object","properties":{"a":{},"b":{}},"dependentRequired":{"a":["b"]},"additionalProperties":false}`, nil,
+		[]string{`{}`, `{"b":1}`, `{"a":1,"b":2}`}, []string{`{"a":1}`}},
+	{"nullable via type array", `{"type":["integer","null"],"minimum":3}`, nil, []string{`null`, `3`}, []string{`2`}},
+}
+
+func TestConvertAcceptReject(t *testing.T) {
+	for _, tc := range acceptCases {
+		t.Run(tc.name, func(t *testing.T) {
+			src, g := compileGrammar(t, tc.schema, tc.opts...)
+			r := earley.New(g)
+			for _, s := range tc.accept {
+				if !r.Accepts([]byte(s)) {
+					t.Errorf("grammar rejects %s\n%s", s, src)
+				}
+			}
+			for _, s := range tc.reject {
+				if r.Accepts([]byte(s)) {
+					t.Errorf("grammar accepts %s\n%s", s, src)
+				}
+			}
+			checkSound(t, tc.schema, g, 40, 1, 300)
+		})
+	}
+}
+
+// Unsupported keywords are errors naming the keyword and its pointer,
+// sorted; lenient mode turns them into warnings.
+func TestUnsupported(t *testing.T) {
+	cases := []struct {
+		schema string
+		want   string
+	}{
+		{`{"type":"array","uniqueItems":true}`, `#/uniqueItems: unsupported keyword "uniqueItems"`},
+		{`{"properties":{"age":{"type":"integer","not":{"multipleOf":3}}}}`, `#/properties/age/not: unsupported keyword "not"`},
+		{`{"type":"number","multipleOf":0.3}`, `#/multipleOf: unsupported keyword "multipleOf"`},
+		{`{"properties":{"b":{"type":"array","uniqueItems":true},"a":{"type":"array","uniqueItems":true}}}`,
+			`#/properties/a/uniqueItems: unsupported keyword "uniqueItems": the grammar cannot compare items; #/properties/b/uniqueItems`},
+	}
+	for _, tc := range cases {
+		_, err := Convert([]byte(tc.schema))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Convert(%s) = %v, want error containing %q", tc.schema, err, tc.want)
+			continue
+		}
+		var ue *UnsupportedError
+		if !errorsAs(err, &ue) {
+			t.Errorf("Convert(%s): error %T is not an *UnsupportedError", tc.schema, err)
+		}
+		var w []Warning
+		g, err := Convert([]byte(tc.schema), Lenient(&w))
+		if err != nil || g == "" || len(w) == 0 {
+			t.Errorf("lenient Convert(%s) = %v, warnings %v", tc.schema, err, w)
+		}
+	}
+}
+
+func TestErrorKinds(t *testing.T) {
+	cases := []struct {
+		schema string
+		check  func(error) bool
+		want   string
+	}{
+		{`{"type":"kaboom"}`, func(e error) bool { var x *InvalidSchemaError; return errorsAs(e, &x) }, "invalid schema"},
+		{`{"type":123}`, func(e error) bool { var x *InvalidSchemaError; return errorsAs(e, &x) }, "invalid schema"},
+		{`{"type":`, func(e error) bool { var x *InvalidSchemaError; return errorsAs(e, &x) }, "1:9"},
+		{`[1]`, func(e error) bool { var x *InvalidSchemaError; return errorsAs(e, &x) }, "must be a JSON object"},
+		{`{"$ref":"https://example.com/s.json"}`, func(e error) bool { var x *RemoteRefError; return errorsAs(e, &x) }, "https://example.com/s.json"},
+		{`{"properties":{"a":{"$ref":"other.json#/x"}}}`, func(e error) bool { var x *RemoteRefError; return errorsAs(e, &x) }, "other.json"},
+		{`false`, func(e error) bool { var x *UnsatisfiableError; return errorsAs(e, &x) }, "unsatisfiable"},
+		{`{"type":"integer","minimum":2,"maximum":1}`, func(e error) bool { var x *UnsatisfiableError; return errorsAs(e, &x) }, "unsatisfiable"},
+		{`{"enum":[` + strings.Repeat(`1,`, MaxEnumValues) + `1]}`, func(e error) bool { var x *LimitError; return errorsAs(e, &x) }, "MaxEnumValues"},
+		{strings.Repeat(`{"items":`, MaxNestingDepth+1) + `{}` + strings.Repeat(`}`, MaxNestingDepth+1), func(e error) bool { var x *LimitError; return errorsAs(e, &x) }, "MaxNestingDepth"},
+	}
+	for _, tc := range cases {
+		_, err := Convert([]byte(tc.schema))
+		if err == nil || !tc.check(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Convert(%s) = %v (%T), want %q", clipS(tc.schema), err, err, tc.want)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	if _, err := Convert([]byte(`{}`), FlexibleWhitespace(-1)); err == nil {
+		t.Error("FlexibleWhitespace(-1) accepted")
+	}
+	if _, err := Convert([]byte(`{}`), FlexibleWhitespace(MaxIndentLimit+1)); err == nil {
+		t.Error("FlexibleWhitespace over the limit accepted")
+	}
+	// any order
+	schema := `{"properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"}},"required":["a","c"],"additionalProperties":false}`
+	_, g := compileGrammar(t, schema, AnyPropertyOrder())
+	r := earley.New(g)
+	for _, s := range []string{`{"a":1,"c":2}`, `{"c":2,"a":1}`, `{"b":1,"c":2,"a":3}`} {
+		if !r.Accepts([]byte(s)) {
+			t.Errorf("any order rejects %s", s)
+		}
+	}
+	for _, s := range []string{`{"a":1}`, `{"a":1,"a":2,"c":3}`, `{"c":1,"a":2,"c":3}`} {
+		if r.Accepts([]byte(s)) {
+			t.Errorf("any order accepts %s", s)
+		}
+	}
+	checkSound(t, schema, g, 50, 2, 200)
+	// flexible whitespace
+	_, g = compileGrammar(t, schema, FlexibleWhitespace(4))
+	r = earley.New(g)
+	for _, s := range []string{"{\n  \"a\": 1,\n  \"c\": 2\n}", `{"a":1,"c":2}`, `{ "a": 1, "c": 2 }`} {
+		if !r.Accepts([]byte(s)) {
+			t.Errorf("flexible rejects %q", s)
+		}
+	}
+	for _, s := range []string{"{\n      \"a\": 1,\"c\":2}", "{\n\n\"a\":1,\"c\":2}", "{\"a\" :1,\"c\":2}", " {\"a\":1,\"c\":2}"} {
+		if r.Accepts([]byte(s)) {
+			t.Errorf("flexible accepts %q", s)
+		}
+	}
+}
+
+// The two bench documents, exactly as they are (pretty-printed, 2-space
+// indentation), are accepted in flexible mode.
+func TestBenchDocumentsFlexible(t *testing.T) {
+	for _, id := range []string{"02-order-schema", "04-wide-schema"} {
+		schema := readShared(t, "bench", "cases", id, "schema.json")
+		doc := readShared(t, "bench", "cases", id, "doc.json")
+		_, g := compileGrammar(t, string(schema), FlexibleWhitespace(0))
+		if !earley.New(g).Accepts(doc) {
+			t.Errorf("%s: flexible grammar rejects doc.json", id)
+		}
+		// compact: the compact form of the same document
+		_, gc := compileGrammar(t, string(schema))
+		compact, err := Format(schema, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !earley.New(gc).Accepts(compact) {
+			t.Errorf("%s: compact grammar rejects the formatted doc %s", id, compact)
+		}
+		pretty, err := Format(schema, doc, FlexibleWhitespace(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !earley.New(g).Accepts(pretty) {
+			t.Errorf("%s: flexible grammar rejects Format's output:\n%s", id, pretty)
+		}
+		checkSound(t, string(schema), g, 30, 3, 2000)
+	}
+}
+
+func TestFormatOrdersKeys(t *testing.T) {
+	schema := `{"properties":{"b":{"type":"object","properties":{"y":{},"x":{}}},"a":{}}}`
+	got, err := Format([]byte(schema), []byte(`{"z":1,"a":"\u00e9\/","b":{"x":1,"q":2,"y":3}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"b":{"y":3,"x":1,"q":2},"a":"é/","z":1}`
+	if string(got) != want {
+		t.Errorf("Format = %s, want %s", got, want)
+	}
+}
+
+var _ = fmt.Sprint
