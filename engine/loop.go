@@ -198,6 +198,9 @@ func (r *run) loop(ctx context.Context) error {
 			r.mt.FillMask(r.bits)
 			r.stats.Mask += time.Since(t)
 			if r.onlyEOG(r.bits) {
+				if !r.mt.CanEnd() {
+					return fmt.Errorf("engine: the grammar allows no token after %q (a dead end of the mask)", r.out[r.sstart:])
+				}
 				r.stop = StopGrammar
 				return nil
 			}
