@@ -349,13 +349,16 @@ func (r *run) emit() error {
 // still fits the tokens left.
 func (r *run) fits() (bool, error) {
 	left := r.budget - len(r.gen)
+	if left < 0 {
+		return false, nil // a jump-forward batch went past the budget
+	}
 	t := time.Now()
 	defer func() { r.stats.Mask += time.Since(t) }()
 	mc := r.mt.MinCompletion()
 	if mc == 0 {
 		return true, nil
 	}
-	if left <= 0 {
+	if left == 0 {
 		return false, nil
 	}
 	if mc <= left && r.e.byteComplete() {
