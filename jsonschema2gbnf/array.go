@@ -73,6 +73,12 @@ func (c *conv) emitArray(n *node) string {
 			uniquePtr = c.ptrOf(a)
 		}
 	}
+	if n.ex.minItems > minI {
+		minI = n.ex.minItems
+	}
+	if n.ex.hasItems && (maxI < 0 || n.ex.maxItems < maxI) {
+		maxI = n.ex.maxItems
+	}
 	P := 0
 	for _, p := range parts {
 		if len(p.prefix) > P {
@@ -127,6 +133,25 @@ func (c *conv) emitArray(n *node) string {
 		items = append(items, x)
 	}
 	rt, rok := posTerm(1 << 30)
+	if rok {
+		// items past every prefix, evaluated by no items schema:
+		// unevaluatedItems applies
+		evaluated := false
+		for _, a := range n.atoms {
+			_, single := a.Items.(*jsonschema.Schema)
+			evaluated = evaluated || single || a.Items2020 != nil || a.AdditionalItems != nil
+		}
+		if !evaluated {
+			for _, a := range n.atoms {
+				if a.UnevaluatedItems != nil {
+					if a.UnevaluatedItems.Always != nil && !*a.UnevaluatedItems.Always {
+						rok = false
+					}
+					rt.ms = append(rt.ms, a.UnevaluatedItems)
+				}
+			}
+		}
+	}
 	rest := exprOf(rt, rok, itemPtr)
 	if c.fatal != nil {
 		return ""
@@ -142,8 +167,20 @@ func (c *conv) emitArray(n *node) string {
 			return ""
 		}
 	}
-	if len(contains) > 0 {
-		return c.containsArray(n, items, rest, rt, contains, minI, maxI, minC, maxC)
+	if len(contains) > 0 || len(n.ex.contains) > 0 {
+		var hits []term
+		switch {
+		case len(contains) == 1 && len(n.ex.contains) == 0:
+			hits = []term{{ms: append(append([]*jsonschema.Schema{}, rt.ms...), contains[0]), ex: rt.ex}}
+		case len(contains) == 0:
+			if minC < 1 {
+				minC = 1
+			}
+			for _, b := range n.ex.contains {
+				hits = append(hits, term{ms: append(append([]*jsonschema.Schema{}, rt.ms...), b.ms...), ex: mergeExtra(rt.ex, b.ex)})
+			}
+		}
+		return c.containsArray(n, items, rest, hits, minI, maxI, minC, maxC)
 	}
 	if maxI == 0 {
 		return seq(`"["`, ws, `"]"`)
@@ -183,11 +220,12 @@ func (c *conv) emitArray(n *node) string {
 }
 
 // containsArray writes arrays without positional items where at least
-// minContains items also satisfy the contains schemas.
-func (c *conv) containsArray(n *node, items []string, rest string, rt term, contains []*jsonschema.Schema, minI, maxI, minC, maxC int) string {
+// minContains items also satisfy one of the hit terms (the item schema
+// and a contains schema).
+func (c *conv) containsArray(n *node, items []string, rest string, hits []term, minI, maxI, minC, maxC int) string {
 	ws := c.ws()
 	ptr := n.ptr
-	if len(items) > 0 || maxC >= 0 || maxI >= 0 || len(contains) > 1 {
+	if len(items) > 0 || maxC >= 0 || maxI >= 0 || len(hits) == 0 {
 		if !c.unsupported(ptr, "contains", "contains is supported without prefixItems, maxContains, maxItems, or a second contains") {
 			return ""
 		}
@@ -196,14 +234,19 @@ func (c *conv) containsArray(n *node, items []string, rest string, rt term, cont
 	if rest == "" {
 		return ""
 	}
-	ct := term{ms: append(append([]*jsonschema.Schema{}, rt.ms...), contains[0])}
-	hit := c.emit(ct, joinPointer(ptr, "contains"))
-	if c.fatal != nil {
-		return ""
-	}
 	if minC == 0 {
 		return c.emitArrayNoContains(rest, minI, maxI)
 	}
+	var alts []string
+	for _, h := range hits {
+		if x := c.emit(h, joinPointer(ptr, "contains")); x != "" {
+			alts = append(alts, x)
+		}
+		if c.fatal != nil {
+			return ""
+		}
+	}
+	hit := alt(alts...)
 	if hit == "" {
 		return ""
 	}

@@ -379,6 +379,22 @@ func (c *conv) flatten(t term) flat {
 		for _, a := range s.AllOf {
 			visit(a)
 		}
+	}
+	for _, s := range t.ms {
+		visit(s)
+	}
+	// the types the atoms allow bound what a negation must cover
+	types := tAll
+	for _, s := range f.atoms {
+		if len(s.Types) > 0 {
+			types &= typeMask(s.Types)
+		}
+		if s.Always != nil && !*s.Always {
+			types = 0
+		}
+	}
+	types &^= t.ex.typesOut()
+	for _, s := range f.atoms {
 		ptr := c.ptrOf(s)
 		if len(s.AnyOf) > 0 && !c.isDone(t, s, "anyOf") {
 			g := group{kind: "anyOf", owner: s, ptr: ptr}
@@ -395,12 +411,12 @@ func (c *conv) flatten(t term) flat {
 			f.groups = append(f.groups, g)
 		}
 		if s.Not != nil && !c.isDone(t, s, "not") {
-			if g, ok := c.notGroup(s); ok {
+			if g, ok := c.notGroup(s, types); ok {
 				f.groups = append(f.groups, g)
 			}
 		}
 		if s.If != nil && !c.isDone(t, s, "if") {
-			if g, ok := c.ifGroup(s); ok {
+			if g, ok := c.ifGroup(s, types); ok {
 				f.groups = append(f.groups, g)
 			}
 		}
@@ -409,9 +425,6 @@ func (c *conv) flatten(t term) flat {
 				f.groups = append(f.groups, g)
 			}
 		}
-	}
-	for _, s := range t.ms {
-		visit(s)
 	}
 	return f
 }
@@ -703,7 +716,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 				ok = false
 				break
 			}
-			nb, nok := c.neg(b.ms[0], 0)
+			nb, nok := c.negFor(b.ms[0], c.summarize(terms[i]).types)
 			if !nok {
 				ok = false
 				break

@@ -22,6 +22,18 @@ type extra struct {
 	notPats  []patRef // patterns strings must not match
 	bounds   []numBound
 	props    map[string]*branch // constraints on a property's value
+
+	minItems, maxItems int      // arrays: bounds (maxItems applies when hasItems)
+	contains           []branch // arrays: at least one item satisfies one of these
+	hasItems           bool     // maxItems is set
+}
+
+// typesOut returns the types the constraints exclude outright.
+func (e *extra) typesOut() uint8 {
+	if e == nil {
+		return 0
+	}
+	return e.notTypes
 }
 
 type patRef struct {
@@ -45,6 +57,7 @@ func (e *extra) clone() *extra {
 	n.notVals = append([]any(nil), e.notVals...)
 	n.notPats = append([]patRef(nil), e.notPats...)
 	n.bounds = append([]numBound(nil), e.bounds...)
+	n.contains = append([]branch(nil), e.contains...)
 	if e.props != nil {
 		n.props = map[string]*branch{}
 		for k, v := range e.props {
@@ -81,7 +94,15 @@ func (e *extra) key() string {
 		bs = append(bs, fmt.Sprintf("%s/%v/%v", x.r.RatString(), x.upper, x.ex))
 	}
 	sort.Strings(bs)
-	fmt.Fprintf(&b, " B%q", bs)
+	fmt.Fprintf(&b, " B%q I%d/%d/%v", bs, e.minItems, e.maxItems, e.hasItems)
+	for _, cb := range e.contains {
+		var ids []string
+		for _, s := range cb.ms {
+			ids = append(ids, fmt.Sprintf("%p", s))
+		}
+		sort.Strings(ids)
+		fmt.Fprintf(&b, " C{%s|%s}", strings.Join(ids, ","), cb.ex.key())
+	}
 	var ks []string
 	for k := range e.props {
 		ks = append(ks, k)
@@ -101,7 +122,8 @@ func (e *extra) key() string {
 
 func (e *extra) isEmpty() bool {
 	return e == nil || (len(e.forbid) == 0 && len(e.require) == 0 && e.notTypes == 0 &&
-		len(e.notVals) == 0 && len(e.notPats) == 0 && len(e.bounds) == 0 && len(e.props) == 0)
+		len(e.notVals) == 0 && len(e.notPats) == 0 && len(e.bounds) == 0 && len(e.props) == 0 &&
+		e.minItems == 0 && !e.hasItems && len(e.contains) == 0)
 }
 
 func mergeExtra(a, b *extra) *extra {
@@ -115,6 +137,13 @@ func mergeExtra(a, b *extra) *extra {
 	n.notVals = append(n.notVals, b.notVals...)
 	n.notPats = append(n.notPats, b.notPats...)
 	n.bounds = append(n.bounds, b.bounds...)
+	if b.minItems > n.minItems {
+		n.minItems = b.minItems
+	}
+	if b.hasItems && (!n.hasItems || b.maxItems < n.maxItems) {
+		n.maxItems, n.hasItems = b.maxItems, true
+	}
+	n.contains = append(n.contains, b.contains...)
 	for k, v := range b.props {
 		if n.props == nil {
 			n.props = map[string]*branch{}
@@ -153,6 +182,23 @@ func (c *conv) allows(e *extra, v any) bool {
 		for _, p := range e.notPats {
 			re, err := regexp.Compile(p.src)
 			if err == nil && re.MatchString(x) {
+				return false
+			}
+		}
+	case []any:
+		if len(x) < e.minItems || (e.hasItems && len(x) > e.maxItems) {
+			return false
+		}
+		if len(e.contains) > 0 {
+			hit := false
+			for _, item := range x {
+				for _, cb := range e.contains {
+					if c.valueOK(item, term{ms: cb.ms, ex: cb.ex}) {
+						hit = true
+					}
+				}
+			}
+			if !hit {
 				return false
 			}
 		}

@@ -216,6 +216,14 @@ func (c *conv) freeTerm(n *node, parts []objPart, k string) (term, bool) {
 	if !anyPattern && !explicit && c.o.noAdditional {
 		return term{}, false
 	}
+	if !anyPattern {
+		for _, u := range unevaluatedOf(n, parts) {
+			if u.Always != nil && !*u.Always {
+				return term{}, false
+			}
+			t.ms = append(t.ms, u)
+		}
+	}
 	return t, true
 }
 

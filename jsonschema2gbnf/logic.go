@@ -29,11 +29,15 @@ const maxNegDepth = 8
 var exactFormats = map[string]bool{"date": true, "uuid": true, "ipv4": true, "ip-address": true,
 	"duration": true, "json-pointer": true, "relative-json-pointer": true}
 
-// neg returns branches whose union is exactly the set of values that do
-// not satisfy s; ok is false when some keyword of s has no exact
-// negation. not (K1 and K2 ...) = not K1 or not K2 ...; a keyword about
-// one type is satisfied by every value of another type, so its negation
-// keeps only its own type:
+// neg returns branches whose union is the set of values that do not
+// satisfy s, and residual: the types of the values the branches miss.
+// A keyword is about values of one type and is satisfied by every value
+// of another, so its negation keeps only its own type; when the negation
+// of a keyword has no grammar, the values it would add are all of that
+// keyword's type, which residual records. The branches are exact outside
+// the residual types: a caller whose values cannot have those types may
+// use them as the exact negation. ok is false when s cannot be negated at
+// all (depth, size).
 //
 //	type T              → the other types
 //	enum/const V        → values outside V
@@ -41,59 +45,54 @@ var exactFormats = map[string]bool{"date": true, "uuid": true, "ipv4": true, "ip
 //	properties {p: S}   → object with p whose value satisfies not S (per p)
 //	pattern, min/maxLength, exact formats → string not matching
 //	minimum … exclusiveMaximum            → number on the other side
+//	minItems/maxItems   → array with fewer/more items
+//	items S (no prefix) → array containing an item that satisfies not S
 //	not S               → S
 //	anyOf [A, B]        → (not A) and (not B)
-func (c *conv) neg(s *jsonschema.Schema, depth int) ([]branch, bool) {
+func (c *conv) neg(s *jsonschema.Schema, depth int) (out []branch, residual uint8, ok bool) {
 	if depth > maxNegDepth {
-		return nil, false
+		return nil, 0, false
 	}
 	c.quiet++
 	defer func() { c.quiet-- }()
-	f := c.flatten(term{ms: []*jsonschema.Schema{s}})
-	var out []branch
+	f := c.flattenAtoms(s)
 	add := func(b branch) bool {
 		out = append(out, b)
 		return len(out) <= MaxNegBranches
 	}
-	for _, g := range f.groups {
-		switch g.kind {
-		case "anyOf":
-			prod := []branch{{}}
-			for _, b := range g.branches {
-				if len(b.ms) != 1 || !b.ex.isEmpty() {
-					return nil, false
-				}
-				nb, ok := c.neg(b.ms[0], depth+1)
-				if !ok {
-					return nil, false
-				}
-				var next []branch
-				for _, p := range prod {
-					for _, q := range nb {
-						next = append(next, branch{ms: append(append([]*jsonschema.Schema{}, p.ms...), q.ms...), ex: mergeExtra(p.ex, q.ex)})
-						if len(next) > MaxNegBranches {
-							return nil, false
-						}
+	for _, a := range f {
+		if len(a.AnyOf) == 0 {
+			continue
+		}
+		prod := []branch{{}}
+		for _, b := range a.AnyOf {
+			nb, r, ok := c.neg(b, depth+1)
+			if !ok {
+				return nil, 0, false
+			}
+			residual |= r
+			var next []branch
+			for _, p := range prod {
+				for _, q := range nb {
+					next = append(next, branch{ms: append(append([]*jsonschema.Schema{}, p.ms...), q.ms...), ex: mergeExtra(p.ex, q.ex)})
+					if len(next) > MaxNegBranches {
+						return nil, 0, false
 					}
 				}
-				prod = next
 			}
-			for _, p := range prod {
-				if !add(p) {
-					return nil, false
-				}
+			prod = next
+		}
+		for _, p := range prod {
+			if !add(p) {
+				return nil, 0, false
 			}
-		case "not":
-			// handled through the atom's Not below
-		default:
-			return nil, false
 		}
 	}
-	nonObj, nonStr, nonNum := tAll&^tObj, tAll&^tStr, tAll&^(tInt|tNum)
-	for _, a := range f.atoms {
+	nonObj, nonStr, nonNum, nonArr := tAll&^tObj, tAll&^tStr, tAll&^(tInt|tNum), tAll&^tArr
+	for _, a := range f {
 		if a.Always != nil {
 			if !*a.Always {
-				return []branch{{}}, true // not false: everything
+				return []branch{{}}, 0, true // not false: everything
 			}
 			continue
 		}
@@ -104,14 +103,14 @@ func (c *conv) neg(s *jsonschema.Schema, depth int) ([]branch, bool) {
 			case "type":
 				bs = []branch{{ex: &extra{notTypes: typeMask(a.Types)}}}
 			case "enum", "const":
+				if kw == "enum" && a.Constant != nil {
+					continue // both present: const handled once
+				}
 				vals := a.Enum
 				if a.Constant != nil {
 					vals = a.Constant
 				}
 				bs = []branch{{ex: &extra{notVals: append([]any(nil), vals...)}}}
-				if kw == "enum" && a.Constant != nil {
-					bs = nil // both present: const handled once
-				}
 			case "required":
 				for _, r := range a.Required {
 					bs = append(bs, branch{ex: &extra{notTypes: nonObj, forbid: []string{r}}})
@@ -123,9 +122,13 @@ func (c *conv) neg(s *jsonschema.Schema, depth int) ([]branch, bool) {
 				}
 				sort.Strings(keys)
 				for _, k := range keys {
-					inner, ok := c.neg(a.Properties[k], depth+1)
+					inner, r, ok := c.neg(a.Properties[k], depth+1)
 					if !ok {
-						return nil, false
+						residual |= tObj
+						continue
+					}
+					if r != 0 {
+						residual |= tObj
 					}
 					for _, ib := range inner {
 						ib := ib
@@ -136,20 +139,22 @@ func (c *conv) neg(s *jsonschema.Schema, depth int) ([]branch, bool) {
 				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{a.Pattern.String(), ptr}}}}}
 			case "minLength", "maxLength":
 				if a.MinLength > 1000 || a.MaxLength > 1000 {
-					return nil, false
+					residual |= tStr
+					continue
+				}
+				if kw == "minLength" && a.MinLength <= 0 {
+					continue
 				}
 				src := fmt.Sprintf(`^(?s:.){%d,}$`, a.MinLength)
 				if kw == "maxLength" {
 					src = fmt.Sprintf(`^(?s:.){0,%d}$`, a.MaxLength)
 				}
-				if kw == "minLength" && a.MinLength <= 0 {
-					continue
-				}
 				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{src, ptr}}}}}
 			case "format":
 				re, ok := formatRegex(a.Format)
 				if !ok || !exactFormats[a.Format] {
-					return nil, false
+					residual |= tStr
+					continue
 				}
 				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{re, ptr}}}}}
 			case "minimum":
@@ -160,27 +165,93 @@ func (c *conv) neg(s *jsonschema.Schema, depth int) ([]branch, bool) {
 				bs = []branch{{ex: &extra{notTypes: nonNum, bounds: []numBound{{a.Maximum, false, true}}}}}
 			case "exclusiveMaximum":
 				bs = []branch{{ex: &extra{notTypes: nonNum, bounds: []numBound{{a.ExclusiveMaximum, false, false}}}}}
+			case "minItems":
+				if a.MinItems > 0 {
+					bs = []branch{{ex: &extra{notTypes: nonArr, maxItems: a.MinItems - 1, hasItems: true}}}
+				}
+			case "maxItems":
+				bs = []branch{{ex: &extra{notTypes: nonArr, minItems: a.MaxItems + 1}}}
+			case "items":
+				item, ok := a.Items.(*jsonschema.Schema)
+				if a.Items2020 != nil {
+					item, ok = a.Items2020, len(a.PrefixItems) == 0
+				}
+				if !ok {
+					residual |= tArr
+					continue
+				}
+				inner, r, iok := c.neg(item, depth+1)
+				if !iok || r != 0 {
+					residual |= tArr
+				}
+				if iok && len(inner) > 0 {
+					bs = []branch{{ex: &extra{notTypes: nonArr, contains: inner}}}
+				}
 			case "not":
 				bs = []branch{{ms: []*jsonschema.Schema{a.Not}}}
 			case "anyOf":
-				continue // a group, above
+				continue // above
+			case "multipleOf":
+				residual |= tInt | tNum
+				continue
+			case "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties",
+				"dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties":
+				residual |= tObj
+				continue
+			case "prefixItems", "additionalItems", "contains", "uniqueItems", "unevaluatedItems":
+				residual |= tArr
+				continue
 			default:
-				return nil, false
+				return nil, 0, false
 			}
 			for _, b := range bs {
 				if !add(b) {
-					return nil, false
+					return nil, 0, false
 				}
 			}
 		}
 	}
-	return out, true
+	return out, residual, true
 }
 
-// notExtra returns the synthetic constraints equivalent to `not s` when
-// the negation is a single branch without schemas.
-func (c *conv) notExtra(s *jsonschema.Schema) (*extra, bool) {
-	bs, ok := c.neg(s, 0)
+// flattenAtoms lists a schema and the schemas it includes by $ref and
+// allOf.
+func (c *conv) flattenAtoms(s *jsonschema.Schema) []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	seen := map[*jsonschema.Schema]bool{}
+	var visit func(s *jsonschema.Schema)
+	visit = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+		visit(s.Ref)
+		visit(s.RecursiveRef)
+		visit(s.DynamicRef)
+		for _, a := range s.AllOf {
+			visit(a)
+		}
+	}
+	visit(s)
+	return out
+}
+
+// negFor is neg for a context whose values have the given types: the
+// negation is usable when its residual lies outside them.
+func (c *conv) negFor(s *jsonschema.Schema, types uint8) ([]branch, bool) {
+	bs, r, ok := c.neg(s, 0)
+	if !ok || r&types != 0 {
+		return nil, false
+	}
+	return bs, true
+}
+
+// notExtra returns the synthetic constraints equivalent to `not s` (for
+// values of the given types) when the negation is a single branch without
+// schemas.
+func (c *conv) notExtra(s *jsonschema.Schema, types uint8) (*extra, bool) {
+	bs, ok := c.negFor(s, types)
 	if !ok {
 		return nil, false
 	}
@@ -198,23 +269,23 @@ func (c *conv) notExtra(s *jsonschema.Schema) (*extra, bool) {
 
 // notGroup rewrites `not` as the disjunction of its negation's branches,
 // when that has several branches or schemas.
-func (c *conv) notGroup(s *jsonschema.Schema) (group, bool) {
-	bs, ok := c.neg(s.Not, 0)
+func (c *conv) notGroup(s *jsonschema.Schema, types uint8) (group, bool) {
+	bs, ok := c.negFor(s.Not, types)
 	if !ok || (len(bs) == 1 && len(bs[0].ms) == 0) || len(bs) == 0 {
 		return group{}, false
 	}
 	return group{kind: "not", owner: s, ptr: c.ptrOf(s), branches: bs}, true
 }
 
-func (c *conv) notHandledAsGroup(s *jsonschema.Schema) bool {
-	_, ok := c.notGroup(s)
+func (c *conv) notHandledAsGroup(s *jsonschema.Schema, types uint8) bool {
+	_, ok := c.notGroup(s, types)
 	return ok
 }
 
 // ifGroup rewrites if/then/else as (if and then) or (not-if and else),
-// when if has an exact negation.
-func (c *conv) ifGroup(s *jsonschema.Schema) (group, bool) {
-	nif, ok := c.neg(s.If, 0)
+// when if has an exact negation for these types.
+func (c *conv) ifGroup(s *jsonschema.Schema, types uint8) (group, bool) {
+	nif, ok := c.negFor(s.If, types)
 	if !ok {
 		return group{}, false
 	}

@@ -37,6 +37,12 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 	if n.ptr == "" && len(atoms) > 0 {
 		n.ptr = c.ptrOf(atoms[0])
 	}
+	atomTypes := tAll &^ n.ex.notTypes
+	for _, a := range atoms {
+		if len(a.Types) > 0 {
+			atomTypes &= typeMask(a.Types)
+		}
+	}
 	for _, a := range atoms {
 		ptr := c.ptrOf(a)
 		if len(a.Types) > 0 {
@@ -74,8 +80,8 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 			n.mults = append(n.mults, a.MultipleOf)
 			n.multPtr = ptr
 		}
-		if a.Not != nil && !c.isDone(t, a, "not") && !c.notHandledAsGroup(a) {
-			e, ok := c.notExtra(a.Not)
+		if a.Not != nil && !c.isDone(t, a, "not") && !c.notHandledAsGroup(a, atomTypes) {
+			e, ok := c.notExtra(a.Not, atomTypes)
 			if ok {
 				n.ex = mergeExtra(n.ex, e)
 			} else if !c.unsupported(ptr, "not", "its negation has no exact grammar") {
@@ -101,14 +107,15 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 				n.types = 0
 			}
 		}
-		if a.UnevaluatedProperties != nil {
-			if !c.unsupported(ptr, "unevaluatedProperties", "") {
-				n.types = 0
-			}
-		}
 		if a.UnevaluatedItems != nil {
-			if !c.unsupported(ptr, "unevaluatedItems", "") {
-				n.types = 0
+			contains := false
+			for _, b := range atoms {
+				contains = contains || b.Contains != nil
+			}
+			if contains {
+				if !c.unsupported(ptr, "unevaluatedItems", "together with contains") {
+					n.types = 0
+				}
 			}
 		}
 	}
@@ -464,13 +471,14 @@ func (c *conv) intMultiples(n *node, k, lo, hi *big.Int, excluded []*big.Rat) st
 // reaches a million characters or items); a minimum above it is a
 // LimitError.
 func (c *conv) bound(a *jsonschema.Schema, kw string, v int) int {
-	raw, ok := c.l.rawAt(a)
-	present := v >= 0
-	if ok {
-		_, present = raw.vals[kw]
+	if v == -1 {
+		return v // absent (or ignored: a $ref sibling before 2019-09)
 	}
-	if !present {
-		return v
+	raw, ok := c.l.rawAt(a)
+	if ok {
+		if _, present := raw.vals[kw]; !present {
+			return v // a default (minContains is 1)
+		}
 	}
 	if v >= 0 && v <= MaxRepeatBound {
 		return v

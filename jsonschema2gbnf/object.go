@@ -292,6 +292,15 @@ func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*
 		if mask == 0 && c.o.noAdditional && !explicitAdditional {
 			dead = true
 		}
+		if mask == 0 && !dead {
+			// keys no atom evaluates: unevaluatedProperties applies
+			for _, u := range unevaluatedOf(n, parts) {
+				if u.Always != nil && !*u.Always {
+					dead = true
+				}
+				t.ms = append(t.ms, u)
+			}
+		}
 		if dead {
 			continue
 		}
@@ -790,4 +799,20 @@ func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// unevaluatedOf returns the unevaluatedProperties schemas that apply to
+// keys no atom declares or matches: none when some atom has
+// additionalProperties (it evaluates every remaining key).
+func unevaluatedOf(n *node, parts []objPart) []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	for _, a := range n.atoms {
+		if a.AdditionalProperties != nil {
+			return nil
+		}
+		if a.UnevaluatedProperties != nil {
+			out = append(out, a.UnevaluatedProperties)
+		}
+	}
+	return out
 }
