@@ -42,6 +42,7 @@ type Compiled struct {
 	enter    []*ctxEntry            // per frame: tokens that enter it (and their cross points), computed on demand at compile time
 	entering []bool                 // per frame: enter is being computed (recursion guard)
 	conts    map[[2]int32]*ctxEntry // (callee frame, return state) → continuation after the callee pops
+	subMemo  map[subKey]*subResult  // compile time: walks of depth-1 subtrees from base nodes
 	walker   *walker                // compile-time walker
 
 	mu         sync.Mutex
@@ -183,6 +184,8 @@ func (c *Compiled) computeLevel1() (int, error) {
 	c.enter = make([]*ctxEntry, len(a.frames))
 	c.entering = make([]bool, len(a.frames))
 	c.conts = map[[2]int32]*ctxEntry{}
+	c.subMemo = map[subKey]*subResult{}
+	defer func() { c.subMemo = nil }()
 	c.walker = newWalker(c)
 	// Level 1 is needed for every state that can be a stack top, and for
 	// every return state (a top's frame may pop before the token starts,
@@ -275,12 +278,102 @@ func (c *Compiled) level1Plain(qs []int32) error {
 			todo = append(todo, q)
 		}
 	}
+	// Batch states with similar futures together: same frame and same
+	// main successor (the state most bytes lead to), so that a large
+	// region they share (e.g. the "any other key" loop of an object with
+	// additionalProperties) is walked once per batch, in as few batches as
+	// possible.
+	mainSucc := make(map[int32]int32, len(todo))
+	count := map[int32]int{}
+	for _, q := range todo {
+		clear(count)
+		best, bestN := int32(-1), 0
+		for cl, t := range c.a.trans[int(q)*c.a.nc : int(q+1)*c.a.nc] {
+			if t < 0 {
+				continue
+			}
+			n := count[t] + int(c.a.classHi[cl]) - int(c.a.classLo[cl]) + 1
+			count[t] = n
+			if n > bestN || (n == bestN && t < best) {
+				best, bestN = t, n
+			}
+		}
+		mainSucc[q] = best
+	}
+	slices.SortStableFunc(todo, func(x, y int32) int {
+		if c.a.states[x].frame != c.a.states[y].frame {
+			return int(c.a.states[x].frame - c.a.states[y].frame)
+		}
+		return int(mainSucc[x] - mainSucc[y])
+	})
+	// A state whose main successor D loops on itself (the body of a
+	// string, the "any other key" loop of an object) borrows, for every
+	// byte class c with δ(q,c) = δ(D,c), D's tokens that start with c:
+	// after that byte both are in the same state, so their tokens agree.
+	// Only the other classes are walked. Donors are walked first.
+	borrow := make(map[int32][]bool)
+	var donors, borrowers []int32
+	isTodo := make(map[int32]bool, len(todo))
+	for _, q := range todo {
+		isTodo[q] = true
+	}
+	for _, q := range todo {
+		d := mainSucc[q]
+		// (Token references accept tokens not by their bytes: states with
+		// token edges neither borrow nor lend.)
+		if d < 0 || d == q || !isTodo[d] || mainSucc[d] != d || len(c.a.states[q].toks) != 0 || len(c.a.states[d].toks) != 0 ||
+			c.a.states[d].frame != c.a.states[q].frame {
+			donors = append(donors, q)
+			continue
+		}
+		cls := make([]bool, c.a.nc)
+		n := 0
+		for cl := 0; cl < c.a.nc; cl++ {
+			t := c.a.trans[int(q)*c.a.nc+cl]
+			if t >= 0 && t == c.a.trans[int(d)*c.a.nc+cl] {
+				cls[cl] = true
+				n++
+			}
+		}
+		if n == 0 {
+			donors = append(donors, q)
+			continue
+		}
+		borrow[q] = cls
+		borrowers = append(borrowers, q)
+	}
+	todo = append(donors, borrowers...)
 	local := make([]*level1, len(todo))
+	localOf := make(map[int32]*level1, len(todo))
 	for i := 0; i < len(todo); i += 64 {
 		batch := todo[i:min(i+64, len(todo))]
+		ps.skip = ps.skip[:0]
+		anySkip := false
+		for _, q := range batch {
+			var sk byteBits
+			if cls := borrow[q]; cls != nil {
+				anySkip = true
+				for cl, ok := range cls {
+					if ok {
+						sk.add(byte(cl))
+					}
+				}
+			}
+			ps.skip = append(ps.skip, sk)
+		}
+		if !anySkip {
+			ps.skip = ps.skip[:0:0]
+			ps.skip = nil
+		}
 		ls, err := w.runLevel1Batch(batch, ps)
 		if err != nil {
 			return err
+		}
+		for j, q := range batch {
+			if cls := borrow[q]; cls != nil {
+				c.addBorrowed(ls[j], localOf[mainSucc[q]], cls)
+			}
+			localOf[q] = ls[j]
 		}
 		copy(local[i:], ls)
 	}
@@ -417,4 +510,55 @@ func (c *Compiled) sameAutomaton(x, y *frame) bool {
 func isStateLimit(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.limit == "MaxStates"
+}
+
+// addBorrowed adds to l (a local level 1) the tokens of the donor's local
+// level 1 whose first byte is in one of the classes cls, and the donor's
+// cross points below those first bytes.
+func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
+	t := c.prep.trie
+	a := c.a
+	inCls := func(b byte) bool { return cls[a.classOf[b]] }
+	b := newSetBuilder(c.prep.words)
+	b.addSet(&l.full)
+	if donor.full.bits == nil {
+		for _, id := range donor.full.list {
+			if inCls(c.v.Token(id)[0]) {
+				b.add(id)
+			}
+		}
+	} else {
+		// The donor's bits, minus the tokens whose first byte is in a
+		// class not borrowed.
+		tmp := make([]uint32, c.prep.words)
+		donor.full.copyInto(tmp)
+		es, ee := t.children(0)
+		for e := es; e < ee; e++ {
+			if inCls(t.edgeByte[e]) {
+				continue
+			}
+			c.clearSubtree(tmp, t.edgeNode[e])
+		}
+		s := tokenSet{bits: tmp, n: 1}
+		b.addSet(&s)
+	}
+	cross := slices.Clone(l.plain.cross)
+	for _, u := range donor.plain.cross {
+		if u != 0 && inCls(t.firstByte[u]) {
+			cross = append(cross, u)
+		}
+	}
+	slices.Sort(cross)
+	*l = level1{full: b.build()}
+	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
+}
+
+// clearSubtree clears in bits every token of the trie subtree of u.
+func (c *Compiled) clearSubtree(bits []uint32, u int32) {
+	t := c.prep.trie
+	for v := u; v < t.subtreeEnd[u]; v++ {
+		for _, id := range t.tokensAt(v) {
+			bits[id>>5] &^= 1 << (uint32(id) & 31)
+		}
+	}
 }

@@ -53,3 +53,27 @@ func SetMaxStates(n int) func() {
 	maxStates = n
 	return func() { maxStates = old }
 }
+
+// BigStates lists states whose level-1 set is larger than n (tests only).
+func (c *Compiled) BigStates(n int) []string {
+	var out []string
+	for q, l := range c.level1 {
+		if l == nil || l.full.n < n {
+			continue
+		}
+		st := &c.a.states[q]
+		var b strings.Builder
+		fmt.Fprintf(&b, "q%d frame %s acc %d calls %d top %v:", q, c.a.frames[st.frame].name, l.full.n, len(st.calls), st.flags&stTop != 0)
+		k := 0
+		for cl := 0; cl < c.a.nc && k < 8; cl++ {
+			if t := c.a.trans[q*c.a.nc+cl]; t >= 0 {
+				fmt.Fprintf(&b, " [%q-%q]->%d", c.a.classLo[cl], c.a.classHi[cl], t)
+				k++
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func SetDebugPwalk(b bool) { debugPwalk = b }

@@ -247,7 +247,7 @@ const (
 // once, or if it is small and does not loop over a wide byte class (such
 // a loop costs a walk over most of the token trie per copy).
 const (
-	inlineSmallLeaves = 24
+	inlineSmallLeaves = 64
 	heavyWidth        = 96
 	// A rule whose copies add up to at most this many positions is inlined
 	// anyway: minimization merges most copies again, and inlining keeps
@@ -833,6 +833,7 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 	if l.noUnroll {
 		unroll = count <= 1
 	}
+
 	if unroll {
 		parts := make([]*rx, 0, m+2)
 		for range m {

@@ -26,6 +26,41 @@ type pwalkState struct {
 	lock  []lockItem   // plockstep's stack
 	lbuf  []node       // plockstep's configurations
 	lgrp  []lockGroup  // plockstep's groups
+
+	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or nil
+	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
+	touched  []int32    // tokens with a non-zero accMask
+	patIndex map[uint64]int32
+	nAcc     int
+	rec      *subResult // recording the walk of one memoized subtree
+	recCross bool
+	patCount []int
+}
+
+// addCross records cross point u for start i (and in the recording, once
+// per node: every start of a recorded walk has the same base frame).
+func (ps *pwalkState) addCross(i int, u int32) {
+	if ps.rec != nil {
+		if n := len(ps.rec.cross); n == 0 || ps.rec.cross[n-1] != u {
+			ps.rec.cross = append(ps.rec.cross, u)
+		}
+		return
+	}
+	ps.cross[i] = append(ps.cross[i], crossPt{u, 0})
+}
+
+// accept records that the starts in mask accept the tokens toks.
+func (ps *pwalkState) accept(toks []int32, mask uint64) {
+	ps.nAcc += len(toks)
+	if ps.rec != nil {
+		ps.rec.toks = append(ps.rec.toks, toks...)
+	}
+	for _, id := range toks {
+		if ps.accMask[id] == 0 {
+			ps.touched = append(ps.touched, id)
+		}
+		ps.accMask[id] |= mask
+	}
 }
 
 // runLevel1Batch computes level 1 for the non-repetition top states qs
@@ -43,6 +78,9 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		ps.accs = append(ps.accs, newSetBuilder(w.c.prep.words))
 		ps.cross = append(ps.cross, nil)
 	}
+	if ps.accMask == nil {
+		ps.accMask = make([]uint64, w.c.v.Size())
+	}
 	w.buf = w.buf[:0]
 	ps.gbuf = ps.gbuf[:0]
 	for i, q := range qs {
@@ -55,10 +93,60 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		w.buf = append(w.buf, base)
 		ps.gbuf = append(ps.gbuf, pgroup{int32(i), int32(i + 1), 1 << uint(i)})
 	}
+	ps.nAcc = 0
 	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
+	if debugPwalk {
+		println("batch", len(qs), "first", qs[0], "accepts", ps.nAcc)
+	}
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
+	// Split the accepted tokens by the exact set of starts that accept
+	// them: starts with similar futures mostly accept the same tokens, so
+	// there are few distinct patterns; a large pattern is built once as a
+	// shared set and ORed into each of its starts.
+	if ps.patIndex == nil {
+		ps.patIndex = map[uint64]int32{}
+	}
+	clear(ps.patIndex)
+	ps.patCount = ps.patCount[:0]
+	for _, id := range ps.touched {
+		m := ps.accMask[id]
+		k, ok := ps.patIndex[m]
+		if !ok {
+			k = int32(len(ps.patCount))
+			ps.patIndex[m] = k
+			ps.patCount = append(ps.patCount, 0)
+		}
+		ps.patCount[k]++
+	}
+	shared := make([]*setBuilder, len(ps.patCount))
+	thr := denseThreshold(w.c.prep.words)
+	for _, id := range ps.touched {
+		m := ps.accMask[id]
+		ps.accMask[id] = 0
+		k := ps.patIndex[m]
+		if ps.patCount[k] > thr && m&(m-1) != 0 {
+			if shared[k] == nil {
+				shared[k] = newSetBuilder(w.c.prep.words)
+			}
+			shared[k].add(id)
+			continue
+		}
+		for ; m != 0; m &= m - 1 {
+			ps.accs[bits.TrailingZeros64(m)].add(id)
+		}
+	}
+	for m, k := range ps.patIndex {
+		if shared[k] == nil {
+			continue
+		}
+		set := shared[k].build()
+		for ; m != 0; m &= m - 1 {
+			ps.accs[bits.TrailingZeros64(m)].addSet(&set)
+		}
+	}
+	ps.touched = ps.touched[:0]
 	out := make([]*level1, len(qs))
 	for i := range qs {
 		l := &level1{full: ps.accs[i].build()}
@@ -70,16 +158,76 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 
 // pvisit explores trie node u with the groups ps.gbuf[glo:ghi].
 func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
+	if depth == 1 && ps.rec == nil && w.c.subMemo != nil {
+		glo = w.memoGroups(ps, qs, u, glo, ghi)
+		if glo == ghi {
+			return
+		}
+	}
+	w.pvisitAt(ps, qs, u, glo, ghi, depth)
+}
+
+// subKey identifies the walk of the trie subtree of a depth-1 node from a
+// base node (predecessors: boundary).
+type subKey struct {
+	u int32
+	n node
+}
+
+// subResult is such a walk's result: the tokens accepted in the subtree
+// and the cross points (already filtered by the base frame's follow set).
+type subResult struct {
+	toks  []int32
+	cross []int32
+}
+
+// memoGroups handles the groups gbuf[glo:ghi] at depth-1 node u whose
+// configuration is a single base node: from the compile-wide memo if this
+// (u, node) was walked before, else by walking it alone and recording the
+// result. It moves the other groups to the front of the range and returns
+// where they start... (the remaining groups are gbuf[newGlo:ghi]).
+func (w *walker) memoGroups(ps *pwalkState, qs []int32, u int32, glo, ghi int) int {
+	rest := ghi
+	for gi := ghi - 1; gi >= glo; gi-- {
+		g := ps.gbuf[gi]
+		if g.hi-g.lo != 1 || w.buf[g.lo].preds != predsBoundary {
+			continue
+		}
+		k := subKey{u, w.buf[g.lo]}
+		r := w.c.subMemo[k]
+		if r == nil {
+			r = &subResult{}
+			ps.rec, ps.recCross = r, true
+			w.pvisitAt(ps, qs, u, gi, gi+1, 1)
+			ps.rec = nil
+			w.c.subMemo[k] = r
+		} else {
+			ps.accept(r.toks, g.mask)
+		}
+		for m := g.mask; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			for _, x := range r.cross {
+				ps.cross[i] = append(ps.cross[i], crossPt{x, 0})
+			}
+		}
+		// Move the group out of the range.
+		rest--
+		ps.gbuf[gi], ps.gbuf[rest] = ps.gbuf[rest], ps.gbuf[gi]
+	}
+	// The groups not handled are now gbuf[glo:rest]; callers take
+	// [glo, rest) by swapping the bounds.
+	n := rest - glo
+	copy(ps.gbuf[ghi-n:ghi], ps.gbuf[glo:rest])
+	return ghi - n
+}
+
+// pvisitAt is pvisit without the depth-1 memo.
+func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
 	t, a := w.t, w.a
 	if depth > 0 {
 		if toks := t.tokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
-				for m := g.mask; m != 0; m &= m - 1 {
-					acc := ps.accs[bits.TrailingZeros64(m)]
-					for _, id := range toks {
-						acc.add(id)
-					}
-				}
+				ps.accept(toks, g.mask)
 			}
 		}
 	}
@@ -95,7 +243,7 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 					i := bits.TrailingZeros64(m)
 					w.baseFrame = a.states[qs[i]].frame
 					if w.crossCheck(u, es, ee) {
-						ps.cross[i] = append(ps.cross[i], crossPt{u, 0})
+						ps.addCross(i, u)
 					}
 				}
 				break
@@ -167,6 +315,11 @@ func (w *walker) pvisit(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int
 				g := ps.gbuf[gi]
 				n := w.buf[g.lo]
 				fs := &fsl[gi-glo]
+				if depth == 0 && ps.skip != nil && ps.skip[bits.TrailingZeros64(g.mask)].has(byte(c)) {
+					// This start borrows its tokens of class c from its
+					// main successor (Compiled.level1Plain).
+					continue
+				}
 				if fs.pop && a.follow[fs.frame].has(b) {
 					w.st.begin()
 					w.st.out = w.st.out[:0]
@@ -312,11 +465,6 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 	base := n.preds == predsBoundary
 	rep := a.frames[a.states[n.state].frame].repeat
 	_ = rep
-	single := mask&(mask-1) == 0
-	var acc0 *setBuilder
-	if single {
-		acc0 = ps.accs[bits.TrailingZeros64(mask)]
-	}
 	// The stack is shared with the tight loops of callers further up the
 	// recursion: this call only uses the part above floor.
 	stack := ps.tight
@@ -374,18 +522,7 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 			continue
 		}
 		if toks := t.tokensAt(it.u); len(toks) > 0 {
-			if single {
-				for _, id := range toks {
-					acc0.add(id)
-				}
-			} else {
-				for m := mask; m != 0; m &= m - 1 {
-					acc := ps.accs[bits.TrailingZeros64(m)]
-					for _, id := range toks {
-						acc.add(id)
-					}
-				}
-			}
+			ps.accept(toks, mask)
 		}
 		es, ee := t.children(it.u)
 		if es == ee {
@@ -396,7 +533,7 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 				i := bits.TrailingZeros64(m)
 				w.baseFrame = a.states[qs[i]].frame
 				if w.crossCheck(it.u, es, ee) {
-					ps.cross[i] = append(ps.cross[i], crossPt{it.u, 0})
+					ps.addCross(i, it.u)
 				}
 			}
 		}
@@ -558,12 +695,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		ps.lbuf = ps.lbuf[:endL]
 		if toks := t.tokensAt(it.u); len(toks) > 0 {
 			for _, g := range groups {
-				for m := g.mask; m != 0; m &= m - 1 {
-					acc := ps.accs[bits.TrailingZeros64(m)]
-					for _, id := range toks {
-						acc.add(id)
-					}
-				}
+				ps.accept(toks, g.mask)
 			}
 		}
 		es, ee := t.children(it.u)
@@ -577,7 +709,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 						i := bits.TrailingZeros64(m)
 						w.baseFrame = a.states[qs[i]].frame
 						if w.crossCheck(it.u, es, ee) {
-							ps.cross[i] = append(ps.cross[i], crossPt{it.u, 0})
+							ps.addCross(i, it.u)
 						}
 					}
 					break
@@ -592,3 +724,5 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 	ps.lbuf = ps.lbuf[:lfloor]
 	ps.lgrp = ps.lgrp[:gfloor]
 }
+
+var debugPwalk = false

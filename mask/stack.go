@@ -40,41 +40,68 @@ const MaxConfig = 4096
 const unboundedCount = int32(1 << 30)
 
 type arena struct {
-	nodes     []node
-	nodeIndex map[node]int32
-	sets      [][]int32 // sorted members (sentinels first)
-	setIndex  map[string]int32
-	single    map[int32]int32 // node id → id of the set {node}
-	key       []byte
+	nodes    []node
+	table    []int32   // open addressing over nodes: node id + 1, 0 empty
+	sets     [][]int32 // sorted members (sentinels first)
+	setIndex map[string]int32
+	single   []int32 // node id → id of the set {node}, or -1
+	key      []byte
 }
 
 func newArena() *arena {
-	ar := &arena{nodeIndex: map[node]int32{}, setIndex: map[string]int32{}, single: map[int32]int32{}}
+	ar := &arena{setIndex: map[string]int32{}, table: make([]int32, 1024)}
 	ar.reset()
 	return ar
 }
 
 func (ar *arena) reset() {
 	ar.nodes = ar.nodes[:0]
-	clear(ar.nodeIndex)
+	clear(ar.table)
 	clear(ar.setIndex)
-	clear(ar.single)
+	ar.single = ar.single[:0]
 	ar.sets = append(ar.sets[:0], []int32{bottom}, []int32{boundary})
 }
 
+func hashNode(n node) uint64 {
+	h := uint64(uint32(n.state))*0x9E3779B97F4A7C15 ^ uint64(uint32(n.cnt))*0xC2B2AE3D27D4EB4F ^ uint64(uint32(n.preds))*0x165667B19E3779F9
+	return h ^ h>>29
+}
+
 func (ar *arena) intern(n node) int32 {
-	if i, ok := ar.nodeIndex[n]; ok {
-		return i
+	mask := uint64(len(ar.table) - 1)
+	for i := hashNode(n) & mask; ; i = (i + 1) & mask {
+		slot := ar.table[i]
+		if slot == 0 {
+			id := int32(len(ar.nodes))
+			ar.nodes = append(ar.nodes, n)
+			ar.single = append(ar.single, -1)
+			ar.table[i] = id + 1
+			if 2*len(ar.nodes) > len(ar.table) {
+				ar.grow()
+			}
+			return id
+		}
+		if ar.nodes[slot-1] == n {
+			return slot - 1
+		}
 	}
-	i := int32(len(ar.nodes))
-	ar.nodes = append(ar.nodes, n)
-	ar.nodeIndex[n] = i
-	return i
+}
+
+func (ar *arena) grow() {
+	ar.table = make([]int32, 2*len(ar.table))
+	mask := uint64(len(ar.table) - 1)
+	for id, n := range ar.nodes {
+		i := hashNode(n) & mask
+		for ar.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		ar.table[i] = int32(id) + 1
+	}
 }
 
 // singleton returns the id of the set {id}.
 func (ar *arena) singleton(id int32) int32 {
-	if s, ok := ar.single[id]; ok {
+	if s := ar.single[id]; s >= 0 {
 		return s
 	}
 	s := ar.internSet([]int32{id})

@@ -16,12 +16,14 @@ import (
 // The Llama-3 vocabulary (128,000 normal tokens, 831 KB of token text)
 // gives 274,520 nodes.
 type trie struct {
-	edgeStart []int32 // children of node u: edges edgeStart[u] .. edgeStart[u+1]-1
-	edgeByte  []byte
-	edgeNode  []int32
-	tokStart  []int32 // tokens ending at node u: toks[tokStart[u]:tokStart[u+1]]
-	toks      []int32
-	depth     []uint16
+	edgeStart  []int32 // children of node u: edges edgeStart[u] .. edgeStart[u+1]-1
+	edgeByte   []byte
+	edgeNode   []int32
+	tokStart   []int32 // tokens ending at node u: toks[tokStart[u]:tokStart[u+1]]
+	toks       []int32
+	depth      []uint16
+	firstByte  []byte  // per node: the first byte of its prefix
+	subtreeEnd []int32 // per node: nodes u..subtreeEnd[u]-1 are its subtree (preorder)
 }
 
 func (t *trie) numNodes() int { return len(t.depth) }
@@ -80,6 +82,25 @@ func buildTrie(v *Vocab) *trie {
 
 	t := &trie{depth: depth}
 	n := int(numNodes)
+	// First bytes and subtree ranges (nodes are in preorder).
+	t.firstByte = make([]byte, n)
+	t.subtreeEnd = make([]int32, n)
+	for u := n - 1; u >= 0; u-- {
+		if t.subtreeEnd[u] == 0 {
+			t.subtreeEnd[u] = int32(u + 1)
+		}
+		if u > 0 {
+			p := parent[u]
+			t.subtreeEnd[p] = max(t.subtreeEnd[p], t.subtreeEnd[u])
+		}
+	}
+	for u := 1; u < n; u++ {
+		if parent[u] == 0 {
+			t.firstByte[u] = inByte[u]
+		} else {
+			t.firstByte[u] = t.firstByte[parent[u]]
+		}
+	}
 	// Children: nodes were created in preorder, so each parent's children
 	// appear in ascending byte order; bucket them by parent.
 	t.edgeStart = make([]int32, n+1)
