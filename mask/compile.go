@@ -39,11 +39,13 @@ type Compiled struct {
 
 	level1 []*level1 // per state; nil for states that are never a stack top
 
-	enter    []*ctxEntry            // per frame: tokens that enter it (and their cross points), computed on demand at compile time
-	entering []bool                 // per frame: enter is being computed (recursion guard)
-	conts    map[[2]int32]*ctxEntry // (callee frame, return state) → continuation after the callee pops
-	subMemo  map[subKey]*subResult  // compile time: walks of depth-1 subtrees from base nodes
-	walker   *walker                // compile-time walker
+	enter     []*ctxEntry            // per frame: tokens that enter it (and their cross points), computed on demand at compile time
+	entering  []bool                 // per frame: enter is being computed (recursion guard)
+	conts     map[[2]int32]*ctxEntry // (callee frame, return state) → continuation after the callee pops
+	subMemo   map[subKey]*subResult  // compile time: walks of depth-1 subtrees from base nodes
+	firstBits [][]uint32             // compile time: per byte class, the tokens starting with it (firstClassBits)
+	firstDone []bool
+	walker    *walker // compile-time walker
 
 	mu         sync.Mutex
 	repEntries map[ctxKey]*ctxEntry
@@ -185,7 +187,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 	c.entering = make([]bool, len(a.frames))
 	c.conts = map[[2]int32]*ctxEntry{}
 	c.subMemo = map[subKey]*subResult{}
-	defer func() { c.subMemo = nil }()
+	defer func() { c.subMemo, c.firstBits, c.firstDone = nil, nil, nil }()
 	c.walker = newWalker(c)
 	// Level 1 is needed for every state that can be a stack top, and for
 	// every return state (a top's frame may pop before the token starts,
@@ -532,12 +534,17 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 		// class not borrowed.
 		tmp := make([]uint32, c.prep.words)
 		donor.full.copyInto(tmp)
-		es, ee := t.children(0)
-		for e := es; e < ee; e++ {
-			if inCls(t.edgeByte[e]) {
+		for cl, ok := range cls {
+			if ok {
 				continue
 			}
-			c.clearSubtree(tmp, t.edgeNode[e])
+			fb := c.firstClassBits(cl)
+			if fb == nil {
+				continue
+			}
+			for i := range tmp {
+				tmp[i] &^= fb[i]
+			}
 		}
 		s := tokenSet{bits: tmp, n: 1}
 		b.addSet(&s)
@@ -553,12 +560,34 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
 }
 
-// clearSubtree clears in bits every token of the trie subtree of u.
-func (c *Compiled) clearSubtree(bits []uint32, u int32) {
+// firstClassBits returns the bitset of the tokens whose first byte is in
+// byte class cl (nil if none), computed once per compilation.
+func (c *Compiled) firstClassBits(cl int) []uint32 {
+	if c.firstBits == nil {
+		c.firstBits = make([][]uint32, c.a.nc)
+		c.firstDone = make([]bool, c.a.nc)
+	}
+	if c.firstDone[cl] {
+		return c.firstBits[cl]
+	}
+	c.firstDone[cl] = true
 	t := c.prep.trie
-	for v := u; v < t.subtreeEnd[u]; v++ {
-		for _, id := range t.tokensAt(v) {
-			bits[id>>5] &^= 1 << (uint32(id) & 31)
+	es, ee := t.children(0)
+	var bits []uint32
+	for e := es; e < ee; e++ {
+		if int(c.a.classOf[t.edgeByte[e]]) != cl {
+			continue
+		}
+		if bits == nil {
+			bits = make([]uint32, c.prep.words)
+		}
+		u := t.edgeNode[e]
+		for v := u; v < t.subtreeEnd[u]; v++ {
+			for _, id := range t.tokensAt(v) {
+				bits[id>>5] |= 1 << (uint32(id) & 31)
+			}
 		}
 	}
+	c.firstBits[cl] = bits
+	return bits
 }
