@@ -18,14 +18,14 @@ type pgroup struct {
 
 // pwalkState is the per-walk data of a parallel walk.
 type pwalkState struct {
-	accs  []*setBuilder // per start
-	cross [][]crossPt   // per start
-	gbuf  []pgroup
-	fs    [][]fastStep // per depth
-	tight []tightItem  // ptight's stack
-	lock  []lockItem   // plockstep's stack
-	lbuf  []node       // plockstep's configurations
-	lgrp  []lockGroup  // plockstep's groups
+	accs   []*setBuilder // per start
+	cross  [][]crossPt   // per start
+	gbuf   []pgroup
+	fs     [][]fastStep // per depth
+	levels []scanLevel  // ptight's per-depth states
+	lock   []lockItem   // plockstep's stack
+	lbuf   []node       // plockstep's configurations
+	lgrp   []lockGroup  // plockstep's groups
 
 	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or nil
 	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
@@ -54,6 +54,14 @@ func (ps *pwalkState) accept(toks []int32, mask uint64) {
 	ps.nAcc += len(toks)
 	if ps.rec != nil {
 		ps.rec.toks = append(ps.rec.toks, toks...)
+	}
+	if mask&(mask-1) == 0 {
+		// One start: straight into its set (a bitset that stays in cache).
+		acc := ps.accs[bits.TrailingZeros64(mask)]
+		for _, id := range toks {
+			acc.add(id)
+		}
+		return
 	}
 	for _, id := range toks {
 		if ps.accMask[id] == 0 {
@@ -432,14 +440,6 @@ func (w *walker) tightOK(n node) bool {
 	return w.a.states[n.state].flags&(stTight|stIterOnly) != 0
 }
 
-type tightItem struct {
-	u, q, depth, cnt int32
-	// full: q is the state of the parent node, which may pop on this
-	// child's byte (a byte of its frame's follow set): step it in full.
-	full bool
-	b    byte
-}
-
 // tightRow returns the transition row that a tight node in state q with
 // counter cnt steps by, and the counter after the step (an iteration end
 // starts the next iteration from the body start); ok is false if no step
@@ -457,89 +457,106 @@ func (w *walker) tightRow(q, cnt int32) (row []int32, next int32, ok bool) {
 	return a.trans[int(q)*a.nc : int(q+1)*a.nc], cnt, true
 }
 
+// scanLevel is what a linear scan keeps per trie depth: the node
+// reached at that depth and how its children step.
+type scanLevel struct {
+	q, cnt  int32
+	row     []int32 // transition row its children step by (nil: none)
+	nextCnt int32   // counter after that step
+	pops    bool    // it may pop: bytes of its frame's follow set need a full step
+}
+
+// setLevel records at depth d the tight node (q, cnt) and how its
+// children step.
+func (w *walker) setLevel(lv []scanLevel, d int, q, cnt, preds int32, base bool) {
+	row, ncnt, ok := w.tightRow(q, cnt)
+	if !ok {
+		row = nil
+	}
+	lv[d] = scanLevel{q: q, cnt: cnt, row: row, nextCnt: ncnt, pops: !base && w.st.canPop(node{q, cnt, preds})}
+}
+
 // ptight walks the subtree below trie node u (whose own tokens and cross
-// points are done) from node n for the starts in mask, iteratively, as
-// long as the nodes stay tight; other nodes go back to pvisit.
+// points are done) from node n for the starts in mask. The trie's nodes
+// are in preorder, so the subtree is a range of node numbers, scanned in
+// order with the state of each depth kept in ps.levels; dead subtrees are
+// skipped, and nodes that are not tight go to pvisit with their subtree.
 func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
 	t, a := w.t, w.a
 	base := n.preds == predsBoundary
-	rep := a.frames[a.states[n.state].frame].repeat
-	_ = rep
-	// The stack is shared with the tight loops of callers further up the
-	// recursion: this call only uses the part above floor.
-	stack := ps.tight
-	floor := len(stack)
-	frame := a.states[n.state].frame
-	follow := &a.follow[frame]
-	push := func(v, q, cnt int32, d int) {
-		// Above the base, a node that can pop is stepped in full on the
-		// bytes that can follow its frame.
-		pops := !base && w.st.canPop(node{q, cnt, n.preds})
-		row, ncnt, ok := w.tightRow(q, cnt)
-		es, ee := t.children(v)
-		for e := ee - 1; e >= es; e-- {
-			b := t.edgeByte[e]
-			if pops && follow.has(b) {
-				stack = append(stack, tightItem{u: t.edgeNode[e], q: q, depth: int32(d + 1), cnt: cnt, full: true, b: b})
-				continue
-			}
-			if !ok {
-				continue
-			}
-			nx := row[a.classOf[b]]
-			if nx < 0 || (rep && !w.st.live(nx, ncnt)) {
-				continue
-			}
-			stack = append(stack, tightItem{u: t.edgeNode[e], q: nx, depth: int32(d + 1), cnt: ncnt})
-		}
+	follow := &a.follow[a.states[n.state].frame]
+	if need := int(w.c.maxLen) + 2; len(ps.levels) < need {
+		ps.levels = make([]scanLevel, need)
 	}
-	push(u, n.state, n.cnt, depth)
-	for len(stack) > floor {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		nn := node{it.q, it.cnt, n.preds}
-		st := &a.states[it.q]
-		if it.full || st.flags&(stTight|stIterOnly) == 0 {
-			// Leave the tight loop for this subtree.
-			ps.tight = stack
+	lv := ps.levels
+	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
+	// Levels are indexed by trie depth; pvisit takes depths relative to
+	// the walk's start.
+	rel := depth - int(t.depth[u])
+	end := t.subtreeEnd[u]
+	for v := u + 1; v < end; {
+		d := int(t.depth[v])
+		p := &lv[d-1]
+		b := t.inByte[v]
+		if p.pops && follow.has(b) {
+			// The parent may pop on this byte: step it in full.
 			topB, topG := len(w.buf), len(ps.gbuf)
-			if it.full {
-				w.st.begin()
-				w.st.out = w.st.out[:0]
-				w.st.stepByte(nn, int(a.classOf[it.b]))
-				next := w.st.merge(w.st.out)
-				w.buf = append(w.buf, next...)
-			} else {
-				w.buf = append(w.buf, nn)
-			}
+			w.st.begin()
+			w.st.out = w.st.out[:0]
+			w.st.stepByte(node{p.q, p.cnt, n.preds}, int(a.classOf[b]))
+			w.buf = append(w.buf, w.st.merge(w.st.out)...)
 			if len(w.buf) > topB {
 				ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(len(w.buf)), mask})
-				w.pvisit(ps, qs, it.u, topG, topG+1, int(it.depth))
+				w.pvisit(ps, qs, v, topG, topG+1, d+rel)
 			}
 			w.buf = w.buf[:topB]
 			ps.gbuf = ps.gbuf[:topG]
-			stack = ps.tight
+			v = t.subtreeEnd[v]
 			continue
 		}
-		if toks := t.tokensAt(it.u); len(toks) > 0 {
-			ps.accept(toks, mask)
-		}
-		es, ee := t.children(it.u)
-		if es == ee {
+		if p.row == nil {
+			v = t.subtreeEnd[v]
 			continue
 		}
-		if base && st.flags&stFinal != 0 && w.st.canPop(nn) {
-			for m := mask; m != 0; m &= m - 1 {
-				i := bits.TrailingZeros64(m)
-				w.baseFrame = a.states[qs[i]].frame
-				if w.crossCheck(it.u, es, ee) {
-					ps.addCross(i, it.u)
+		nx := p.row[a.classOf[b]]
+		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
+			v = t.subtreeEnd[v]
+			continue
+		}
+		st := &a.states[nx]
+		if st.flags&(stTight|stIterOnly) == 0 {
+			topB, topG := len(w.buf), len(ps.gbuf)
+			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
+			ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(topB + 1), mask})
+			w.pvisit(ps, qs, v, topG, topG+1, d+rel)
+			w.buf = w.buf[:topB]
+			ps.gbuf = ps.gbuf[:topG]
+			v = t.subtreeEnd[v]
+			continue
+		}
+		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
+			ps.accept(t.toks[ts:te], mask)
+		}
+		if t.subtreeEnd[v] == v+1 {
+			v++
+			continue
+		}
+		if base && st.flags&stFinal != 0 {
+			nn := node{nx, p.nextCnt, n.preds}
+			if w.st.canPop(nn) {
+				es, ee := t.children(v)
+				for m := mask; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					w.baseFrame = a.states[qs[i]].frame
+					if w.crossCheck(v, es, ee) {
+						ps.addCross(i, v)
+					}
 				}
 			}
 		}
-		push(it.u, it.q, it.cnt, int(it.depth))
+		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
+		v++
 	}
-	ps.tight = stack[:floor]
 }
 
 // maxLockstep bounds the nodes (over all groups) plockstep steps

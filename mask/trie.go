@@ -23,6 +23,7 @@ type trie struct {
 	toks       []int32
 	depth      []uint16
 	firstByte  []byte  // per node: the first byte of its prefix
+	inByte     []byte  // per node: the last byte of its prefix (the edge from its parent)
 	subtreeEnd []int32 // per node: nodes u..subtreeEnd[u]-1 are its subtree (preorder)
 }
 
@@ -80,7 +81,7 @@ func buildTrie(v *Vocab) *trie {
 		prev = tok
 	}
 
-	t := &trie{depth: depth}
+	t := &trie{depth: depth, inByte: inByte}
 	n := int(numNodes)
 	// First bytes and subtree ranges (nodes are in preorder).
 	t.firstByte = make([]byte, n)

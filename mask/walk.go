@@ -42,7 +42,7 @@ type walker struct {
 	buf       []node
 	baseFrame int32 // frame of the walk's base node
 	crossMark int   // cross points before this index belong to earlier trie nodes
-	tstack    []tightItem
+	levels    []scanLevel
 	symbolic  bool    // the base is a repetition node with a symbolic counter (costs are tracked)
 	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
 	memoN     []int32 // its length
@@ -511,8 +511,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 func (w *walker) tight(u int32, n node, depth int) {
 	t, a := w.t, w.a
 	base := n.preds == predsBoundary
-	rep := a.frames[a.states[n.state].frame].repeat
-	_ = rep
+	follow := &a.follow[a.states[n.state].frame]
 	// The cost of a token ending at a node of this region: for the base,
 	// its iterations (one more where the iteration cannot end the
 	// repetition); above it, the base's, which stays fixed here.
@@ -520,84 +519,78 @@ func (w *walker) tight(u int32, n node, depth int) {
 	if w.symbolic && !base {
 		fixedCost = w.st.baseIt(n)
 	}
-	// The stack is shared with the tight loops of callers further up the
-	// recursion: this call only uses the part above floor.
-	stack := w.tstack
-	floor := len(stack)
-	frame := a.states[n.state].frame
-	follow := &a.follow[frame]
-	push := func(v, q, cnt int32, d int) {
-		// Above the base, a node that can pop is stepped in full on the
-		// bytes that can follow its frame.
-		pops := !base && w.st.canPop(node{q, cnt, n.preds})
-		row, ncnt, ok := w.tightRow(q, cnt)
-		es, ee := t.children(v)
-		for e := ee - 1; e >= es; e-- {
-			b := t.edgeByte[e]
-			if pops && follow.has(b) {
-				stack = append(stack, tightItem{u: t.edgeNode[e], q: q, depth: int32(d + 1), cnt: cnt, full: true, b: b})
-				continue
-			}
-			if !ok {
-				continue
-			}
-			nx := row[a.classOf[b]]
-			if nx < 0 || (rep && !w.st.live(nx, ncnt)) {
-				continue
-			}
-			stack = append(stack, tightItem{u: t.edgeNode[e], q: nx, depth: int32(d + 1), cnt: ncnt})
-		}
+	if need := int(w.c.maxLen) + 2; len(w.levels) < need {
+		w.levels = make([]scanLevel, need)
 	}
-	push(u, n.state, n.cnt, depth)
-	for len(stack) > floor {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		nn := node{it.q, it.cnt, n.preds}
-		st := &a.states[it.q]
-		if it.full || st.flags&(stTight|stIterOnly) == 0 {
-			w.tstack = stack
+	lv := w.levels
+	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
+	// Levels are indexed by trie depth; visit takes depths relative to
+	// the walk's start.
+	rel := depth - int(t.depth[u])
+	end := t.subtreeEnd[u]
+	for v := u + 1; v < end; {
+		d := int(t.depth[v])
+		p := &lv[d-1]
+		b := t.inByte[v]
+		if p.pops && follow.has(b) {
 			top := len(w.buf)
-			if it.full {
-				w.st.begin()
-				w.st.out = w.st.out[:0]
-				w.st.stepByte(nn, int(a.classOf[it.b]))
-				next := w.st.merge(w.st.out)
-				w.buf = append(w.buf, next...)
-			} else {
-				w.buf = append(w.buf, nn)
-			}
+			w.st.begin()
+			w.st.out = w.st.out[:0]
+			w.st.stepByte(node{p.q, p.cnt, n.preds}, int(a.classOf[b]))
+			w.buf = append(w.buf, w.st.merge(w.st.out)...)
 			if len(w.buf) > top {
-				w.visit(it.u, top, len(w.buf), int(it.depth), false)
+				w.visit(v, top, len(w.buf), d+rel, false)
 			}
 			w.buf = w.buf[:top]
-			stack = w.tstack
+			v = t.subtreeEnd[v]
 			continue
 		}
-		if toks := t.tokensAt(it.u); len(toks) > 0 {
+		if p.row == nil {
+			v = t.subtreeEnd[v]
+			continue
+		}
+		nx := p.row[a.classOf[b]]
+		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
+			v = t.subtreeEnd[v]
+			continue
+		}
+		st := &a.states[nx]
+		if st.flags&(stTight|stIterOnly) == 0 {
+			top := len(w.buf)
+			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
+			w.visit(v, top, top+1, d+rel, false)
+			w.buf = w.buf[:top]
+			v = t.subtreeEnd[v]
+			continue
+		}
+		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
 			cost := int32(0)
 			if w.symbolic {
 				if base {
-					cost = iterations(it.cnt)
-					if it.cnt < 0 && st.flags&stReachPop == 0 {
+					cost = iterations(p.nextCnt)
+					if p.nextCnt < 0 && st.flags&stReachPop == 0 {
 						cost++
 					}
 				} else {
 					cost = fixedCost
 				}
 			}
-			for _, id := range toks {
+			for _, id := range t.toks[ts:te] {
 				w.accept(id, cost)
 			}
 		}
-		es, ee := t.children(it.u)
-		if es == ee {
+		if t.subtreeEnd[v] == v+1 {
+			v++
 			continue
 		}
-		if base && st.flags&stFinal != 0 && w.crossCheck(it.u, es, ee) && w.st.canPop(nn) {
-			w.cross = append(w.cross, crossPt{it.u, iterations(min(it.cnt, 0))})
-			w.crossMark = len(w.cross)
+		if base && st.flags&stFinal != 0 {
+			es, ee := t.children(v)
+			if w.crossCheck(v, es, ee) && w.st.canPop(node{nx, p.nextCnt, n.preds}) {
+				w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
+				w.crossMark = len(w.cross)
+			}
 		}
-		push(it.u, it.q, it.cnt, int(it.depth))
+		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
+		v++
 	}
-	w.tstack = stack[:floor]
 }
