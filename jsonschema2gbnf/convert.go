@@ -31,6 +31,12 @@ const (
 	// MaxAlternatives bounds the branches one anyOf/oneOf expansion may
 	// produce after distribution over allOf.
 	MaxAlternatives = 4096
+
+	// MaxOneOfExclusions bounds, for one oneOf branch, the combinations of
+	// the negated overlapping branches it is intersected with (each is a
+	// term of the grammar), after dropping the combinations that contradict
+	// the branch: beyond a few hundred the grammar grows by megabytes.
+	MaxOneOfExclusions = 256
 )
 
 // Convert converts a JSON Schema into a GBNF grammar whose start rule is
@@ -705,7 +711,11 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 		if !sat[i] {
 			continue
 		}
+		// each combination is kept as the set of the negation branches it
+		// conjoins (by key): equal sets are merged and a set that contains
+		// another is dropped (it denotes a subset of the other)
 		combos := []branch{{}}
+		sets := []map[string]bool{{}}
 		ok := true
 		for j := 0; j < n && ok; j++ {
 			if !overlap[i][j] {
@@ -716,22 +726,45 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 				ok = false
 				break
 			}
-			nb, nok := c.negFor(b.ms[0], c.summarize(terms[i]).types)
+			nb, r, nok := c.negMode(b.ms[0], 0, true)
+			if nok && r&c.summarize(terms[i]).types != 0 {
+				nok = false
+			}
 			if !nok {
 				ok = false
 				break
 			}
 			var next []branch
-			for _, p := range combos {
+			var nextSets []map[string]bool
+			c.quiet++
+			for pi, p := range combos {
 				for _, q := range nb {
-					next = append(next, branch{ms: append(append([]*jsonschema.Schema{}, p.ms...), q.ms...), ex: mergeExtra(p.ex, q.ex)})
+					qk := branchKey(q)
+					set := map[string]bool{qk: true}
+					for k := range sets[pi] {
+						set[k] = true
+					}
+					cb := branch{ms: append(append([]*jsonschema.Schema{}, p.ms...), q.ms...), ex: mergeExtra(p.ex, q.ex)}
+					if sets[pi][qk] {
+						cb = p // q already in the combination
+					}
+					// drop combinations that contradict the branch itself
+					if c.satisfiable(with(terms[i], cb)) {
+						next = append(next, cb)
+						nextSets = append(nextSets, set)
+					}
+				}
+				if len(next) > 4*MaxOneOfExclusions {
+					break
 				}
 			}
-			if len(next) > MaxAlternatives {
+			c.quiet--
+			next, nextSets = minimalSets(next, nextSets)
+			if len(next) > MaxOneOfExclusions {
 				ok = false
 				break
 			}
-			combos = next
+			combos, sets = next, nextSets
 		}
 		if !ok {
 			if !c.unsupported(g.ptr, g.kind, "branches overlap and their exclusion has no exact grammar (the grammar cannot ensure that exactly one matches)") {
@@ -752,14 +785,90 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 	return alt(alts...)
 }
 
+// branchKey identifies a negation branch.
+func branchKey(b branch) string {
+	var ids []string
+	for _, s := range b.ms {
+		ids = append(ids, fmt.Sprintf("%p", s))
+	}
+	sort.Strings(ids)
+	return strings.Join(ids, ",") + "|" + b.ex.key()
+}
+
+// minimalSets keeps one combination per distinct set and drops the sets
+// that strictly contain another.
+func minimalSets(bs []branch, sets []map[string]bool) ([]branch, []map[string]bool) {
+	seen := map[string]bool{}
+	var ob []branch
+	var os []map[string]bool
+	for i, s := range sets {
+		keys := make([]string, 0, len(s))
+		for k := range s {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		k := strings.Join(keys, "\x00")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		ob, os = append(ob, bs[i]), append(os, s)
+	}
+	var rb []branch
+	var rs []map[string]bool
+	for i, s := range os {
+		dominated := false
+		for j, t := range os {
+			if i != j && len(t) < len(s) && subsetOf(t, s) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			rb, rs = append(rb, ob[i]), append(rs, s)
+		}
+	}
+	return rb, rs
+}
+
+func subsetOf(a, b map[string]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // satisfiable is a cheap check that a term may have values (false only
 // when provably empty).
-func (c *conv) satisfiable(t term) bool {
+func (c *conv) satisfiable(t term) bool { return c.satisfiableDepth(t, 0) }
+
+func (c *conv) satisfiableDepth(t term, depth int) bool {
 	s := c.summarize(t)
 	if s.enum != nil {
 		return len(s.enum) > 0
 	}
-	return s.types != 0
+	types := s.types
+	if types&tObj != 0 && s.groups == 0 {
+		// objects: a required property that is forbidden, disallowed or
+		// has no possible value rules objects out
+		req := requiredOf(s.n)
+		for k := range req {
+			if !c.propAllowed(s.n, k) {
+				types &^= tObj
+				break
+			}
+			if depth < 2 {
+				pt := propTerm(s.n, k)
+				if (len(pt.ms) > 0 || !pt.ex.isEmpty()) && !c.satisfiableDepth(pt, depth+1) {
+					types &^= tObj
+					break
+				}
+			}
+		}
+	}
+	return types != 0
 }
 
 // emitEnum writes the values of an enum/const that satisfy the whole term.

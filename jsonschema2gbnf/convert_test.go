@@ -184,6 +184,8 @@ var acceptCases = []struct {
 		[]string{`{"a":"s","xy":"s","z":1}`}, []string{`{"z":"s"}`}},
 	{"unevaluatedItems false", `{"prefixItems":[{"type":"string"}],"unevaluatedItems":false}`, nil,
 		[]string{`[]`, `["a"]`}, []string{`["a","b"]`}},
+	{"OpenAPI nullable", `{"properties":{"a":{"type":"string","nullable":true},"b":{"enum":["x"],"nullable":true}},"required":["a","b"]}`, nil,
+		[]string{`{"a":null,"b":null}`, `{"a":"s","b":"x"}`}, []string{`{"a":1,"b":"x"}`}},
 	{"nullable via type array", `{"type":["integer","null"],"minimum":3}`, nil, []string{`null`, `3`}, []string{`2`}},
 }
 

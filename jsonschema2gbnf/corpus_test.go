@@ -6,7 +6,6 @@ import (
 	"flag"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -301,4 +300,11 @@ func mustGrammar(t *testing.T, schema string, opts ...jsonschema2gbnf.Option) (s
 	return src, g
 }
 
-var _ = filepath.Join
+func readFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}

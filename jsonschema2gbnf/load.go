@@ -186,6 +186,9 @@ func load(data []byte) (l *loaded, err error) {
 	default:
 		return nil, &InvalidSchemaError{Pointer: "#", Msg: "a schema must be a JSON object or a boolean"}
 	}
+	if bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw) {
+		data = []byte(canonicalJSON(raw))
+	}
 	drafts := []*jsonschema.Draft{jsonschema.Draft2020, jsonschema.Draft7, jsonschema.Draft4}
 	explicit := false
 	if o, ok := raw.(*ordObj); ok {
@@ -362,4 +365,77 @@ func rawPointer(v any, ptr string) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// rewriteNullable reads OpenAPI 3.0's `nullable: true` as JSON Schema:
+// "null" is added to the schema's type (when it has one) and enum (when
+// it has one). It reports whether anything changed. Convert and
+// CompileSchema both apply it, so the grammar and the validator agree.
+func rewriteNullable(v any) bool {
+	changed := false
+	var schema func(v any)
+	each := func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, s := range x {
+				schema(s)
+			}
+		default:
+			schema(x)
+		}
+	}
+	eachValue := func(v any) {
+		if o, ok := v.(*ordObj); ok {
+			for _, k := range o.keys {
+				schema(o.vals[k])
+			}
+		}
+	}
+	schema = func(v any) {
+		o, ok := v.(*ordObj)
+		if !ok {
+			return
+		}
+		if b, ok := o.vals["nullable"].(bool); ok && b {
+			switch t := o.vals["type"].(type) {
+			case string:
+				if t != "null" {
+					o.vals["type"] = []any{t, "null"}
+					changed = true
+				}
+			case []any:
+				has := false
+				for _, x := range t {
+					has = has || x == "null"
+				}
+				if !has {
+					o.vals["type"] = append(append([]any{}, t...), "null")
+					changed = true
+				}
+			}
+			if e, ok := o.vals["enum"].([]any); ok {
+				has := false
+				for _, x := range e {
+					has = has || x == nil
+				}
+				if !has {
+					o.vals["enum"] = append(append([]any{}, e...), nil)
+					changed = true
+				}
+			}
+		}
+		for _, k := range []string{"additionalProperties", "additionalItems", "items", "contains", "propertyNames",
+			"not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "allOf", "anyOf", "oneOf", "prefixItems"} {
+			if x, ok := o.vals[k]; ok {
+				each(x)
+			}
+		}
+		for _, k := range []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"} {
+			if x, ok := o.vals[k]; ok {
+				eachValue(x)
+			}
+		}
+	}
+	schema(v)
+	return changed
 }

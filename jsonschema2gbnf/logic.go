@@ -50,6 +50,14 @@ var exactFormats = map[string]bool{"date": true, "uuid": true, "ipv4": true, "ip
 //	not S               → S
 //	anyOf [A, B]        → (not A) and (not B)
 func (c *conv) neg(s *jsonschema.Schema, depth int) (out []branch, residual uint8, ok bool) {
+	return c.negMode(s, depth, false)
+}
+
+// negMode is neg; with subset set (oneOf exclusions only), the negation
+// of a property that the schema also requires may leave out what has no
+// exact grammar: "p present with a value not S" is then only the part
+// that is expressible (see expandGroup).
+func (c *conv) negMode(s *jsonschema.Schema, depth int, subset bool) (out []branch, residual uint8, ok bool) {
 	if depth > maxNegDepth {
 		return nil, 0, false
 	}
@@ -121,8 +129,22 @@ func (c *conv) neg(s *jsonschema.Schema, depth int) (out []branch, residual uint
 					keys = append(keys, k)
 				}
 				sort.Strings(keys)
+				required := map[string]bool{}
+				for _, b := range f {
+					for _, r := range b.Required {
+						required[r] = true
+					}
+				}
 				for _, k := range keys {
 					inner, r, ok := c.neg(a.Properties[k], depth+1)
+					if subset && required[k] && (!ok || r != 0) {
+						// the object without k is covered by "required";
+						// k present with an inexpressibly bad value is left out
+						if !ok {
+							continue
+						}
+						r = 0
+					}
 					if !ok {
 						residual |= tObj
 						continue

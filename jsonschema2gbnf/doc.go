@@ -1,0 +1,122 @@
+// Package jsonschema2gbnf converts a JSON Schema into a GBNF grammar
+// (llama.cpp's grammar format, read by package gbnf) whose sentences are
+// JSON documents valid against the schema.
+//
+//	grammar, err := jsonschema2gbnf.Convert(schemaJSON)                    // strict, compact
+//	grammar, err := jsonschema2gbnf.Convert(schemaJSON, jsonschema2gbnf.FlexibleWhitespace(0))
+//	var warns []jsonschema2gbnf.Warning
+//	grammar, err := jsonschema2gbnf.Convert(schemaJSON, jsonschema2gbnf.Lenient(&warns))
+//
+// # Contract
+//
+// Soundness: in strict mode (the default) every sentence of the grammar is
+// a document that santhosh-tekuri/jsonschema (with format assertions on)
+// accepts against the schema as CompileSchema compiles it. A keyword the
+// grammar cannot enforce is an error naming the keyword and its JSON
+// pointer (an *UnsupportedError, several of them sorted in an ErrorList);
+// it is never skipped. Lenient mode relaxes such keywords instead (the
+// grammar then accepts a superset for that part) and reports each as a
+// Warning; validate the output against CompileSchema's schema.
+//
+// Completeness: the grammar accepts every valid document once it is
+// written the way Format writes it. The policies that make a valid
+// document's spelling unique are:
+//
+//   - Whitespace: none (compact, the default: fewest tokens), or with
+//     FlexibleWhitespace one space, or one newline and up to maxIndent
+//     spaces/tabs, after { [ , : and before } ]. No whitespace before , or
+//     : and none around the top-level value.
+//   - Key order: declared properties in schema order (the order of first
+//     declaration over merged schemas; names only listed in required
+//     follow in required order), then other keys. AnyPropertyOrder lifts
+//     this for objects with at most MaxAnyOrderProperties declared
+//     properties.
+//   - Strings: unconstrained strings (and strings with only length
+//     bounds) accept every JSON encoding; strings constrained by enum,
+//     const, pattern or format, and object keys whenever some key must be
+//     excluded, accept the canonical encoding only: `\"` `\\`, the short
+//     escapes \b \f \n \r \t, `\u00XX` (lowercase) for other control
+//     characters, everything else (`/`, non-ASCII, U+2028) raw. A length
+//     counts characters (code points): `\uXXXX` escapes of surrogates are
+//     never produced, a character outside the BMP is written raw.
+//   - Numbers: integers in canonical form (no leading zeros, no exponent,
+//     no fraction; "-0" accepted), any size. Plain numbers accept JSON's
+//     full syntax. A number with bounds is written in plain decimal
+//     notation (no exponent), except a single bound of exactly 0 (the sign
+//     decides). type number with an integer multipleOf also accepts a
+//     ".0…" fraction.
+//   - Enum and const values of any JSON type are written canonically
+//     (objects with their keys in the schema's order).
+//
+// # Keywords
+//
+// Loading: drafts 4, 6, 7, 2019-09 and 2020-12 (from $schema; without it
+// 2020-12, falling back to draft-07 then draft-04 when the schema is only
+// valid there). Local $ref (JSON pointers, $defs/definitions, $anchor,
+// draft-4/6/7 ids, recursion) are resolved; a $ref to another document is
+// a *RemoteRefError: nothing is loaded from disk or network. The
+// meta-schema validation is santhosh-tekuri's, so a pattern Go's regexp
+// cannot compile (lookaround, backreferences) is an *InvalidSchemaError.
+//
+// OpenAPI 3.0's nullable: true is read as adding null to the schema's type
+// and enum (CompileSchema reads it the same way, so validation agrees).
+//
+// Enforced exactly: type (arrays of types, integer vs number); enum and
+// const (each candidate value is validated against the whole schema, so
+// they combine exactly with anything); properties, required,
+// additionalProperties (false, true, schema), patternProperties (keys are
+// split by which patterns match them), propertyNames (patterns, formats,
+// lengths, enum/const), minProperties/maxProperties (counted; a minimum
+// needing two or more undeclared keys is unsupported, since the grammar
+// cannot keep their names distinct); items, prefixItems, additionalItems,
+// minItems, maxItems; contains/minContains without positional items;
+// minLength/maxLength (counted repetition); pattern (Go regexp syntax,
+// search semantics: unanchored unless ^/$); format date-time, date, time,
+// duration, period, email, hostname, ipv4, ipv6, uuid, uri, iri,
+// uri-reference, iri-reference, json-pointer, relative-json-pointer
+// (formats the validator does not assert are annotations); minimum,
+// maximum, exclusive* as exact digit-range grammars; multipleOf on
+// integers (remainder automaton up to MaxMultipleOf) and 10^-d on numbers;
+// allOf (merged); anyOf; oneOf (each branch excludes the branches it may
+// overlap with, using the exact negation of their keywords); not, if/then/
+// else, dependencies/dependentRequired/dependentSchemas (rewritten with
+// exact negations and case splits); unevaluatedProperties/Items (for the
+// merged schema of each alternative: with anyOf whose branches overlap
+// this is a subset). Annotations (title, description, default, examples,
+// unknown keywords) are ignored, as the validator ignores them.
+//
+// Unsupported (errors in strict mode): uniqueItems (except maxItems ≤ 1),
+// multipleOf that is neither an integer nor 10^-d, format regex and
+// uri-template, not/oneOf/if whose negation needs a keyword without an
+// exact negation (e.g. uniqueItems, multipleOf, additionalProperties) for
+// values of a type the context allows, and string languages whose
+// automaton exceeds MaxDFAStates (e.g. a URI format with maxLength 255).
+//
+// Sound subsets (documented choices, not errors): in a oneOf, where
+// another branch requires a property p, documents of this branch that
+// carry p with a value the other branch rejects only through keywords
+// without an exact negation are not generated; a date-time leap second
+// only at 23:59:60 UTC; hostnames/e-mails in the common shapes that fit
+// the length limits (see formats.go); uri hosts without percent-escapes.
+//
+// # Grammar shape
+//
+// Pieces used in many places are shared rules (ws, value, string, char,
+// kchar, number, integer, …) so a token-mask compiler computes each once;
+// rules are named after the schema location (JSON pointer) they come
+// from. Length bounds stay counted repetitions (char{0,5000}); bounds
+// above 100,000 are nested blocks, up to MaxRepeatBound; a maximum above
+// MaxRepeatBound is treated as none. Excluding declared names from the
+// keys of additional properties, and patterns combined with other
+// constraints, use automata written as one rule per state; these are the
+// largest parts of large grammars.
+//
+// # Cost and concurrency
+//
+// Convert, Format and CompileSchema are safe for concurrent use (no shared
+// mutable state). Converting a typical schema takes under a millisecond;
+// the largest corpus schemas take a few hundred milliseconds. The limits
+// (MaxSchemaBytes, MaxNestingDepth, MaxTerms, MaxDFAStates, MaxDFAWork,
+// MaxGrammarBytes, MaxEnumValues, MaxPatternBytes, …) bound time and
+// memory on any input; exceeding one is a *LimitError.
+package jsonschema2gbnf
