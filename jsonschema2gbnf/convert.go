@@ -108,6 +108,8 @@ type conv struct {
 	depth    int
 	warned   map[string]bool
 	keyLangs map[string]string // memo of key-language expressions
+	notIn    map[string]string // memo of notInSet rules by excluded suffix set
+
 	// rootPending makes the first term emitted take the name "root"
 	rootPending bool
 	quiet       int // > 0 while analysing: unsupported keywords are not reported
@@ -125,6 +127,7 @@ func newConv(l *loaded, o options) *conv {
 		modRules: map[int]string{},
 		warned:   map[string]bool{},
 		keyLangs: map[string]string{},
+		notIn:    map[string]string{},
 	}
 }
 

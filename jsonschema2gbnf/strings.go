@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp/syntax"
 	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // quoted wraps a string-body expression in JSON quotes.
@@ -223,6 +225,8 @@ func (c *conv) keyLang(include, exclude []patRef, names []string, ptr string) st
 	var x string
 	if len(include) == 0 && len(exclude) == 0 && len(names) == 0 {
 		x = c.prim(ruleKString)
+	} else if len(include) == 0 && len(exclude) == 0 {
+		x = quoted(c.notInSet(names))
 	} else {
 		body := c.stringLang(include, exclude, names, 0, -1, "key", ptr)
 		if body != "" {
@@ -244,4 +248,60 @@ func (c *conv) work(d *dfa, ptr string) bool {
 		return false
 	}
 	return true
+}
+
+// notInSet returns an expression for the strings (canonical encoding,
+// without quotes) that are not in the set: a trie complement whose states
+// are shared over the whole grammar, keyed by the set of suffixes still
+// excluded. Objects that declare the same names (or names with common
+// tails) share these rules, which keeps the free-key languages of large
+// schemas small.
+func (c *conv) notInSet(set []string) string {
+	set = dedup(append([]string(nil), set...))
+	sort.Strings(set)
+	key := strings.Join(set, "\x00")
+	if x, ok := c.notIn[key]; ok {
+		return x
+	}
+	all := c.prim(ruleKChar) + "*"
+	if len(set) == 0 {
+		return all
+	}
+	if len(set) == 1 && set[0] == "" {
+		return seq(c.prim(ruleKChar), all)
+	}
+	byFirst := map[rune][]string{}
+	var firsts []rune
+	empty := false
+	for _, s := range set {
+		if s == "" {
+			empty = true
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		if _, ok := byFirst[r]; !ok {
+			firsts = append(firsts, r)
+		}
+		byFirst[r] = append(byFirst[r], s[size:])
+	}
+	sort.Slice(firsts, func(i, j int) bool { return firsts[i] < firsts[j] })
+	var rs []rune
+	for _, r := range firsts {
+		rs = append(rs, r, r)
+	}
+	others := anyRune.minus(normRunes(rs))
+	var alts []string
+	if !others.empty() {
+		alts = append(alts, seq(paren(classExpr(others)), all))
+	}
+	for _, r := range firsts {
+		alts = append(alts, seq(encClass(runeSet{r, r}), c.notInSet(byFirst[r])))
+	}
+	if !empty {
+		alts = append(alts, `""`)
+	}
+	name := c.rules.fresh("not-key")
+	c.rules.define(name, strings.Join(alts, " | "))
+	c.notIn[key] = name
+	return name
 }

@@ -4,7 +4,7 @@
 // instances (re-serialized with jsonschema2gbnf.Format) are accepted and
 // invalid ones rejected. It also prints convert time percentiles.
 //
-//	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-v] [-only Dataset/name]
+//	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-accept earley|mask] [-v] [-only Dataset/name]
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/structgen/structgen/internal/llama3vocab"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/jsonschema2gbnf/internal/schemabench"
@@ -27,6 +28,7 @@ func main() {
 	flexible := flag.Bool("flexible", false, "flexible whitespace")
 	verbose := flag.Bool("v", false, "print every failing schema with its error")
 	only := flag.String("only", "", "only schemas whose id contains this")
+	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	flag.Parse()
 	dir := *corpus
 	if dir == "" {
@@ -43,6 +45,15 @@ func main() {
 		os.Exit(1)
 	}
 	o := schemabench.Options{Instances: *instances}
+	if *accept == "mask" {
+		d, _ := sharedtest.Find()
+		v, err := llama3vocab.Load(d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
+		}
+		o.Accept = schemabench.Matcher(v)
+	}
 	if *flexible {
 		o.Convert = append(o.Convert, jsonschema2gbnf.FlexibleWhitespace(0))
 	}
@@ -50,10 +61,11 @@ func main() {
 		o.Filter = func(c *schemabench.Case) bool { return strings.Contains(c.ID(), *only) }
 	}
 	rs := schemabench.Run(cases, o)
-	var durs []time.Duration
+	var durs, total []time.Duration
 	for _, r := range rs {
 		if r.Strict == "ok" {
 			durs = append(durs, r.ConvertDur)
+			total = append(total, r.ConvertDur+r.PrepareDur)
 		}
 		if *verbose && (r.Strict != "ok" || len(r.Failures) > 0) {
 			fmt.Printf("%s: strict=%s lenient=%s %s\n", r.ID, r.Strict, r.Lenient, r.StrictErr)
@@ -64,8 +76,13 @@ func main() {
 	}
 	fmt.Print(schemabench.FormatTable(schemabench.Table(rs)))
 	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+	sort.Slice(total, func(i, j int) bool { return total[i] < total[j] })
 	if n := len(durs); n > 0 {
 		fmt.Printf("\nconvert time per schema (strict, converted): p50 %v, p95 %v, max %v (n=%d)\n",
 			durs[n/2], durs[n*95/100], durs[n-1], n)
+		if *accept == "mask" && *instances {
+			fmt.Printf("convert + mask.Compile (Llama-3 vocabulary): p50 %v, p95 %v, max %v\n",
+				total[n/2], total[n*95/100], total[n-1])
+		}
 	}
 }

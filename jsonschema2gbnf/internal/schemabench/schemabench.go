@@ -24,6 +24,7 @@ import (
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
 	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/mask"
 )
 
 // Case is one corpus file.
@@ -99,6 +100,24 @@ func Earley(g *gbnf.Grammar) func([]byte) bool {
 	return r.Accepts
 }
 
+// Matcher returns the acceptance check of the token-mask automaton over
+// vocabulary v: the grammar is compiled with mask.Compile and a document
+// is accepted when AcceptBytes takes all of it and CanEnd holds. A
+// grammar the automaton cannot compile accepts nothing (and the failure
+// shows up as disagreement).
+func Matcher(v *mask.Vocab) Accept {
+	return func(g *gbnf.Grammar) func([]byte) bool {
+		cm, err := mask.Compile(g, v)
+		if err != nil {
+			return func([]byte) bool { return false }
+		}
+		return func(doc []byte) bool {
+			m := cm.NewMatcher()
+			return m.AcceptBytes(doc) == nil && m.CanEnd()
+		}
+	}
+}
+
 // Result is the outcome for one schema.
 type Result struct {
 	ID      string `json:"id"`
@@ -114,6 +133,7 @@ type Result struct {
 	StrictErr  string        `json:"-"` // first error, for reports
 	Warnings   int           `json:"-"`
 	ConvertDur time.Duration `json:"-"`
+	PrepareDur time.Duration `json:"-"` // Accept's preparation of the grammar (mask: compile)
 	GrammarLen int           `json:"-"`
 	Failures   []string      `json:"-"` // instances that disagree
 }
@@ -221,7 +241,9 @@ func RunOne(c *Case, o Options) *Result {
 	if !o.Instances {
 		return r
 	}
+	t0 := time.Now()
 	accept := o.Accept(gr)
+	r.PrepareDur = time.Since(t0)
 	for i, t := range c.Tests {
 		if !t.Valid && !strict {
 			continue // a lenient grammar may accept invalid documents
