@@ -47,8 +47,13 @@ type Compiled struct {
 	firstDone []bool
 	walker    *walker // compile-time walker
 
-	mu         sync.Mutex
+	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next)
 	repEntries map[ctxKey]*ctxEntry
+
+	lazyMu    sync.Mutex // serializes level-1 computations after compilation
+	budget    time.Duration
+	walkStart time.Time
+	done      bool // compilation finished: level1 is written under mu
 
 	stats CompileStats
 }
@@ -58,7 +63,8 @@ type CompileStats struct {
 	Frames       int           // rule and repetition frames
 	States       int           // automaton states
 	ByteClasses  int           // byte equivalence classes
-	TopStates    int           // states with a precomputed level-1 mask
+	TopStates    int           // states that need level-1 data (stack tops, return states)
+	EagerStates  int           // of which computed at compile time (the rest on first use)
 	Duration     time.Duration // total compile time (vocabulary preparation excluded)
 	WalkDuration time.Duration // of which: level-1 trie walks
 }
@@ -81,6 +87,30 @@ func (c *Compiled) Grammar() *gbnf.Grammar { return c.g }
 // Supported beyond llama.cpp: direct left recursion (r ::= r α | β is
 // rewritten to r ::= β α*). Indirect left recursion is an error.
 func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
+	return CompileWith(g, v, Options{})
+}
+
+// DefaultEagerBudget bounds the eager part of Compile: per-state token sets
+// are precomputed, in state order (the root's states first), until this
+// much time has passed; the others are computed the first time a matcher
+// needs them (one walk of part of the token trie, up to a few
+// milliseconds for a state that allows most of a 128k vocabulary) and
+// cached for every matcher. The five bench grammars compile well within
+// it; grammars of the large JSONSchemaBench schemas (tens of thousands of
+// states, of which a generation visits a few hundred) would take seconds
+// to precompute entirely.
+const DefaultEagerBudget = 40 * time.Millisecond
+
+// Options configure CompileWith.
+type Options struct {
+	// EagerBudget bounds the eager precomputation (see
+	// DefaultEagerBudget); 0 means DefaultEagerBudget, a negative value
+	// no bound (everything at compile time).
+	EagerBudget time.Duration
+}
+
+// CompileWith is Compile with options.
+func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	if g == nil || v == nil {
 		return nil, fmt.Errorf("mask: Compile needs a grammar and a vocabulary")
 	}
@@ -116,6 +146,13 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 		repEntries: map[ctxKey]*ctxEntry{},
 	}
 	walkStart := time.Now()
+	c.walkStart = walkStart
+	switch {
+	case opt.EagerBudget == 0:
+		c.budget = DefaultEagerBudget
+	case opt.EagerBudget > 0:
+		c.budget = opt.EagerBudget
+	}
 	tops, err := c.computeLevel1()
 	if err != nil {
 		return nil, err
@@ -127,7 +164,9 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 		TopStates:    tops,
 		Duration:     time.Since(start),
 		WalkDuration: time.Since(walkStart),
+		EagerStates:  c.stats.EagerStates,
 	}
+	c.done = true
 	return c, nil
 }
 
@@ -203,7 +242,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 			}
 		}
 	}
-	var plainTops []int32
+	var plainTops, repTops []int32
 	tops := 0
 	for q := range a.states {
 		if !need[q] {
@@ -211,18 +250,51 @@ func (c *Compiled) computeLevel1() (int, error) {
 		}
 		tops++
 		if a.frames[a.states[q].frame].repeat {
-			if err := c.level1Repeat(int32(q)); err != nil {
-				return 0, err
-			}
+			repTops = append(repTops, int32(q))
 			continue
 		}
 		plainTops = append(plainTops, int32(q))
 	}
-	if err := c.level1Plain(plainTops); err != nil {
-		return 0, err
+	// Eagerly, in state order (the root's states first), while the budget
+	// lasts; the rest is computed on first use (lazyLevel1).
+	for _, q := range repTops {
+		if c.overBudget() {
+			break
+		}
+		if err := c.level1Repeat(q); err != nil {
+			return 0, err
+		}
+	}
+	if !c.overBudget() {
+		if err := c.level1Plain(plainTops, true); err != nil {
+			return 0, err
+		}
 	}
 	c.walker = nil
+	for q := range need {
+		if need[q] && c.level1[q] != nil {
+			c.stats.EagerStates++
+		}
+	}
 	return tops, nil
+}
+
+// overBudget reports whether the eager phase of compilation is over
+// (never after compilation: lazy computations run to completion).
+func (c *Compiled) overBudget() bool {
+	return !c.done && c.budget > 0 && time.Since(c.walkStart) > c.budget
+}
+
+// setLevel1 stores level-1 data. After compilation, readers (entryFor)
+// take c.mu; lazy computations are serialized by c.lazyMu.
+func (c *Compiled) setLevel1(q int32, l *level1) {
+	if c.done {
+		c.mu.Lock()
+		c.level1[q] = l
+		c.mu.Unlock()
+		return
+	}
+	c.level1[q] = l
 }
 
 // level1Repeat computes level 1 of a state of a repetition frame with a
@@ -243,7 +315,7 @@ func (c *Compiled) level1Repeat(q int32) error {
 		if err := c.level1Repeat(tq); err != nil {
 			return err
 		}
-		c.level1[q] = c.level1[tq]
+		c.setLevel1(q, c.level1[tq])
 		return nil
 	}
 	if a.states[q].flags&stIterOnly != 0 {
@@ -256,7 +328,7 @@ func (c *Compiled) level1Repeat(q int32) error {
 		if a.canPopState(q) && c.prep.trie.numNodes() > 1 {
 			l.cross = append(l.cross, crossPt{0, 0})
 		}
-		c.level1[q] = &l
+		c.setLevel1(q, &l)
 		return nil
 	}
 	w := c.walker
@@ -265,13 +337,13 @@ func (c *Compiled) level1Repeat(q int32) error {
 	if err != nil {
 		return err
 	}
-	c.level1[q] = l
+	c.setLevel1(q, l)
 	return nil
 }
 
 // level1Plain computes level 1 of states of ordinary frames, in batches
 // of 64 parallel walks, then adds what their calls contribute.
-func (c *Compiled) level1Plain(qs []int32) error {
+func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	w := c.walker
 	ps := &pwalkState{}
 	var todo []int32
@@ -348,6 +420,11 @@ func (c *Compiled) level1Plain(qs []int32) error {
 	local := make([]*level1, len(todo))
 	localOf := make(map[int32]*level1, len(todo))
 	for i := 0; i < len(todo); i += 64 {
+		if budgeted && c.overBudget() {
+			// Stop here: the states not done are computed on first use.
+			todo, local = todo[:i], local[:i]
+			break
+		}
 		batch := todo[i:min(i+64, len(todo))]
 		ps.skip = ps.skip[:0]
 		anySkip := false
@@ -384,7 +461,7 @@ func (c *Compiled) level1Plain(qs []int32) error {
 		l := local[i]
 		calls := c.a.states[q].calls
 		if len(calls) == 0 {
-			c.level1[q] = l
+			c.setLevel1(q, l)
 			continue
 		}
 		b.addSet(&l.full)
@@ -419,7 +496,7 @@ func (c *Compiled) level1Plain(qs []int32) error {
 		nl := &level1{full: b.build()}
 		slices.Sort(cross)
 		nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
-		c.level1[q] = nl
+		c.setLevel1(q, nl)
 	}
 	return nil
 }
@@ -445,7 +522,7 @@ func (c *Compiled) enterFrame(f int32) (*ctxEntry, error) {
 		e = c.entryFor(node{fr.start, 0, predsBottom})
 	} else {
 		if c.level1[fr.start] == nil {
-			if err := c.level1Plain([]int32{fr.start}); err != nil {
+			if err := c.level1Plain([]int32{fr.start}, false); err != nil {
 				return nil, err
 			}
 		}

@@ -32,7 +32,8 @@ func TestConcurrentMatchers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := replayCounts(t, ref, bc.Tokens)
-	c, err := mask.Compile(g, v)
+	// Almost everything is computed on first use, concurrently.
+	c, err := mask.CompileWith(g, v, mask.Options{EagerBudget: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,4 +310,47 @@ x ::= [a-z]{1,30} [a-z0-9] | ""`, uint64(4))
 			}
 		}
 	})
+}
+
+// TestLazyEqualsEager compiles each bench grammar fully eagerly and almost
+// fully lazily (a 1ns budget) and checks that every mask along the
+// document is bit for bit the same.
+func TestLazyEqualsEager(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eager, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := mask.CompileWith(g, v, mask.Options{EagerBudget: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if es, ls := eager.Stats(), lazy.Stats(); es.EagerStates != es.TopStates || ls.EagerStates >= ls.TopStates {
+			t.Fatalf("%s: eager %d/%d, lazy %d/%d states precomputed", bc.ID, es.EagerStates, es.TopStates, ls.EagerStates, ls.TopStates)
+		}
+		me, ml := eager.NewMatcher(), lazy.NewMatcher()
+		we, wl := make([]uint32, eager.Words()), make([]uint32, lazy.Words())
+		for i := 0; i <= len(bc.Tokens); i++ {
+			me.FillMask(we)
+			ml.FillMask(wl)
+			for k := range we {
+				if we[k] != wl[k] {
+					t.Fatalf("%s step %d: lazy and eager masks differ at word %d", bc.ID, i, k)
+				}
+			}
+			if i < len(bc.Tokens) {
+				if err := me.Accept(bc.Tokens[i]); err != nil {
+					t.Fatal(err)
+				}
+				if err := ml.Accept(bc.Tokens[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 }

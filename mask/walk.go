@@ -371,7 +371,7 @@ func (c *Compiled) classKey(n node) ctxKey {
 
 // entryFor returns the level-1 entry of node n (concrete counter).
 func (c *Compiled) entryFor(n node) *ctxEntry {
-	l := c.level1[n.state]
+	l := c.getLevel1(n.state)
 	if l == nil {
 		l = c.lazyLevel1(n.state)
 	}
@@ -473,37 +473,43 @@ func (w *walker) fastStepper(n node) fastStep {
 	return fs
 }
 
-// lazyLevel1 computes level 1 of a state that was not precomputed (every
-// stack top and return state is; this is a safety net).
-func (c *Compiled) lazyLevel1(q int32) *level1 {
+// getLevel1 returns the level-1 data of q, or nil if not computed yet.
+func (c *Compiled) getLevel1(q int32) *level1 {
+	if !c.done {
+		return c.level1[q]
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l := c.level1[q]; l != nil {
+	l := c.level1[q]
+	c.mu.Unlock()
+	return l
+}
+
+// lazyLevel1 computes the level-1 data of a state that the eager phase of
+// compilation left out (see DefaultEagerBudget), as the compiler would.
+// Computations are serialized; the result is shared by every matcher.
+func (c *Compiled) lazyLevel1(q int32) *level1 {
+	c.lazyMu.Lock()
+	defer c.lazyMu.Unlock()
+	if l := c.getLevel1(q); l != nil {
 		return l
 	}
-	w := newWalker(c)
-	w.acc = newSetBuilder(c.prep.words)
-	symbolic := c.a.frames[c.a.states[q].frame].repeat
-	var l *level1
+	c.walker = newWalker(c)
+	c.subMemo = map[subKey]*subResult{}
+	defer func() { c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil }()
 	var err error
-	if symbolic {
-		l, err = w.runLevel1(q)
+	if c.a.frames[c.a.states[q].frame].repeat {
+		err = c.level1Repeat(q)
 	} else {
-		var ls []*level1
-		ls, err = w.runLevel1Batch([]int32{q}, &pwalkState{})
-		if err == nil {
-			l = ls[0]
-			// The calls at q are factored out of the batch walk; a plain
-			// walk includes them.
-			w.acc = newSetBuilder(c.prep.words)
-			l, err = w.runLevel1(q)
-		}
+		err = c.level1Plain([]int32{q}, false)
 	}
-	if err != nil {
+	l := c.getLevel1(q)
+	if err != nil || l == nil {
+		// Too ambiguous to enumerate: nothing is allowed from here (Accept
+		// reports the error).
 		l = &level1{}
 		l.plain = &ctxEntry{in: &l.full}
+		c.setLevel1(q, l)
 	}
-	c.level1[q] = l
 	return l
 }
 
