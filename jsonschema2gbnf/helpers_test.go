@@ -86,3 +86,12 @@ func readShared(t testing.TB, elem ...string) []byte {
 	}
 	return b
 }
+
+func mustParse(t testing.TB, src string) *gbnf.Grammar {
+	t.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatalf("gbnf.Parse: %v\n%s", err, src)
+	}
+	return g
+}

@@ -74,7 +74,8 @@ const MaxAnyOrderProperties = 8
 
 // AnyPropertyOrder lets the declared properties of objects with at most
 // MaxAnyOrderProperties declared properties appear in any order (each at
-// most once). Larger objects keep schema order.
+// most once), other keys after them. Larger objects, and objects whose
+// minProperties/maxProperties must be counted, keep schema order.
 //
 // The default is schema order: the properties appear in the order the
 // schema declares them. The grammar then stays linear in the number of
