@@ -103,7 +103,7 @@ type conv struct {
 	refs     map[string]int // references to reserved rule names while building
 	errs     []error
 	fatal    error
-	modRules map[int]string
+	modRules map[string]string
 	terms    int
 	depth    int
 	warned   map[string]bool
@@ -124,7 +124,7 @@ func newConv(l *loaded, o options) *conv {
 		prims:    map[string]string{},
 		memo:     map[string]string{},
 		refs:     map[string]int{},
-		modRules: map[int]string{},
+		modRules: map[string]string{},
 		warned:   map[string]bool{},
 		keyLangs: map[string]string{},
 		notIn:    map[string]string{},

@@ -160,6 +160,12 @@ var acceptCases = []struct {
 		[]string{`"s"`, `[1,2]`, `["a"]`}, []string{`[]`, `[1,"a"]`}},
 	{"oneOf: a negation residual of another type", `{"oneOf":[{"type":"string","maxLength":3},{"prefixItems":[{"type":"integer"}]}]}`, nil,
 		[]string{`"abcd"`, `[1]`, `5`, `null`}, []string{`"ab"`, `["x"]`}},
+	{"not multipleOf on integers", `{"type":"integer","not":{"multipleOf":3}}`, nil,
+		[]string{`1`, `-2`, `10`}, []string{`0`, `3`, `-9`, `12`}},
+	{"multipleOf and not multipleOf", `{"type":"integer","multipleOf":2,"not":{"anyOf":[{"multipleOf":3},{"multipleOf":5}]},"minimum":1}`, nil,
+		[]string{`2`, `4`, `14`, `98`}, []string{`6`, `10`, `30`, `0`, `-2`}},
+	{"not multipleOf on numbers keeps non-integers", `{"type":"number","not":{"multipleOf":2}}`, nil,
+		[]string{`1`, `2.5`, `-0.1`}, []string{`2`, `0`, `-4`}},
 	{"not minItems", `{"type":"array","not":{"minItems":2}}`, nil, []string{`[]`, `[1]`}, []string{`[1,2]`}},
 	{"not items", `{"type":"array","not":{"items":{"type":"integer"}}}`, nil, []string{`["a"]`, `[1,"a",2]`}, []string{`[]`, `[1,2]`}},
 	{"allOf merges objects", `{"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"string"}},"required":["b"]}]}`, nil,
@@ -217,7 +223,7 @@ func TestUnsupported(t *testing.T) {
 		want   string
 	}{
 		{`{"type":"array","uniqueItems":true}`, `#/uniqueItems: unsupported keyword "uniqueItems"`},
-		{`{"properties":{"age":{"type":"integer","not":{"multipleOf":3}}}}`, `#/properties/age/not: unsupported keyword "not"`},
+		{`{"properties":{"age":{"type":"array","not":{"uniqueItems":true}}}}`, `#/properties/age/not: unsupported keyword "not"`},
 		{`{"type":"number","multipleOf":0.3}`, `#/multipleOf: unsupported keyword "multipleOf"`},
 		{`{"properties":{"b":{"type":"array","uniqueItems":true},"a":{"type":"array","uniqueItems":true}}}`,
 			`#/properties/a/uniqueItems: unsupported keyword "uniqueItems": the grammar cannot compare items; #/properties/b/uniqueItems`},

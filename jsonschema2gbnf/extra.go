@@ -21,6 +21,7 @@ type extra struct {
 	notVals  []any    // values excluded (plain form)
 	notPats  []patRef // patterns strings must not match
 	bounds   []numBound
+	notMults []*big.Int         // integers that must not divide the value
 	props    map[string]*branch // constraints on a property's value
 
 	minItems, maxItems int      // arrays: bounds (maxItems applies when hasItems)
@@ -57,6 +58,7 @@ func (e *extra) clone() *extra {
 	n.notVals = append([]any(nil), e.notVals...)
 	n.notPats = append([]patRef(nil), e.notPats...)
 	n.bounds = append([]numBound(nil), e.bounds...)
+	n.notMults = append([]*big.Int(nil), e.notMults...)
 	n.contains = append([]branch(nil), e.contains...)
 	if e.props != nil {
 		n.props = map[string]*branch{}
@@ -94,7 +96,12 @@ func (e *extra) key() string {
 		bs = append(bs, fmt.Sprintf("%s/%v/%v", x.r.RatString(), x.upper, x.ex))
 	}
 	sort.Strings(bs)
-	fmt.Fprintf(&b, " B%q I%d/%d/%v", bs, e.minItems, e.maxItems, e.hasItems)
+	var ms []string
+	for _, m := range e.notMults {
+		ms = append(ms, m.String())
+	}
+	sort.Strings(ms)
+	fmt.Fprintf(&b, " B%q M%q I%d/%d/%v", bs, ms, e.minItems, e.maxItems, e.hasItems)
 	for _, cb := range e.contains {
 		var ids []string
 		for _, s := range cb.ms {
@@ -122,7 +129,7 @@ func (e *extra) key() string {
 
 func (e *extra) isEmpty() bool {
 	return e == nil || (len(e.forbid) == 0 && len(e.require) == 0 && e.notTypes == 0 &&
-		len(e.notVals) == 0 && len(e.notPats) == 0 && len(e.bounds) == 0 && len(e.props) == 0 &&
+		len(e.notVals) == 0 && len(e.notPats) == 0 && len(e.bounds) == 0 && len(e.notMults) == 0 && len(e.props) == 0 &&
 		e.minItems == 0 && !e.hasItems && len(e.contains) == 0)
 }
 
@@ -137,6 +144,7 @@ func mergeExtra(a, b *extra) *extra {
 	n.notVals = append(n.notVals, b.notVals...)
 	n.notPats = append(n.notPats, b.notPats...)
 	n.bounds = append(n.bounds, b.bounds...)
+	n.notMults = append(n.notMults, b.notMults...)
 	if b.minItems > n.minItems {
 		n.minItems = b.minItems
 	}
@@ -223,6 +231,12 @@ func (c *conv) allows(e *extra, v any) bool {
 			r, ok := new(big.Rat).SetString(s)
 			if !ok {
 				return false
+			}
+			for _, m := range e.notMults {
+				q := new(big.Rat).Quo(r, new(big.Rat).SetInt(m))
+				if q.IsInt() {
+					return false
+				}
 			}
 			for _, b := range e.bounds {
 				cmp := r.Cmp(b.r)

@@ -230,7 +230,7 @@ func alt(xs ...string) string {
 	seen := make(map[string]bool, len(xs))
 	var out []string
 	for _, x := range xs {
-		if seen[x] {
+		if x == "" || seen[x] { // "" is "no expression" (the empty string is `""`)
 			continue
 		}
 		seen[x] = true

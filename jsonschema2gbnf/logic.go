@@ -2,6 +2,7 @@ package jsonschema2gbnf
 
 import (
 	"fmt"
+	"math/big"
 	"sort"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -214,8 +215,11 @@ func (c *conv) negMode(s *jsonschema.Schema, depth int, subset bool) (out []bran
 			case "anyOf":
 				continue // above
 			case "multipleOf":
-				residual |= tInt | tNum
-				continue
+				if !a.MultipleOf.IsInt() || a.MultipleOf.Sign() <= 0 {
+					residual |= tInt | tNum
+					continue
+				}
+				bs = []branch{{ex: &extra{notTypes: nonNum, notMults: []*big.Int{new(big.Int).Set(a.MultipleOf.Num())}}}}
 			case "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties",
 				"dependencies", "dependentRequired", "dependentSchemas", "unevaluatedProperties":
 				residual |= tObj

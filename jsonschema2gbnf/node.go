@@ -277,6 +277,10 @@ func (c *conv) emitNumber(n *node) string {
 	if k != nil && k.Cmp(big.NewInt(1)) == 0 {
 		k = nil
 	}
+	notMults := n.ex.notMults
+	if k == nil && len(notMults) > 0 {
+		k = big.NewInt(1)
+	}
 	excluded := n.excludedNumbers()
 	var alts []string
 	if n.types&tInt != 0 || intOnly {
@@ -286,7 +290,7 @@ func (c *conv) emitNumber(n *node) string {
 		if k == nil {
 			x = intRangesExpr(lo, hi, excluded)
 		} else {
-			x = c.intMultiples(n, k, lo, hi, excluded)
+			x = c.intMultiples(n, k, notMults, lo, hi, excluded)
 		}
 		if x != "" && intOnly && n.types&tNum != 0 {
 			// type number with an integer multipleOf: 6000.0 is valid too
@@ -298,9 +302,10 @@ func (c *conv) emitNumber(n *node) string {
 	}
 	if n.types&tNum != 0 && !intOnly {
 		// with integers already written, the rest are the non-integers;
-		// written alone (type number) the grammar is the plain one
-		sh := numShape{nonInt: n.types&tInt == 0, sig: decimals}
-		if n.types&tInt != 0 {
+		// written alone (type number) the grammar is the plain one, unless
+		// "not multipleOf" took some integers out
+		sh := numShape{nonInt: n.types&tInt == 0 || len(notMults) > 0, sig: decimals}
+		if !sh.nonInt {
 			alts = nil // the number grammar includes the integers
 		}
 		for _, r := range splitRange(n.lo, n.hi, n.loEx, n.hiEx, excluded) {
@@ -403,14 +408,22 @@ func pow10Inverse(m *big.Rat) (int, bool) {
 // out one by one.
 const MaxEnumeratedMultiples = 256
 
-func (c *conv) intMultiples(n *node, k, lo, hi *big.Int, excluded []*big.Rat) string {
-	isExcluded := func(v *big.Int) bool {
-		for _, p := range excluded {
-			if p.IsInt() && p.Num().Cmp(v) == 0 {
-				return true
+func (c *conv) intMultiples(n *node, k *big.Int, notMults []*big.Int, lo, hi *big.Int, excluded []*big.Rat) string {
+	valid := func(v *big.Int) bool {
+		if new(big.Int).Mod(v, k).Sign() != 0 {
+			return false
+		}
+		for _, m := range notMults {
+			if new(big.Int).Mod(v, m).Sign() == 0 {
+				return false
 			}
 		}
-		return false
+		for _, p := range excluded {
+			if p.IsInt() && p.Num().Cmp(v) == 0 {
+				return false
+			}
+		}
+		return true
 	}
 	if lo != nil && hi != nil {
 		if lo.Cmp(hi) > 0 {
@@ -430,38 +443,68 @@ func (c *conv) intMultiples(n *node, k, lo, hi *big.Int, excluded []*big.Rat) st
 		if count.Cmp(big.NewInt(MaxEnumeratedMultiples)) < 0 {
 			var alts []string
 			for v := first; v.Cmp(hi) <= 0; v = new(big.Int).Add(v, k) {
-				if !isExcluded(v) {
+				if valid(v) {
 					alts = append(alts, `"`+v.String()+`"`)
 				}
 			}
 			return alt(alts...)
 		}
 	}
-	if len(excluded) > 0 || !k.IsInt64() || k.Int64() > MaxMultipleOf {
+	fail := func() string {
 		if !c.unsupported(n.multPtr, "multipleOf", "multipleOf "+k.String()+" with these bounds is not expressible") {
 			return ""
 		}
 		return intRangeExpr(lo, hi)
 	}
-	kk := int(k.Int64())
-	pos := c.modExpr(kk) // positive multiples
-	kLo := new(big.Int).Neg(k)
-	switch {
-	case lo == nil && hi == nil:
-		return alt(`"0"`, seq(`"-"?`, pos))
-	case hi == nil && lo.Cmp(kLo) > 0 && lo.Sign() <= 0:
-		return alt(`"0"`, pos)
-	case hi == nil && lo.Sign() > 0 && lo.Cmp(k) <= 0:
-		return pos
-	case lo == nil && hi.Sign() >= 0 && hi.Cmp(k) < 0:
-		return alt(`"0"`, seq(`"-"`, pos))
-	case lo == nil && hi.Sign() < 0 && hi.Cmp(kLo) >= 0:
-		return seq(`"-"`, pos)
+	L := new(big.Int).Set(k)
+	for _, m := range notMults {
+		L = lcm(L, m)
 	}
-	if !c.unsupported(n.multPtr, "multipleOf", "multipleOf "+k.String()+" with these bounds is not expressible") {
+	if len(excluded) > 0 || !L.IsInt64() || L.Int64() > MaxMultipleOf {
+		return fail()
+	}
+	ll := int(L.Int64())
+	accept := make([]bool, ll)
+	m0 := -1 // smallest positive valid value
+	for r := 0; r < ll; r++ {
+		accept[r] = valid(big.NewInt(int64(r)))
+		if r > 0 && accept[r] && m0 < 0 {
+			m0 = r
+		}
+	}
+	if m0 < 0 && accept[0] {
+		m0 = ll
+	}
+	if m0 < 0 {
+		// no positive value; only 0 if valid
+		if accept[0] && (lo == nil || lo.Sign() <= 0) && (hi == nil || hi.Sign() >= 0) {
+			return `("0" | "-0")`
+		}
 		return ""
 	}
-	return intRangeExpr(lo, hi)
+	pos := c.modAccept(ll, accept) // positive valid integers
+	zero := ""
+	if accept[0] {
+		zero = `"0" | "-0"`
+	}
+	bound := big.NewInt(int64(m0))
+	negBound := new(big.Int).Neg(bound)
+	var x string
+	switch {
+	case lo == nil && hi == nil:
+		x = alt(zero, seq(`"-"?`, pos))
+	case hi == nil && lo.Cmp(negBound) > 0 && lo.Sign() <= 0:
+		x = alt(zero, pos)
+	case hi == nil && lo.Sign() > 0 && lo.Cmp(bound) <= 0:
+		x = pos
+	case lo == nil && hi.Sign() >= 0 && hi.Cmp(bound) < 0:
+		x = alt(zero, seq(`"-"`, pos))
+	case lo == nil && hi.Sign() < 0 && hi.Cmp(negBound) >= 0:
+		x = seq(`"-"`, pos)
+	default:
+		return fail()
+	}
+	return x
 }
 
 // bound returns a count keyword (minLength, maxItems, ...) of a schema,

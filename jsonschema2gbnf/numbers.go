@@ -525,25 +525,34 @@ func intBounds(lo, hi *big.Rat, loEx, hiEx bool) (*big.Int, *big.Int) {
 	return l, h
 }
 
-// modExpr writes a remainder automaton for the positive canonical
-// integers that are multiples of k and returns its start rule. State r
-// means "the digits so far are ≡ r (mod k)".
-func (c *conv) modExpr(k int) string {
-	if n, ok := c.modRules[k]; ok {
+// modAccept writes a remainder automaton for the positive canonical
+// integers whose remainder modulo L is accepting, and returns its start
+// rule. State r means "the digits so far are ≡ r (mod L)".
+func (c *conv) modAccept(L int, accept []bool) string {
+	var kb strings.Builder
+	fmt.Fprintf(&kb, "%d:", L)
+	for _, a := range accept {
+		if a {
+			kb.WriteByte('1')
+		} else {
+			kb.WriteByte('0')
+		}
+	}
+	if n, ok := c.modRules[kb.String()]; ok {
 		return n
 	}
-	base := fmt.Sprintf("mult-%d", k)
+	base := fmt.Sprintf("mod-%d", L)
 	start := c.rules.fresh(base)
-	c.modRules[k] = start
-	names := make([]string, k)
-	for r := 0; r < k; r++ {
+	c.modRules[kb.String()] = start
+	names := make([]string, L)
+	for r := 0; r < L; r++ {
 		names[r] = c.rules.fresh(fmt.Sprintf("%s-r%d", base, r))
 	}
 	trans := func(r, from int) string {
 		byT := map[int][]byte{}
 		var order []int
 		for d := from; d < 10; d++ {
-			t := (r*10 + d) % k
+			t := (r*10 + d) % L
 			if _, ok := byT[t]; !ok {
 				order = append(order, t)
 			}
@@ -555,9 +564,9 @@ func (c *conv) modExpr(k int) string {
 		}
 		return strings.Join(alts, " | ")
 	}
-	for r := 0; r < k; r++ {
+	for r := 0; r < L; r++ {
 		body := trans(r, 0)
-		if r == 0 {
+		if accept[r] {
 			body += ` | ""`
 		}
 		c.rules.define(names[r], body)
