@@ -92,29 +92,29 @@ func Load(dir string) ([]*Case, error) {
 // Accept compiles a grammar for acceptance checks; the returned function
 // reports whether a document is a sentence of it. The default is the
 // reference Earley recognizer.
-type Accept func(g *gbnf.Grammar) func(doc []byte) bool
+type Accept func(g *gbnf.Grammar) (func(doc []byte) bool, error)
 
 // Earley is the reference acceptance check.
-func Earley(g *gbnf.Grammar) func([]byte) bool {
+func Earley(g *gbnf.Grammar) (func([]byte) bool, error) {
 	r := earley.New(g)
-	return r.Accepts
+	return r.Accepts, nil
 }
 
 // Matcher returns the acceptance check of the token-mask automaton over
 // vocabulary v: the grammar is compiled with mask.Compile and a document
 // is accepted when AcceptBytes takes all of it and CanEnd holds. A
-// grammar the automaton cannot compile accepts nothing (and the failure
-// shows up as disagreement).
+// grammar the automaton cannot compile is reported in Result.PrepareErr
+// and its instances are not checked.
 func Matcher(v *mask.Vocab) Accept {
-	return func(g *gbnf.Grammar) func([]byte) bool {
+	return func(g *gbnf.Grammar) (func([]byte) bool, error) {
 		cm, err := mask.Compile(g, v)
 		if err != nil {
-			return func([]byte) bool { return false }
+			return nil, err
 		}
 		return func(doc []byte) bool {
 			m := cm.NewMatcher()
 			return m.AcceptBytes(doc) == nil && m.CanEnd()
-		}
+		}, nil
 	}
 }
 
@@ -134,6 +134,7 @@ type Result struct {
 	Warnings   int           `json:"-"`
 	ConvertDur time.Duration `json:"-"`
 	PrepareDur time.Duration `json:"-"` // Accept's preparation of the grammar (mask: compile)
+	PrepareErr string        `json:"-"` // Accept could not prepare the grammar (mask: a compile limit)
 	GrammarLen int           `json:"-"`
 	Failures   []string      `json:"-"` // instances that disagree
 }
@@ -242,8 +243,12 @@ func RunOne(c *Case, o Options) *Result {
 		return r
 	}
 	t0 := time.Now()
-	accept := o.Accept(gr)
+	accept, aerr := o.Accept(gr)
 	r.PrepareDur = time.Since(t0)
+	if aerr != nil {
+		r.PrepareErr = aerr.Error()
+		return r
+	}
 	for i, t := range c.Tests {
 		if !t.Valid && !strict {
 			continue // a lenient grammar may accept invalid documents
