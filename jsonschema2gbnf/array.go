@@ -185,6 +185,9 @@ func (c *conv) emitArray(n *node) string {
 	if maxI == 0 {
 		return seq(`"["`, ws, `"]"`)
 	}
+	if P == 0 && minI == 0 && maxI < 0 && rest == ruleValue {
+		return c.prim(ruleArray) // unconstrained: the shared rule
+	}
 	comma := func(x string) string { return seq(`","`, ws, x) }
 	var content string
 	if P == 0 {

@@ -501,6 +501,9 @@ func (c *conv) objectGrammar(n *node, props []objProp, frees []freeKind, minP, m
 	if c.o.anyOrder && len(props) > 1 && len(props) <= MaxAnyOrderProperties {
 		return c.anyOrderObject(n, props, kvs, free)
 	}
+	if len(props) == 0 && len(frees) == 1 && frees[0].key == ruleString && frees[0].value == ruleValue {
+		return c.prim(ruleObject) // unconstrained: the shared rule
+	}
 	comma := func(x string) string { return seq(`","`, ws, x) }
 	// tail after the declared items: free kvs
 	freeTail := ""
