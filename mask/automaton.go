@@ -71,6 +71,8 @@ type automaton struct {
 	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
 	first   []byteBits // per frame: bytes a visit of the frame can start with
 	limit   int        // state budget of this construction
+
+	unminimized int // states before minimization
 }
 
 // byteBits is a set of bytes.
@@ -131,6 +133,7 @@ func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
 	if err := a.checkLeftRecursion(); err != nil {
 		return nil, err
 	}
+	a.unminimized = len(a.states)
 	a.minimize()
 	a.computeFlags()
 	a.computeMinLen()
@@ -316,7 +319,13 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			fl |= stNoPop
 		}
 		a.states = append(a.states, state{frame: fi, flags: fl})
-		a.trans = append(a.trans, make([]int32, a.nc)...)
+		if need := (int(id) + 1) * a.nc; need > cap(a.trans) {
+			// Grow by doubling: the table of a large grammar is megabytes.
+			grown := make([]int32, len(a.trans), max(2*cap(a.trans), need, 1024))
+			copy(grown, a.trans)
+			a.trans = grown
+		}
+		a.trans = a.trans[:(int(id)+1)*a.nc]
 		for c := range a.nc {
 			a.trans[int(id)*a.nc+c] = -1
 		}
@@ -357,7 +366,7 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		clear(memo)
+		// target(ps) depends only on ps: the memo lives for the whole frame.
 		for c := range buckets {
 			buckets[c] = buckets[c][:0]
 		}
@@ -875,34 +884,45 @@ func (a *automaton) minimize() {
 		block[q] = b
 	}
 	numBlocks := len(init)
+	// Sparse adjacency, built once: per state its (class, target)
+	// transitions, calls and token edges, so that a round costs the edges,
+	// not states × classes.
+	type edge struct {
+		c int32 // class, or -1-callee for a call, or -2-tok (negated: -2-tok-Vmax) for a token edge
+		t int32
+	}
+	edgeStart := make([]int32, n+1)
+	var edges []edge
+	for q := range a.states {
+		for c, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+			if t >= 0 {
+				edges = append(edges, edge{int32(c), t})
+			}
+		}
+		st := &a.states[q]
+		for _, e := range st.calls {
+			edges = append(edges, edge{-1 - e.callee, e.ret})
+		}
+		for _, e := range st.toks {
+			k := -(1 << 30) - e.tok
+			if e.neg {
+				k = -(1 << 29) - e.tok
+			}
+			edges = append(edges, edge{k, e.next})
+		}
+		edgeStart[q+1] = int32(len(edges))
+	}
 	var sig []byte
+	index := map[string]int32{}
+	next := make([]int32, n)
 	for {
-		index := map[string]int32{}
-		next := make([]int32, n)
+		clear(index)
 		for q := range a.states {
 			sig = sig[:0]
 			sig = binary.LittleEndian.AppendUint32(sig, uint32(block[q]))
-			for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
-				b := int32(-1)
-				if t >= 0 {
-					b = block[t]
-				}
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(b))
-			}
-			st := &a.states[q]
-			for _, e := range st.calls {
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.callee))
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.ret]))
-			}
-			sig = append(sig, 0xff)
-			for _, e := range st.toks {
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.tok))
-				if e.neg {
-					sig = append(sig, 1)
-				} else {
-					sig = append(sig, 0)
-				}
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.next]))
+			for _, e := range edges[edgeStart[q]:edgeStart[q+1]] {
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.c))
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.t]))
 			}
 			b, ok := index[string(sig)]
 			if !ok {
@@ -911,7 +931,7 @@ func (a *automaton) minimize() {
 			}
 			next[q] = b
 		}
-		block = next
+		block, next = next, block
 		if len(index) == numBlocks {
 			break
 		}

@@ -61,7 +61,8 @@ type Compiled struct {
 // CompileStats describes a compilation.
 type CompileStats struct {
 	Frames       int           // rule and repetition frames
-	States       int           // automaton states
+	States       int           // automaton states (after minimization)
+	Unminimized  int           // automaton states before minimization
 	ByteClasses  int           // byte equivalence classes
 	TopStates    int           // states that need level-1 data (stack tops, return states)
 	EagerStates  int           // of which computed at compile time (the rest on first use)
@@ -160,6 +161,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	c.stats = CompileStats{
 		Frames:       len(a.frames),
 		States:       len(a.states),
+		Unminimized:  a.unminimized,
 		ByteClasses:  a.nc,
 		TopStates:    tops,
 		Duration:     time.Since(start),

@@ -75,5 +75,3 @@ func (c *Compiled) BigStates(n int) []string {
 	}
 	return out
 }
-
-func SetDebugPwalk(b bool) { debugPwalk = b }

@@ -224,10 +224,11 @@ type lowerer struct {
 	inlined   []*rx // lowered body of inlined rules (memo)
 	inlining  []bool
 
-	frames   []*frameDef
-	repKeys  map[string]int32
-	noUnroll bool
-	err      error
+	frames    []*frameDef
+	repKeys   map[string]int32
+	noUnroll  bool
+	frameSize int // positions of shared rules inlined into the frame being lowered
+	err       error
 }
 
 // Unrolling thresholds for X{m,n}: small repetitions are unrolled into
@@ -247,12 +248,15 @@ const (
 // once, or if it is small and does not loop over a wide byte class (such
 // a loop costs a walk over most of the token trie per copy).
 const (
-	inlineSmallLeaves = 64
+	inlineSmallLeaves = 40
 	heavyWidth        = 96
 	// A rule whose copies add up to at most this many positions is inlined
 	// anyway: minimization merges most copies again, and inlining keeps
 	// tokens inside one frame (context-independent).
 	inlineMaxCopies = 2048
+	// frameInlineBudget bounds the positions that inlined copies of shared
+	// rules add to one frame.
+	frameInlineBudget = 4096
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
@@ -292,6 +296,7 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error)
 			continue
 		}
 		id := l.frameRule(int32(fi))
+		l.frameSize = 0
 		f.body = l.lowerNode(l.bodies[id])
 		if l.err != nil {
 			return nil, l.err
@@ -765,7 +770,21 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 				l.inlined[id] = l.lowerNode(l.bodies[id])
 				l.inlining[id] = false
 			}
-			return l.inlined[id]
+			r := l.inlined[id]
+			// A rule used once, or small, is always inlined; a larger one
+			// shared by several places only while the frame stays within
+			// frameInlineBudget (copies of copies grow quadratically, e.g.
+			// the "rest of the object" chains of a schema with a hundred
+			// optional properties). Otherwise it is called as a frame.
+			if l.refs[id] <= 1 || r.size() <= inlineSmallLeaves || l.frameSize+r.size() <= frameInlineBudget {
+				if l.refs[id] > 1 && r.size() > inlineSmallLeaves {
+					l.frameSize += r.size()
+				}
+				return r
+			}
+			if l.ruleFrame[id] < 0 {
+				l.newRuleFrame(id)
+			}
 		}
 		call := &rx{op: rxCall, frame: l.ruleFrame[id], leaves: 1}
 		if l.nullable[id] {

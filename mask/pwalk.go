@@ -31,7 +31,6 @@ type pwalkState struct {
 	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
 	touched  []int32    // tokens with a non-zero accMask
 	patIndex map[uint64]int32
-	nAcc     int
 	rec      *subResult // recording the walk of one memoized subtree
 	recCross bool
 	patCount []int
@@ -51,7 +50,6 @@ func (ps *pwalkState) addCross(i int, u int32) {
 
 // accept records that the starts in mask accept the tokens toks.
 func (ps *pwalkState) accept(toks []int32, mask uint64) {
-	ps.nAcc += len(toks)
 	if ps.rec != nil {
 		ps.rec.toks = append(ps.rec.toks, toks...)
 	}
@@ -101,11 +99,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		w.buf = append(w.buf, base)
 		ps.gbuf = append(ps.gbuf, pgroup{int32(i), int32(i + 1), 1 << uint(i)})
 	}
-	ps.nAcc = 0
 	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
-	if debugPwalk {
-		println("batch", len(qs), "first", qs[0], "accepts", ps.nAcc)
-	}
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
@@ -741,5 +735,3 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 	ps.lbuf = ps.lbuf[:lfloor]
 	ps.lgrp = ps.lgrp[:gfloor]
 }
-
-var debugPwalk = false
