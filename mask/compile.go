@@ -287,6 +287,12 @@ func (c *Compiled) overBudget() bool {
 	return !c.done && c.budget > 0 && time.Since(c.walkStart) > c.budget
 }
 
+// wouldExceed reports whether work taking d more would end the eager
+// phase past its budget.
+func (c *Compiled) wouldExceed(d time.Duration) bool {
+	return !c.done && c.budget > 0 && time.Since(c.walkStart)+d > c.budget
+}
+
 // setLevel1 stores level-1 data. After compilation, readers (entryFor)
 // take c.mu; lazy computations are serialized by c.lazyMu.
 func (c *Compiled) setLevel1(q int32, l *level1) {
@@ -421,12 +427,14 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	todo = append(donors, borrowers...)
 	local := make([]*level1, len(todo))
 	localOf := make(map[int32]*level1, len(todo))
+	var last time.Duration // duration of the previous batch: the forecast of the next
 	for i := 0; i < len(todo); i += 64 {
-		if budgeted && c.overBudget() {
+		if budgeted && (c.overBudget() || c.wouldExceed(last)) {
 			// Stop here: the states not done are computed on first use.
 			todo, local = todo[:i], local[:i]
 			break
 		}
+		batchStart := time.Now()
 		batch := todo[i:min(i+64, len(todo))]
 		ps.skip = ps.skip[:0]
 		anySkip := false
@@ -450,6 +458,7 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		if err != nil {
 			return err
 		}
+		last = time.Since(batchStart)
 		for j, q := range batch {
 			if cls := borrow[q]; cls != nil {
 				c.addBorrowed(ls[j], localOf[mainSucc[q]], cls)
