@@ -1,7 +1,7 @@
 # structgen — build and test entry points. `make test` is the README's test command.
 GO ?= go
 
-.PHONY: test test-pure vet fmt-check build llama-setup test-llama vet-llama
+.PHONY: test test-pure vet fmt-check build build-pure bench llama-setup test-llama vet-llama
 
 # llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): the setup
 # script installs the headers Go strips from the ollama module (apt-get
@@ -16,9 +16,11 @@ llama-setup:
 	@scripts/setup-llama.sh >/dev/null
 
 # All tests (the README's test command; .ci/run runs exactly this), the
-# llama.cpp package included.
+# llama.cpp package included, then the concurrency test of the mask
+# automaton (one Compiled shared by many matchers) under the race detector.
 test:
 	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./...
+	$(GO) test -race -run 'TestConcurrentMatchers' ./mask
 
 # The llama.cpp package alone.
 test-llama:
@@ -38,5 +40,14 @@ vet-llama:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The CLI with llama.cpp support (--model, bench --peer).
 build:
-	$(GO) build -o bin/structgen ./cmd/structgen
+	@$(LLAMA_ENV) $(GO) build -tags $(LLAMA_TAGS) -o bin/structgen ./cmd/structgen
+
+# The CLI without cgo (no-model mode, grammar, check, bench without peer).
+build-pure:
+	CGO_ENABLED=0 $(GO) build -o bin/structgen ./cmd/structgen
+
+# The mask benchmark with llama.cpp's grammar engine as the peer.
+bench: build
+	bin/structgen bench --peer
