@@ -100,7 +100,7 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 // it; grammars of the large JSONSchemaBench schemas (tens of thousands of
 // states, of which a generation visits a few hundred) would take seconds
 // to precompute entirely.
-const DefaultEagerBudget = 40 * time.Millisecond
+const DefaultEagerBudget = 50 * time.Millisecond
 
 // Options configure CompileWith.
 type Options struct {

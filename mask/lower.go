@@ -224,11 +224,13 @@ type lowerer struct {
 	inlined   []*rx // lowered body of inlined rules (memo)
 	inlining  []bool
 
-	frames    []*frameDef
-	repKeys   map[string]int32
-	noUnroll  bool
-	frameSize int // positions of shared rules inlined into the frame being lowered
-	err       error
+	frames     []*frameDef
+	repKeys    map[string]int32
+	noUnroll   bool
+	starFrames map[string]bool // bodies whose unbounded loops become counting frames
+	starKeys   map[string]bool // bodies of unbounded loops met (inlined as stars)
+	frameSize  int             // positions of shared rules inlined into the frame being lowered
+	err        error
 }
 
 // Unrolling thresholds for X{m,n}: small repetitions are unrolled into
@@ -262,16 +264,40 @@ const (
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
 // are unrolled (the fallback when unrolling blows up the automaton).
 func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error) {
+	frames, l, err := lowerOnce(g, v, noUnroll, nil)
+	if err != nil {
+		return nil, err
+	}
+	// An unbounded loop X* whose body X also makes a counting frame X{m,n}
+	// becomes the counting frame X{0,} too: the two share one walk of the
+	// body's (typically large) region — e.g. a schema's plain strings
+	// (char*) and its length-bounded ones (char{1,80}).
+	share := map[string]bool{}
+	for _, f := range frames {
+		if f.repeat && l.starKeys[f.bodyKey] {
+			share[f.bodyKey] = true
+		}
+	}
+	if len(share) == 0 {
+		return frames, nil
+	}
+	frames, _, err = lowerOnce(g, v, noUnroll, share)
+	return frames, err
+}
+
+func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]bool) ([]*frameDef, *lowerer, error) {
 	n := len(g.Rules)
 	l := &lowerer{
-		g:         g,
-		v:         v,
-		bodies:    make([]*gbnf.Node, n),
-		ruleFrame: make([]int32, n),
-		inlined:   make([]*rx, n),
-		inlining:  make([]bool, n),
-		repKeys:   map[string]int32{},
-		noUnroll:  noUnroll,
+		g:          g,
+		v:          v,
+		bodies:     make([]*gbnf.Node, n),
+		ruleFrame:  make([]int32, n),
+		inlined:    make([]*rx, n),
+		inlining:   make([]bool, n),
+		repKeys:    map[string]int32{},
+		noUnroll:   noUnroll,
+		starFrames: starFrames,
+		starKeys:   map[string]bool{},
 	}
 	for i, r := range g.Rules {
 		l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
@@ -279,7 +305,7 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error)
 	}
 	l.analyze()
 	if !l.reachable[g.Root] {
-		return nil, fmt.Errorf("root rule %d out of range", g.Root)
+		return nil, nil, fmt.Errorf("root rule %d out of range", g.Root)
 	}
 	// Frames for the root and every rule that is not inlined; the root is
 	// frame 0.
@@ -299,13 +325,13 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error)
 		l.frameSize = 0
 		f.body = l.lowerNode(l.bodies[id])
 		if l.err != nil {
-			return nil, l.err
+			return nil, nil, l.err
 		}
 		if f.body.size() > MaxPositions {
-			return nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
+			return nil, nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
 		}
 	}
-	return l.frames, l.err
+	return l.frames, l, l.err
 }
 
 func (l *lowerer) frameRule(fi int32) gbnf.RuleID {
@@ -851,6 +877,15 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 		(count <= unrollNarrowMax && sub.byteWidth() <= unrollNarrowWidth && sub.size()*count <= unrollMaxLeaves)
 	if l.noUnroll {
 		unroll = count <= 1
+	}
+	if unroll && !bounded && m == 0 && last == nil {
+		var kb strings.Builder
+		sub.key(&kb)
+		if l.starFrames[kb.String()] {
+			unroll = false
+		} else {
+			l.starKeys[kb.String()] = true
+		}
 	}
 
 	if unroll {
