@@ -30,17 +30,11 @@ func TestPeerAgrees(t *testing.T) {
 		if r.Peer.Rejected >= 0 {
 			t.Errorf("%s: llama.cpp rejected document token %d", r.Case, r.Peer.Rejected)
 		}
-		// The one known difference: llama.cpp's UTF-8 decoder reads the
-		// bytes F5–FF as lead bytes (of code points above U+10FFFF), which
-		// a negated class such as JSON's [^"\\\x7F\x00-\x1F] then accepts;
-		// the automaton produces valid UTF-8 only. Llama-3 has one token
-		// for each of those 11 bytes, so inside a JSON string llama.cpp
-		// allows exactly 11 more tokens.
-		const invalidLeadTokens = 11
-		for i, n := range r.Peer.Allowed {
-			if d := n - r.Counts[i]; d != 0 && d != invalidLeadTokens {
-				t.Errorf("%s step %d: llama.cpp allows %d tokens, the automaton %d", r.Case, i, n, r.Counts[i])
-			}
+		// The one known difference (see maskbench.Result): the tokens
+		// F5–FF, which llama.cpp allows inside negated classes.
+		if r.CountMismatches != 0 {
+			t.Errorf("%s: %d steps where llama.cpp allows another number of tokens (ours %v, llama.cpp %v)", r.Case, r.CountMismatches, r.Counts[:len(r.Peer.Allowed)], r.Peer.Allowed)
+		}
 		}
 	}
 }
