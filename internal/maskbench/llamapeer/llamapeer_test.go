@@ -35,6 +35,5 @@ func TestPeerAgrees(t *testing.T) {
 		if r.CountMismatches != 0 {
 			t.Errorf("%s: %d steps where llama.cpp allows another number of tokens (ours %v, llama.cpp %v)", r.Case, r.CountMismatches, r.Counts[:len(r.Peer.Allowed)], r.Peer.Allowed)
 		}
-		}
 	}
 }
