@@ -31,9 +31,13 @@ func writeLitRune(b *strings.Builder, r rune, inClass bool) {
 		b.WriteString(`\"`)
 	case r == '\\':
 		b.WriteString(`\\`)
-	case inClass && (r == ']' || r == '[' || r == '-'):
+	case inClass && (r == ']' || r == '['):
 		b.WriteByte('\\')
 		b.WriteRune(r)
+	case inClass && r == '-':
+		// \x2D, not \-: llama.cpp reads \- only since 2025 (the pinned
+		// v0.24.0 rejects it); every version reads \x2D.
+		b.WriteString(`\x2D`)
 	case inClass && r == '^':
 		b.WriteString(`\x5E`)
 	case r == '\n':
