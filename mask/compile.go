@@ -39,13 +39,17 @@ type Compiled struct {
 
 	level1 []*level1 // per state; nil for states that are never a stack top
 
-	enter     []*ctxEntry            // per frame: tokens that enter it (and their cross points), computed on demand at compile time
-	entering  []bool                 // per frame: enter is being computed (recursion guard)
-	conts     map[[2]int32]*ctxEntry // (callee frame, return state) → continuation after the callee pops
-	subMemo   map[subKey]*subResult  // compile time: walks of depth-1 subtrees from base nodes
-	firstBits [][]uint32             // compile time: per byte class, the tokens starting with it (firstClassBits)
-	firstDone []bool
-	walker    *walker // compile-time walker
+	enter    []*ctxEntry            // per frame: tokens that enter it (and their cross points), computed on demand at compile time
+	entering []bool                 // per frame: enter is being computed (recursion guard)
+	conts    map[[2]int32]*ctxEntry // (callee frame, return state) → continuation after the callee pops
+	// crossFollow is, per frame, the bytes that can follow it or any
+	// repetition frame sharing its level-1 data (twinFrame): the filter of
+	// the cross points recorded in that data.
+	crossFollow []byteBits
+	subMemo     map[subKey]*subResult // compile time: walks of depth-1 subtrees from base nodes
+	firstBits   [][]uint32            // compile time: per byte class, the tokens starting with it (firstClassBits)
+	firstDone   []bool
+	walker      *walker // compile-time walker
 
 	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next)
 	repEntries map[ctxKey]*ctxEntry
@@ -229,6 +233,13 @@ func (c *Compiled) computeLevel1() (int, error) {
 	c.conts = map[[2]int32]*ctxEntry{}
 	c.subMemo = map[subKey]*subResult{}
 	defer func() { c.subMemo, c.firstBits, c.firstDone = nil, nil, nil }()
+	c.crossFollow = slices.Clone(a.follow)
+	for fi := range a.frames {
+		if t := c.twinFrame(int32(fi)); t >= 0 {
+			// The twin's data serves fi too: filter with both follow sets.
+			c.crossFollow[t].union(&a.follow[fi])
+		}
+	}
 	c.walker = newWalker(c)
 	// Level 1 is needed for every state that can be a stack top, and for
 	// every return state (a top's frame may pop before the token starts,

@@ -260,6 +260,10 @@ ws ::= [ \t\n]{0,20}`,
 		`root ::= ([^\x00-\x7F]{1,10} " "){1,30}`,
 		`root ::= (item ","){0,200} item
 item ::= "x" | "(" root ")"`,
+		// Twin repetitions (same body, other bounds and followers) share
+		// level-1 data: an email's local part.
+		`root ::= "\"" ([a-z]{1,64} | [a-z]{1,20} ("." [a-z]{1,20}){1,2}) "@" [a-z]{5,30} "\""`,
+		`root ::= ([0-9]{6,40} "-" | [0-9]{5,41} "+")+ ";"`,
 	}
 	bv := testVocab(t, commonExtra...)
 	_, lv := loadBench(t)

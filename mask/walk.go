@@ -243,12 +243,13 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 
 // crossCheck reports whether a cross point at trie node u (children
 // es..ee) can lead anywhere: u is the root, or a child byte is in the
-// follow set of the walk's base frame.
+// follow set of the walk's base frame (of all its twins, which share its
+// level-1 data: see Compiled.crossFollow).
 func (w *walker) crossCheck(u, es, ee int32) bool {
 	if u == 0 {
 		return true
 	}
-	fs := &w.a.follow[w.baseFrame]
+	fs := &w.c.crossFollow[w.baseFrame]
 	for e := es; e < ee; e++ {
 		if fs.has(w.t.edgeByte[e]) {
 			return true
