@@ -298,12 +298,6 @@ func (c *Compiled) overBudget() bool {
 	return !c.done && c.budget > 0 && time.Since(c.walkStart) > c.budget
 }
 
-// wouldExceed reports whether work taking d more would end the eager
-// phase past its budget.
-func (c *Compiled) wouldExceed(d time.Duration) bool {
-	return !c.done && c.budget > 0 && time.Since(c.walkStart)+d > c.budget
-}
-
 // setLevel1 stores level-1 data. After compilation, readers (entryFor)
 // take c.mu; lazy computations are serialized by c.lazyMu.
 func (c *Compiled) setLevel1(q int32, l *level1) {
@@ -438,15 +432,22 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	todo = append(donors, borrowers...)
 	local := make([]*level1, len(todo))
 	localOf := make(map[int32]*level1, len(todo))
-	var last time.Duration // duration of the previous batch: the forecast of the next
-	for i := 0; i < len(todo); i += 64 {
-		if budgeted && (c.overBudget() || c.wouldExceed(last)) {
+	var last time.Duration
+	// Batches of up to 64 starts; when a batch is slow relative to the
+	// budget, the next ones are smaller, so that the eager phase overruns
+	// its budget by at most a small batch.
+	size := 64
+	for i := 0; i < len(todo); i += size {
+		if budgeted && c.overBudget() {
 			// Stop here: the states not done are computed on first use.
 			todo, local = todo[:i], local[:i]
 			break
 		}
+		if budgeted && c.budget > 0 && last > c.budget/4 {
+			size = max(4, size/2)
+		}
 		batchStart := time.Now()
-		batch := todo[i:min(i+64, len(todo))]
+		batch := todo[i:min(i+size, len(todo))]
 		ps.skip = ps.skip[:0]
 		anySkip := false
 		for _, q := range batch {
