@@ -17,7 +17,6 @@ func (m *Matcher) ShortestPrefix(dst []byte, n int) (b []byte, complete bool) {
 	if m.ended {
 		return dst, true
 	}
-	a := m.c.a
 	cur := append(m.spCur[:0], m.cfg...)
 	next := m.spNext[:0]
 	defer func() { m.spCur, m.spNext = cur[:0], next[:0] }()
@@ -25,30 +24,12 @@ func (m *Matcher) ShortestPrefix(dst []byte, n int) (b []byte, complete bool) {
 		if m.anyCanEnd(cur) {
 			return dst, true
 		}
-		best, bestLen := -1, math.MaxInt
-		for c := 0; c < a.nc; c++ {
-			m.st.begin()
-			m.st.out = m.st.out[:0]
-			for _, nd := range cur {
-				m.st.stepByte(nd, c)
-			}
-			if len(m.st.out) == 0 {
-				continue
-			}
-			cand := m.st.merge(m.st.out)
-			l := math.MaxInt
-			for _, nd := range cand {
-				l = min(l, m.stackMinLen(nd))
-			}
-			if l < bestLen {
-				best, bestLen = c, l
-				next = append(next[:0], cand...)
-			}
-		}
+		var best int
+		best, next = m.shortestClass(cur, next)
 		if best < 0 {
 			return dst, false
 		}
-		dst = append(dst, a.classLo[best])
+		dst = append(dst, m.c.a.classLo[best])
 		cur, next = next, cur
 	}
 	return dst, m.anyCanEnd(cur)
@@ -64,27 +45,47 @@ func (m *Matcher) ShortestStep() (lo, hi byte, ok bool) {
 	if m.ended || m.anyCanEnd(m.cfg) {
 		return 0, 0, false
 	}
-	a := m.c.a
-	best, bestLen := -1, math.MaxInt
-	for c := 0; c < a.nc; c++ {
-		m.st.begin()
-		m.st.out = m.st.out[:0]
-		for _, nd := range m.cfg {
-			m.st.stepByte(nd, c)
-		}
-		if len(m.st.out) == 0 {
-			continue
-		}
-		l := math.MaxInt
-		for _, nd := range m.st.merge(m.st.out) {
-			l = min(l, m.stackMinLen(nd))
-		}
-		if l < bestLen {
-			best, bestLen = c, l
-		}
-	}
+	var best int
+	best, m.spNext = m.shortestClass(m.cfg, m.spNext[:0])
 	if best < 0 {
 		return 0, 0, false
 	}
-	return a.classLo[best], a.classHi[best], true
+	return m.c.a.classLo[best], m.c.a.classHi[best], true
+}
+
+// stepClass returns the configuration that a byte of class c leads to from
+// cur, or nil where no byte of the class can come next. The result lives in
+// the step scratch until the next step.
+func (m *Matcher) stepClass(cur []node, c int) []node {
+	m.st.begin()
+	m.st.out = m.st.out[:0]
+	for _, n := range cur {
+		m.st.stepByte(n, c)
+	}
+	if len(m.st.out) == 0 {
+		return nil
+	}
+	return m.st.merge(m.st.out)
+}
+
+// shortestClass returns the byte class that starts a shortest completion
+// from cur (the lowest such class where several tie), with the configuration
+// it leads to copied into next[:0]; best is -1 where no byte can come next.
+func (m *Matcher) shortestClass(cur, next []node) (best int, _ []node) {
+	best, bestLen := -1, math.MaxInt
+	for c := 0; c < m.c.a.nc; c++ {
+		cand := m.stepClass(cur, c)
+		if cand == nil {
+			continue
+		}
+		l := math.MaxInt
+		for _, n := range cand {
+			l = min(l, m.stackMinLen(n))
+		}
+		if l < bestLen {
+			best, bestLen = c, l
+			next = append(next[:0], cand...)
+		}
+	}
+	return best, next
 }

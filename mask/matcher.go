@@ -451,12 +451,8 @@ func (m *Matcher) Forced() []byte {
 		only := -1
 		var next []node
 		for c := 0; c < a.nc; c++ {
-			m.st.begin()
-			m.st.out = m.st.out[:0]
-			for _, n := range cur {
-				m.st.stepByte(n, c)
-			}
-			if len(m.st.out) == 0 {
+			cand := m.stepClass(cur, c)
+			if cand == nil {
 				continue
 			}
 			if only >= 0 || a.classLo[c] != a.classHi[c] {
@@ -464,7 +460,7 @@ func (m *Matcher) Forced() []byte {
 				break
 			}
 			only = c
-			next = append(next[:0], m.st.merge(m.st.out)...)
+			next = append(next[:0], cand...)
 		}
 		if only < 0 {
 			break
@@ -555,43 +551,7 @@ const maxCompletion = 1 << 16
 // the bytes up to that point and ok is false; ok is false also when the
 // completion would exceed 64 KiB.
 func (m *Matcher) ShortestCompletion() (b []byte, ok bool) {
-	if m.ended {
-		return nil, true
-	}
-	a := m.c.a
-	cur := append([]node(nil), m.cfg...)
-	var next []node
-	for len(b) < maxCompletion {
-		if m.anyCanEnd(cur) {
-			return b, true
-		}
-		best, bestLen := -1, math.MaxInt
-		for c := 0; c < a.nc; c++ {
-			m.st.begin()
-			m.st.out = m.st.out[:0]
-			for _, n := range cur {
-				m.st.stepByte(n, c)
-			}
-			if len(m.st.out) == 0 {
-				continue
-			}
-			cand := m.st.merge(m.st.out)
-			l := math.MaxInt
-			for _, n := range cand {
-				l = min(l, m.stackMinLen(n))
-			}
-			if l < bestLen {
-				best, bestLen = c, l
-				next = append(next[:0], cand...)
-			}
-		}
-		if best < 0 {
-			return b, false // only token references can go on
-		}
-		b = append(b, a.classLo[best])
-		cur, next = next, cur
-	}
-	return b, false
+	return m.ShortestPrefix(nil, maxCompletion)
 }
 
 // Tokens returns the number of steps accepted (tokens, byte runs and the

@@ -3,6 +3,8 @@ package cpu
 import (
 	"math"
 	"slices"
+
+	"github.com/structgen/structgen/internal/minheap"
 )
 
 // candidate is llama.cpp's llama_token_data: a token id, its (transformed)
@@ -120,13 +122,13 @@ func (w *workspace) heapSelect(d []candidate, n int) {
 	h := w.heap[:0]
 	for i := range d {
 		if len(h) < n {
-			h = append(h, heapEntry{d[i].logit, int32(i)})
-			heapUp(h, len(h)-1)
+			h = append(h, minheap.Entry{X: d[i].logit, I: int32(i)})
+			minheap.Up(h, len(h)-1)
 			continue
 		}
-		if d[i].logit > h[0].logit {
-			h[0] = heapEntry{d[i].logit, int32(i)}
-			heapDown(h, 0)
+		if d[i].logit > h[0].X {
+			h[0] = minheap.Entry{X: d[i].logit, I: int32(i)}
+			minheap.Down(h, 0)
 		}
 	}
 	// Pop in ascending order, filling top from the back.
@@ -134,7 +136,7 @@ func (w *workspace) heapSelect(d []candidate, n int) {
 	inFront := w.inFront[:n]
 	clear(inFront)
 	for k := n - 1; k >= 0; k-- {
-		pos := h[0].pos
+		pos := h[0].I
 		top[k] = d[pos]
 		w.topPos[k] = pos
 		if int(pos) < n {
@@ -142,7 +144,7 @@ func (w *workspace) heapSelect(d []candidate, n int) {
 		}
 		h[0] = h[len(h)-1]
 		h = h[:len(h)-1]
-		heapDown(h, 0)
+		minheap.Down(h, 0)
 	}
 	// Elements of d[:n] that are not selected move to the selected
 	// positions at or beyond n.
@@ -167,7 +169,7 @@ func (w *workspace) selectTopFrom(logits []float32, n int, c *candidates) {
 	h := w.heap[:0]
 	if n > heapSelectMax {
 		if cap(w.bigHeap) < n {
-			w.bigHeap = make([]heapEntry, 0, n)
+			w.bigHeap = make([]minheap.Entry, 0, n)
 		}
 		h = w.bigHeap[:0]
 	}
@@ -177,64 +179,27 @@ func (w *workspace) selectTopFrom(logits []float32, n int, c *candidates) {
 		if x != x {
 			x = negInf
 		}
-		h = append(h, heapEntry{x, int32(i)})
-		heapUp(h, len(h)-1)
+		h = append(h, minheap.Entry{X: x, I: int32(i)})
+		minheap.Up(h, len(h)-1)
 	}
-	thr := h[0].logit
+	thr := h[0].X
 	for ; i < len(logits); i++ {
 		if x := logits[i]; x > thr {
-			h[0] = heapEntry{x, int32(i)}
-			heapDown(h, 0)
-			thr = h[0].logit
+			h[0] = minheap.Entry{X: x, I: int32(i)}
+			minheap.Down(h, 0)
+			thr = h[0].X
 		}
 	}
 	d := w.cands[:n]
 	for k := n - 1; k >= 0; k-- {
-		d[k] = candidate{id: h[0].pos, logit: h[0].logit}
+		d[k] = candidate{id: h[0].I, logit: h[0].X}
 		h[0] = h[len(h)-1]
 		h = h[:len(h)-1]
-		heapDown(h, 0)
+		minheap.Down(h, 0)
 	}
 	c.data = d
 	c.sorted = true
 	c.identity = false
-}
-
-// heapEntry is a selection-heap element: a logit and its position.
-type heapEntry struct {
-	logit float32
-	pos   int32
-}
-
-// heapUp and heapDown maintain a min-heap on logit.
-func heapUp(h []heapEntry, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !(h[i].logit < h[p].logit) {
-			return
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func heapDown(h []heapEntry, i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r].logit < h[l].logit {
-			m = r
-		}
-		if !(h[m].logit < h[i].logit) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
 
 // quickselect partitions d so that d[:n] holds the n largest logits (in no

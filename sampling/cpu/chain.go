@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/x448/float16"
+
+	"github.com/structgen/structgen/internal/minheap"
 )
 
 // Chain is a configured sampler pipeline with its history (for penalties,
@@ -30,8 +32,8 @@ type Chain struct {
 // once they have grown to the vocabulary size.
 type workspace struct {
 	cands   []candidate
-	heap    []heapEntry
-	bigHeap []heapEntry // lazy top-k with k > heapSelectMax, grown on first use
+	heap    []minheap.Entry
+	bigHeap []minheap.Entry // lazy top-k with k > heapSelectMax, grown on first use
 	top     []candidate
 	topPos  []int32
 	inFront []bool
@@ -40,7 +42,7 @@ type workspace struct {
 }
 
 func (w *workspace) init() {
-	w.heap = make([]heapEntry, 0, heapSelectMax+1)
+	w.heap = make([]minheap.Entry, 0, heapSelectMax+1)
 	w.top = make([]candidate, heapSelectMax)
 	w.topPos = make([]int32, heapSelectMax)
 	w.inFront = make([]bool, heapSelectMax)

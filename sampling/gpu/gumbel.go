@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/x448/float16"
+
+	"github.com/structgen/structgen/internal/minheap"
 )
 
 // Params are the Gumbel-max sampler's settings. Temperature ≤ 0 means
@@ -83,10 +85,7 @@ func SampleF16(logits []float16.Float16, prev []int32, position uint32, p Params
 func f16Round(v float32) float32 { return float16.Fromfloat32(v).Float32() }
 
 // entry is a (logit, token) pair.
-type entry struct {
-	x float32
-	i int32
-}
+type entry = minheap.Entry
 
 // heapMax is the largest k+1 for which top-k finds the (k+1)-th largest
 // logit with per-chunk heaps in the max pass (no extra pass); above it the
@@ -233,7 +232,7 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 		t = ws.kthLargest()
 		if all := ws.heapMerged; len(all) > 0 {
 			// Sorted by value, then index: the first is the lowest-index max.
-			m, mi = all[0].x, int(all[0].i)
+			m, mi = all[0].X, int(all[0].I)
 		}
 	} else {
 		for c := range ws.chunks {
@@ -271,7 +270,7 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 				cands = ws.heapMerged
 				j := 0
 				for _, e := range cands {
-					if e.x >= theta {
+					if e.X >= theta {
 						cands[j] = e
 						j++
 					}
@@ -311,7 +310,7 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 		if cands != nil {
 			j := 0
 			for _, e := range cands {
-				if e.x >= theta {
+				if e.X >= theta {
 					cands[j] = e
 					j++
 				}
@@ -340,11 +339,11 @@ func (ws *workspace) sample(x []float32, prev []int32, position uint32, p Params
 	if cands != nil {
 		bestV, bestI := ws.seedV, ws.seedI
 		for _, e := range cands {
-			if e.x < theta {
+			if e.X < theta {
 				continue
 			}
-			if v := ws.noised(e.x, int(e.i)); v > bestV || (v == bestV && int(e.i) < bestI) {
-				bestV, bestI = v, int(e.i)
+			if v := ws.noised(e.X, int(e.I)); v > bestV || (v == bestV && int(e.I) < bestI) {
+				bestV, bestI = v, int(e.I)
 			}
 		}
 		return pick(bestV, bestI)
@@ -395,18 +394,18 @@ func (ws *workspace) kthLargest() float32 {
 	}
 	slices.SortFunc(all, func(a, b entry) int {
 		switch {
-		case a.x > b.x:
+		case a.X > b.X:
 			return -1
-		case a.x < b.x:
+		case a.X < b.X:
 			return 1
 		}
-		return int(a.i - b.i)
+		return int(a.I - b.I)
 	})
 	ws.heapMerged = all
 	if len(all) < ws.k1 {
 		return negInf
 	}
-	return all[ws.k1-1].x
+	return all[ws.k1-1].X
 }
 
 // massFromList fills the mass list from known candidates (x ≥ θ).
@@ -415,9 +414,9 @@ func (ws *workspace) massFromList(cands []entry, theta float32) int {
 	n := 0
 	floor := max(theta, ws.m-massCutoff)
 	for _, e := range cands {
-		if e.x >= floor {
-			ws.massX[n] = e.x
-			ws.massT[n] = massTerm(e.x, ws.m)
+		if e.X >= floor {
+			ws.massX[n] = e.X
+			ws.massT[n] = massTerm(e.X, ws.m)
 			n++
 		}
 	}

@@ -3,10 +3,12 @@ package gpu
 import (
 	"math"
 	"runtime"
-
-	"github.com/x448/float16"
 	"sort"
 	"sync"
+
+	"github.com/x448/float16"
+
+	"github.com/structgen/structgen/internal/minheap"
 )
 
 // chunkSize is the unit of parallel work and of per-chunk partial results.
@@ -106,7 +108,7 @@ func (ws *workspace) work() {
 		st.carry = carry
 		ws.runChunk(c)
 		if ws.phase == phaseMax && ws.k1 > 0 && len(st.heap) == ws.k1 {
-			carry = max(carry, st.heap[0].x)
+			carry = max(carry, st.heap[0].X)
 		}
 		if int(ws.done.Add(1)) == n {
 			ws.finished <- struct{}{}
@@ -224,20 +226,20 @@ func (ws *workspace) maxSegment(st *chunkState, base int, xs []float32) {
 			i = j
 			break
 		}
-		h = append(h, entry{xs[j], int32(base + j)})
-		heapUp(h, len(h)-1)
+		h = append(h, entry{X: xs[j], I: int32(base + j)})
+		minheap.Up(h, len(h)-1)
 		i = j + 1
 	}
 	if len(h) == ws.k1 {
-		thr := h[0].x
+		thr := h[0].X
 		for {
 			j := i + firstAbove(xs[i:], thr)
 			if j >= len(xs) {
 				break
 			}
-			h[0] = entry{xs[j], int32(base + j)}
-			heapDown(h, 0)
-			thr = h[0].x
+			h[0] = entry{X: xs[j], I: int32(base + j)}
+			minheap.Down(h, 0)
+			thr = h[0].X
 			i = j + 1
 		}
 	}
@@ -308,37 +310,6 @@ func loses(ub float32, i int, bestV float32, bestI int, f16 bool) bool {
 		ub = f16Round(ub)
 	}
 	return ub < bestV || (ub == bestV && i > bestI)
-}
-
-// heapUp and heapDown maintain a min-heap of entries on x.
-func heapUp(h []entry, i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !(h[i].x < h[p].x) {
-			return
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func heapDown(h []entry, i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r].x < h[l].x {
-			m = r
-		}
-		if !(h[m].x < h[i].x) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
 }
 
 // f16Table maps every float16 bit pattern to its float32 value (256 KiB,
