@@ -57,15 +57,10 @@ func (m *Matcher) ShortestStep() (lo, hi byte, ok bool) {
 // cur, or nil where no byte of the class can come next. The result lives in
 // the step scratch until the next step.
 func (m *Matcher) stepClass(cur []node, c int) []node {
-	m.st.begin()
-	m.st.out = m.st.out[:0]
-	for _, n := range cur {
-		m.st.stepByte(n, c)
+	if next := m.st.stepAll(cur, c); len(next) > 0 {
+		return next
 	}
-	if len(m.st.out) == 0 {
-		return nil
-	}
-	return m.st.merge(m.st.out)
+	return nil
 }
 
 // shortestClass returns the byte class that starts a shortest completion

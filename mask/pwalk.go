@@ -323,10 +323,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 					continue
 				}
 				if fs.pop && a.follow[fs.frame].has(b) {
-					w.st.begin()
-					w.st.out = w.st.out[:0]
-					w.st.stepByte(n, c)
-					next := w.st.merge(w.st.out)
+					next := w.st.stepAll([]node{n}, c)
 					if len(next) == 0 {
 						continue
 					}
@@ -361,12 +358,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 			gStart := len(ps.gbuf)
 			for gi := glo; gi < ghi; gi++ {
 				g := ps.gbuf[gi]
-				w.st.begin()
-				w.st.out = w.st.out[:0]
-				for _, n := range w.buf[g.lo:g.hi] {
-					w.st.stepByte(n, c)
-				}
-				next := w.st.merge(w.st.out)
+				next := w.st.stepAll(w.buf[g.lo:g.hi], c)
 				if len(next) == 0 {
 					continue
 				}
@@ -495,10 +487,7 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 		if p.pops && follow.has(b) {
 			// The parent may pop on this byte: step it in full.
 			topB, topG := len(w.buf), len(ps.gbuf)
-			w.st.begin()
-			w.st.out = w.st.out[:0]
-			w.st.stepByte(node{p.q, p.cnt, n.preds}, int(a.classOf[b]))
-			w.buf = append(w.buf, w.st.merge(w.st.out)...)
+			w.buf = append(w.buf, w.st.stepAll([]node{{p.q, p.cnt, n.preds}}, int(a.classOf[b]))...)
 			if len(w.buf) > topB {
 				ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(len(w.buf)), mask})
 				w.pvisit(ps, qs, v, topG, topG+1, d+rel)
@@ -614,12 +603,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 			g := ps.lgrp[gi]
 			start := int32(len(ps.lbuf))
 			if full {
-				w.st.begin()
-				w.st.out = w.st.out[:0]
-				for i := g.lo; i < g.lo+g.n; i++ {
-					w.st.stepByte(ps.lbuf[i], c)
-				}
-				ps.lbuf = append(ps.lbuf, w.st.merge(w.st.out)...)
+				ps.lbuf = append(ps.lbuf, w.st.stepAll(ps.lbuf[g.lo:g.lo+g.n], c)...)
 			} else {
 				for i := g.lo; i < g.lo+g.n; i++ {
 					nd := ps.lbuf[i]

@@ -522,6 +522,18 @@ func (s *stepper) forTokEdges(n node, f func(e *tokEdge, succ node)) {
 	}
 }
 
+// stepAll returns the configuration that cfg becomes after consuming a
+// byte of class c (empty where no node can take it). The result lives in
+// s.out until the next step.
+func (s *stepper) stepAll(cfg []node, c int) []node {
+	s.begin()
+	s.out = s.out[:0]
+	for _, n := range cfg {
+		s.stepByte(n, c)
+	}
+	return s.merge(s.out)
+}
+
 // merge sorts the nodes of out and merges those with the same state and
 // counter (uniting their predecessor sets). It returns the result, in
 // place.

@@ -179,10 +179,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 				var nn node
 				if fs.pop && a.follow[fs.frame].has(b) {
 					// The frame may pop here: step in full.
-					w.st.begin()
-					w.st.out = w.st.out[:0]
-					w.st.stepByte(n, int(a.classOf[b]))
-					next := w.st.merge(w.st.out)
+					next := w.st.stepAll([]node{n}, int(a.classOf[b]))
 					if len(next) == 0 {
 						continue
 					}
@@ -213,12 +210,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	for e := es; e < ee; e++ {
 		c := int(a.classOf[t.edgeByte[e]])
 		if memo[c] == 0 {
-			w.st.begin()
-			w.st.out = w.st.out[:0]
-			for _, n := range w.buf[lo:hi] {
-				w.st.stepByte(n, c)
-			}
-			next := w.st.merge(w.st.out)
+			next := w.st.stepAll(w.buf[lo:hi], c)
 			if len(next) > MaxConfig {
 				w.st.overflow = true
 				next = next[:0]
@@ -541,10 +533,7 @@ func (w *walker) tight(u int32, n node, depth int) {
 		b := t.inByte[v]
 		if p.pops && follow.has(b) {
 			top := len(w.buf)
-			w.st.begin()
-			w.st.out = w.st.out[:0]
-			w.st.stepByte(node{p.q, p.cnt, n.preds}, int(a.classOf[b]))
-			w.buf = append(w.buf, w.st.merge(w.st.out)...)
+			w.buf = append(w.buf, w.st.stepAll([]node{{p.q, p.cnt, n.preds}}, int(a.classOf[b]))...)
 			if len(w.buf) > top {
 				w.visit(v, top, len(w.buf), d+rel, false)
 			}
