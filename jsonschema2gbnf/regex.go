@@ -81,27 +81,34 @@ func splitSearch(re *syntax.Regexp) searchForm {
 	return f
 }
 
+// altOf converts each alternative with conv and joins the results; an
+// alternative that matches nothing drops out, and errNoMatch is returned
+// when all do.
+func altOf(subs []*syntax.Regexp, conv func(*syntax.Regexp) (string, error)) (string, error) {
+	var alts []string
+	for _, s := range subs {
+		x, err := conv(s)
+		if err == errNoMatch {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		alts = append(alts, x)
+	}
+	if len(alts) == 0 {
+		return "", errNoMatch
+	}
+	return alt(alts...), nil
+}
+
 // structural translates a pattern into a grammar expression over the
 // canonical encoding, with search semantics. It returns errNeedDFA when
 // anchors appear elsewhere than at the ends, errNoMatch when nothing
 // matches.
 func structural(re *syntax.Regexp) (string, error) {
 	if re.Op == syntax.OpAlternate {
-		var alts []string
-		for _, s := range re.Sub {
-			x, err := structural(s)
-			if err == errNoMatch {
-				continue
-			}
-			if err != nil {
-				return "", err
-			}
-			alts = append(alts, x)
-		}
-		if len(alts) == 0 {
-			return "", errNoMatch
-		}
-		return alt(alts...), nil
+		return altOf(re.Sub, structural)
 	}
 	if re.Op == syntax.OpCapture {
 		return structural(re.Sub[0])
@@ -191,21 +198,7 @@ func reExpr(re *syntax.Regexp) (string, error) {
 		}
 		return seq(parts...), nil
 	case syntax.OpAlternate:
-		var alts []string
-		for _, s := range re.Sub {
-			x, err := reExpr(s)
-			if err == errNoMatch {
-				continue
-			}
-			if err != nil {
-				return "", err
-			}
-			alts = append(alts, x)
-		}
-		if len(alts) == 0 {
-			return "", errNoMatch
-		}
-		return alt(alts...), nil
+		return altOf(re.Sub, reExpr)
 	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return "", errNeedDFA

@@ -452,14 +452,12 @@ func (a *automaton) canPopState(q int32) bool {
 // calls of frames that cannot finish, and states from which the frame's
 // end is unreachable. Then every reachable configuration can be
 // completed to a sentence (no dead ends).
-func (a *automaton) prune() error {
-	n := len(a.states)
-	productive := make([]bool, len(a.frames))
-	coreach := make([]bool, n)
-	// Reverse edges: byte and token edges by target, call edges by return
-	// state and by callee.
-	rev := make([][]int32, n)
-	callers := make([][]int32, len(a.frames))
+// reverseEdges returns the automaton's edges backwards: for each state the
+// states with a byte, token or call-return edge into it (rev), and for each
+// frame the states that call it (callers).
+func (a *automaton) reverseEdges() (rev, callers [][]int32) {
+	rev = make([][]int32, len(a.states))
+	callers = make([][]int32, len(a.frames))
 	for q := range a.states {
 		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
 			if t >= 0 {
@@ -475,6 +473,14 @@ func (a *automaton) prune() error {
 			callers[e.callee] = append(callers[e.callee], int32(q))
 		}
 	}
+	return rev, callers
+}
+
+func (a *automaton) prune() error {
+	n := len(a.states)
+	productive := make([]bool, len(a.frames))
+	coreach := make([]bool, n)
+	rev, callers := a.reverseEdges()
 	var work []int32
 	mark := func(q int32) {
 		if !coreach[q] {
@@ -703,23 +709,7 @@ func (a *automaton) computeMinLen() {
 	for fi := range a.frames {
 		a.frames[fi].minLen = inf
 	}
-	rev := make([][]int32, n)
-	callers := make([][]int32, len(a.frames))
-	for q := range a.states {
-		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
-			if t >= 0 {
-				rev[t] = append(rev[t], int32(q))
-			}
-		}
-		st := &a.states[q]
-		for _, e := range st.toks {
-			rev[e.next] = append(rev[e.next], int32(q))
-		}
-		for _, e := range st.calls {
-			rev[e.ret] = append(rev[e.ret], int32(q))
-			callers[e.callee] = append(callers[e.callee], int32(q))
-		}
-	}
+	rev, callers := a.reverseEdges()
 	// eval recomputes minLen[q] from its edges (for repetition frames: to
 	// the end of the current iteration).
 	eval := func(q int32) int32 {
