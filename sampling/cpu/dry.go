@@ -197,25 +197,16 @@ func (s *dryStep) apply(c *candidates) {
 // maxMap maps tokens to the largest value set for them; cleared in time
 // proportional to its use (it is cleared before every DRY step).
 type maxMap struct {
-	keys []int32
+	keyTable
 	vals []int32
 	used []int32 // occupied slots, in insertion order
-	mask int
 	size int
 }
 
 func (m *maxMap) init(maxDistinct int) {
-	n := 8
-	for n < 2*maxDistinct {
-		n <<= 1
-	}
-	m.keys = make([]int32, n)
+	n := m.initKeys(maxDistinct)
 	m.vals = make([]int32, n)
 	m.used = make([]int32, 0, n)
-	for i := range m.keys {
-		m.keys[i] = emptyKey
-	}
-	m.mask = n - 1
 }
 
 func (m *maxMap) clear() {
@@ -224,19 +215,6 @@ func (m *maxMap) clear() {
 	}
 	m.used = m.used[:0]
 	m.size = 0
-}
-
-func (m *maxMap) slot(k int32) (int, bool) {
-	i := hash32(k) & m.mask
-	for {
-		switch m.keys[i] {
-		case k:
-			return i, true
-		case emptyKey:
-			return i, false
-		}
-		i = (i + 1) & m.mask
-	}
 }
 
 func (m *maxMap) setMax(k, v int32) {

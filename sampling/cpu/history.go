@@ -40,10 +40,9 @@ func (r *ring) rat(i int) int32 {
 // deletion, sized once so that Accept never allocates. stamp marks slots
 // already visited in the current pass (see visit).
 type countMap struct {
-	keys   []int32
+	keyTable
 	counts []int32
 	stamps []uint32
-	mask   int
 	size   int
 	gen    uint32
 }
@@ -51,14 +50,9 @@ type countMap struct {
 const emptyKey = -1
 
 func (m *countMap) init(maxDistinct int) {
-	n := 8
-	for n < 2*maxDistinct {
-		n <<= 1
-	}
-	m.keys = make([]int32, n)
+	n := m.initKeys(maxDistinct)
 	m.counts = make([]int32, n)
 	m.stamps = make([]uint32, n)
-	m.mask = n - 1
 	m.clear()
 }
 
@@ -75,16 +69,42 @@ func hash32(k int32) int {
 	return int(h ^ h>>16)
 }
 
-func (m *countMap) slot(k int32) (int, bool) {
-	i := hash32(k) & m.mask
+// keyTable is the key array of an open-addressing map from tokens with
+// linear probing, sized once (at least twice the distinct keys it will
+// hold, so probes stay short); countMap and maxMap keep their values in
+// arrays beside it.
+type keyTable struct {
+	keys []int32
+	mask int
+}
+
+// initKeys sizes the table for maxDistinct keys, all slots empty, and
+// returns its size.
+func (t *keyTable) initKeys(maxDistinct int) int {
+	n := 8
+	for n < 2*maxDistinct {
+		n <<= 1
+	}
+	t.keys = make([]int32, n)
+	for i := range t.keys {
+		t.keys[i] = emptyKey
+	}
+	t.mask = n - 1
+	return n
+}
+
+// slot returns k's slot and true, or the empty slot where k would go and
+// false.
+func (t *keyTable) slot(k int32) (int, bool) {
+	i := hash32(k) & t.mask
 	for {
-		switch m.keys[i] {
+		switch t.keys[i] {
 		case k:
 			return i, true
 		case emptyKey:
 			return i, false
 		}
-		i = (i + 1) & m.mask
+		i = (i + 1) & t.mask
 	}
 }
 
