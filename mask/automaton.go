@@ -64,7 +64,13 @@ type automaton struct {
 	classOf [256]uint8 // byte → class
 	classLo []byte     // first byte of each class (classes are byte intervals)
 	classHi []byte     // last byte of each class
-	trans   []int32    // state*nc + class → next state, or -1
+	trans   []int32    // state*nc + class → next state, or -1 (after minimization)
+	// Until minimization, transitions are sparse (most states have few):
+	// state q's are sClass/sTarget[sStart[q]:sStart[q+1]], by class; a
+	// pruned one has target -1.
+	sStart  []int32
+	sClass  []uint8
+	sTarget []int32
 	states  []state    // all states of all frames
 	frames  []frame    // frame 0 is the root
 	minLen  []int32    // per state: fewest bytes to finish its frame (pop), calls included
@@ -116,7 +122,7 @@ var maxStates = MaxStates
 
 // buildAutomaton compiles the lowered frames with at most limit states.
 func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
-	a := &automaton{limit: limit}
+	a := &automaton{limit: limit, sStart: []int32{0}}
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
@@ -319,16 +325,6 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			fl |= stNoPop
 		}
 		a.states = append(a.states, state{frame: fi, flags: fl})
-		if need := (int(id) + 1) * a.nc; need > cap(a.trans) {
-			// Grow by doubling: the table of a large grammar is megabytes.
-			grown := make([]int32, len(a.trans), max(2*cap(a.trans), need, 1024))
-			copy(grown, a.trans)
-			a.trans = grown
-		}
-		a.trans = a.trans[:(int(id)+1)*a.nc]
-		for c := range a.nc {
-			a.trans[int(id)*a.nc+c] = -1
-		}
 		queue = append(queue, pending{id, next})
 		return id, nil
 	}
@@ -393,6 +389,11 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 				toks[k] = append(toks[k], p)
 			}
 		}
+		// States are processed in the order of their ids (frames one
+		// after the other, each breadth-first), so rows are appended.
+		if int(cur.id) != len(a.sStart)-1 {
+			panic("mask: automaton states processed out of order")
+		}
 		for c, ps := range buckets {
 			if len(ps) == 0 {
 				continue
@@ -401,8 +402,10 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			if err != nil {
 				return err
 			}
-			a.trans[int(cur.id)*a.nc+c] = t
+			a.sClass = append(a.sClass, uint8(c))
+			a.sTarget = append(a.sTarget, t)
 		}
+		a.sStart = append(a.sStart, int32(len(a.sTarget)))
 		var st state
 		for callee, ps := range calls {
 			t, err := target(ps)
@@ -448,10 +451,6 @@ func (a *automaton) canPopState(q int32) bool {
 	return q != f.start || f.root
 }
 
-// prune removes everything that cannot lead to the end of its frame:
-// calls of frames that cannot finish, and states from which the frame's
-// end is unreachable. Then every reachable configuration can be
-// completed to a sentence (no dead ends).
 // reverseEdges returns the automaton's edges backwards: for each state the
 // states with a byte, token or call-return edge into it (rev), and for each
 // frame the states that call it (callers).
@@ -459,7 +458,7 @@ func (a *automaton) reverseEdges() (rev, callers [][]int32) {
 	rev = make([][]int32, len(a.states))
 	callers = make([][]int32, len(a.frames))
 	for q := range a.states {
-		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
+		for _, t := range a.byteTargets(q) {
 			if t >= 0 {
 				rev[t] = append(rev[t], int32(q))
 			}
@@ -476,11 +475,25 @@ func (a *automaton) reverseEdges() (rev, callers [][]int32) {
 	return rev, callers
 }
 
+// prune removes everything that cannot lead to the end of its frame:
+// calls of frames that cannot finish, and states from which the frame's
+// end is unreachable. Then every reachable configuration can be
+// completed to a sentence (no dead ends).
 func (a *automaton) prune() error {
 	n := len(a.states)
 	productive := make([]bool, len(a.frames))
 	coreach := make([]bool, n)
 	rev, callers := a.reverseEdges()
+	// A frame's states are contiguous (frames are built one at a time).
+	frameLo := make([]int32, len(a.frames))
+	frameHi := make([]int32, len(a.frames))
+	for q := n - 1; q >= 0; q-- {
+		fi := a.states[q].frame
+		if frameHi[fi] == 0 {
+			frameHi[fi] = int32(q) + 1
+		}
+		frameLo[fi] = int32(q)
+	}
 	var work []int32
 	mark := func(q int32) {
 		if !coreach[q] {
@@ -494,7 +507,7 @@ func (a *automaton) prune() error {
 		if coreach[q] {
 			return
 		}
-		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+		for _, t := range a.sTarget[a.sStart[q]:a.sStart[q+1]] {
 			if t >= 0 && coreach[t] {
 				mark(q)
 				return
@@ -534,9 +547,9 @@ func (a *automaton) prune() error {
 			// An iteration end that may not end the repetition can start
 			// another iteration.
 			if a.frames[fi].repeat {
-				for p := range a.states {
-					if a.states[p].frame == int32(fi) && a.states[p].flags&stNoPop != 0 {
-						mark(int32(p))
+				for p := frameLo[fi]; p < frameHi[fi]; p++ {
+					if a.states[p].flags&stNoPop != 0 {
+						mark(p)
 					}
 				}
 			}
@@ -547,10 +560,10 @@ func (a *automaton) prune() error {
 		return &Error{Msg: fmt.Sprintf("the grammar has no finite sentence: rule %s can never be completed", root.name)}
 	}
 	for q := range a.states {
-		row := a.trans[q*a.nc : (q+1)*a.nc]
-		for c, t := range row {
+		row := a.sTarget[a.sStart[q]:a.sStart[q+1]]
+		for i, t := range row {
 			if t >= 0 && !coreach[t] {
-				row[c] = -1
+				row[i] = -1
 			}
 		}
 		st := &a.states[q]
@@ -854,89 +867,20 @@ func (a *automaton) computeFollow() {
 // different frames, the start state of a frame and final/non-final states
 // are never merged.
 func (a *automaton) minimize() {
-	n := len(a.states)
-	block := make([]int32, n)
-	// Initial partition.
-	type initKey struct {
-		frame int32
-		start bool
-		flags uint16
-	}
-	init := map[initKey]int32{}
-	for q := range a.states {
-		st := &a.states[q]
-		k := initKey{st.frame, int32(q) == a.frames[st.frame].start, st.flags & (stFinal | stNoPop)}
-		b, ok := init[k]
-		if !ok {
-			b = int32(len(init))
-			init[k] = b
+	block, numBlocks := a.minimalPartition()
+	if verifyMinimize {
+		if ref, _ := a.moorePartition(a.edges()); !samePartition(block, ref) {
+			panic("mask: minimalPartition disagrees with moorePartition")
 		}
-		block[q] = b
 	}
-	numBlocks := len(init)
-	// Sparse adjacency, built once: per state its (class, target)
-	// transitions, calls and token edges, so that a round costs the edges,
-	// not states × classes.
-	type edge struct {
-		c int32 // class, or -1-callee for a call, or -2-tok (negated: -2-tok-Vmax) for a token edge
-		t int32
-	}
-	edgeStart := make([]int32, n+1)
-	var edges []edge
-	for q := range a.states {
-		for c, t := range a.trans[q*a.nc : (q+1)*a.nc] {
-			if t >= 0 {
-				edges = append(edges, edge{int32(c), t})
-			}
-		}
-		st := &a.states[q]
-		for _, e := range st.calls {
-			edges = append(edges, edge{-1 - e.callee, e.ret})
-		}
-		for _, e := range st.toks {
-			k := -(1 << 30) - e.tok
-			if e.neg {
-				k = -(1 << 29) - e.tok
-			}
-			edges = append(edges, edge{k, e.next})
-		}
-		edgeStart[q+1] = int32(len(edges))
-	}
-	var sig []byte
-	index := map[string]int32{}
-	next := make([]int32, n)
-	for {
-		clear(index)
-		for q := range a.states {
-			sig = sig[:0]
-			sig = binary.LittleEndian.AppendUint32(sig, uint32(block[q]))
-			for _, e := range edges[edgeStart[q]:edgeStart[q+1]] {
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.c))
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.t]))
-			}
-			b, ok := index[string(sig)]
-			if !ok {
-				b = int32(len(index))
-				index[string(sig)] = b
-			}
-			next[q] = b
-		}
-		block, next = next, block
-		if len(index) == numBlocks {
-			break
-		}
-		numBlocks = len(index)
-	}
-	if numBlocks == n {
-		return
-	}
-	// Renumber: keep the first state of each block, in order.
+	// Renumber: keep the first state of each block, in order, and build
+	// the dense transition table.
 	newID := make([]int32, numBlocks)
 	for i := range newID {
 		newID[i] = -1
 	}
-	var states []state
-	var trans []int32
+	states := make([]state, 0, numBlocks)
+	trans := make([]int32, 0, numBlocks*a.nc)
 	rep := make([]int32, 0, numBlocks)
 	for q := range a.states {
 		b := block[q]
@@ -954,15 +898,30 @@ func (a *automaton) minimize() {
 			st.toks[i].next = newID[block[st.toks[i].next]]
 		}
 		states = append(states, st)
-		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-			if t >= 0 {
-				t = newID[block[t]]
+		row := trans[len(trans) : len(trans)+a.nc]
+		trans = trans[:len(trans)+a.nc]
+		for c := range row {
+			row[c] = -1
+		}
+		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
+			if t := a.sTarget[i]; t >= 0 {
+				row[a.sClass[i]] = newID[block[t]]
 			}
-			trans = append(trans, t)
 		}
 	}
 	for fi := range a.frames {
 		a.frames[fi].start = newID[block[a.frames[fi].start]]
 	}
 	a.states, a.trans = states, trans
+	a.sStart, a.sClass, a.sTarget = nil, nil, nil
+}
+
+// byteTargets returns the byte-class targets of state q: its row of the
+// dense table, or before minimization its sparse targets (without their
+// classes); -1 entries are absent transitions.
+func (a *automaton) byteTargets(q int) []int32 {
+	if a.trans == nil {
+		return a.sTarget[a.sStart[q]:a.sStart[q+1]]
+	}
+	return a.trans[q*a.nc : (q+1)*a.nc]
 }

@@ -54,10 +54,10 @@ type Compiled struct {
 	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next)
 	repEntries map[ctxKey]*ctxEntry
 
-	lazyMu    sync.Mutex // serializes level-1 computations after compilation
-	budget    time.Duration
-	walkStart time.Time
-	done      bool // compilation finished: level1 is written under mu
+	lazyMu      sync.Mutex // serializes level-1 computations after compilation
+	budget      time.Duration
+	budgetStart time.Time // when Compile started (see DefaultEagerBudget)
+	done        bool      // compilation finished: level1 is written under mu
 
 	stats CompileStats
 }
@@ -96,14 +96,15 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 }
 
 // DefaultEagerBudget bounds the eager part of Compile: per-state token sets
-// are precomputed, in state order (the root's states first), until this
-// much time has passed; the others are computed the first time a matcher
+// are precomputed, in state order (the root's states first), until Compile
+// has run this long (lowering and automaton construction included, which
+// are never cut short); the others are computed the first time a matcher
 // needs them (one walk of part of the token trie, up to a few
 // milliseconds for a state that allows most of a 128k vocabulary) and
-// cached for every matcher. The five bench grammars compile well within
-// it; grammars of the large JSONSchemaBench schemas (tens of thousands of
-// states, of which a generation visits a few hundred) would take seconds
-// to precompute entirely.
+// cached for every matcher. The five bench grammars compile entirely
+// within it; grammars of the large JSONSchemaBench schemas (tens of
+// thousands of states, of which a generation visits a few hundred) would
+// take seconds to precompute entirely.
 const DefaultEagerBudget = 50 * time.Millisecond
 
 // Options configure CompileWith.
@@ -151,7 +152,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		repEntries: map[ctxKey]*ctxEntry{},
 	}
 	walkStart := time.Now()
-	c.walkStart = walkStart
+	c.budgetStart = start
 	switch {
 	case opt.EagerBudget == 0:
 		c.budget = DefaultEagerBudget
@@ -295,7 +296,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 // overBudget reports whether the eager phase of compilation is over
 // (never after compilation: lazy computations run to completion).
 func (c *Compiled) overBudget() bool {
-	return !c.done && c.budget > 0 && time.Since(c.walkStart) > c.budget
+	return !c.done && c.budget > 0 && time.Since(c.budgetStart) > c.budget
 }
 
 // setLevel1 stores level-1 data. After compilation, readers (entryFor)
@@ -485,6 +486,12 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		calls := c.a.states[q].calls
 		if len(calls) == 0 {
 			c.setLevel1(q, l)
+			continue
+		}
+		if budgeted && c.overBudget() {
+			// What the calls add needs the callees' entry sets, computed
+			// (transitively) on demand: past the budget, leave the state
+			// to its first use.
 			continue
 		}
 		b.addSet(&l.full)

@@ -2,7 +2,9 @@ package mask
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"testing"
 )
 
 // Dump prints the automaton (tests only).
@@ -74,4 +76,10 @@ func (c *Compiled) BigStates(n int) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+func TestMain(m *testing.M) {
+	// Every automaton built by the tests is minimized both ways.
+	verifyMinimize = true
+	os.Exit(m.Run())
 }

@@ -1,0 +1,297 @@
+package mask
+
+import (
+	"encoding/binary"
+)
+
+// Minimization merges the automaton's states that no continuation tells
+// apart: the coarsest partition of the states that refines the initial one
+// (frame, frame start or not, the final and no-pop flags) and is stable
+// under every edge label (byte class, call of a frame, token reference).
+// minimalPartition computes it in O(m log n) for m edges and n states with
+// Valmari and Lehtinen's algorithm for partial DFAs ("Efficient
+// minimization of DFAs with partial transition functions", STACS 2008):
+// Hopcroft's "process the smaller half" on two refinable partitions, one
+// of the states (blocks) and one of the edges (cords: edges with the same
+// label into the same block). moorePartition is the simple reference.
+
+// labeledEdges is the automaton's edges with dense labels, by tail state:
+// edges of state q are start[q]..start[q+1]-1.
+type labeledEdges struct {
+	start         []int32
+	label, target []int32
+	numLabels     int
+	deterministic bool // no state has two edges with the same label
+}
+
+// edges returns the automaton's edges. Labels: byte classes 0..nc-1, then
+// one per callee frame, then one per (token, negated) pair in use.
+func (a *automaton) edges() *labeledEdges {
+	n := len(a.states)
+	e := &labeledEdges{start: make([]int32, n+1), deterministic: true}
+	callBase := a.nc
+	tokBase := callBase + len(a.frames)
+	tokLabel := map[int64]int32{}
+	seen := map[int32]bool{}
+	for q := range a.states {
+		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
+			if t := a.sTarget[i]; t >= 0 {
+				e.label = append(e.label, int32(a.sClass[i]))
+				e.target = append(e.target, t)
+			}
+		}
+		st := &a.states[q]
+		clear(seen)
+		for _, c := range st.calls {
+			l := int32(callBase) + c.callee
+			if seen[l] {
+				e.deterministic = false
+			}
+			seen[l] = true
+			e.label = append(e.label, l)
+			e.target = append(e.target, c.ret)
+		}
+		for _, t := range st.toks {
+			k := int64(t.tok) << 1
+			if t.neg {
+				k |= 1
+			}
+			l, ok := tokLabel[k]
+			if !ok {
+				l = int32(tokBase + len(tokLabel))
+				tokLabel[k] = l
+			}
+			if seen[l] {
+				e.deterministic = false
+			}
+			seen[l] = true
+			e.label = append(e.label, l)
+			e.target = append(e.target, t.next)
+		}
+		e.start[q+1] = int32(len(e.label))
+	}
+	e.numLabels = tokBase + len(tokLabel)
+	return e
+}
+
+// initialBlocks returns the initial partition: states with the same frame,
+// the same "is the frame's start" and the same final and no-pop flags
+// share a block.
+func (a *automaton) initialBlocks() (block []int32, numBlocks int) {
+	type key struct {
+		frame int32
+		start bool
+		flags uint16
+	}
+	ids := map[key]int32{}
+	block = make([]int32, len(a.states))
+	for q := range a.states {
+		st := &a.states[q]
+		k := key{st.frame, int32(q) == a.frames[st.frame].start, st.flags & (stFinal | stNoPop)}
+		b, ok := ids[k]
+		if !ok {
+			b = int32(len(ids))
+			ids[k] = b
+		}
+		block[q] = b
+	}
+	return block, len(ids)
+}
+
+// minimalPartition returns the block of every state in the coarsest stable
+// partition, and the number of blocks.
+func (a *automaton) minimalPartition() (block []int32, numBlocks int) {
+	e := a.edges()
+	if !e.deterministic {
+		// Hopcroft's smaller-half argument needs one edge per label and
+		// state; lowering never builds anything else, but stay exact.
+		return a.moorePartition(e)
+	}
+	n, m := len(a.states), len(e.label)
+	init, k := a.initialBlocks()
+	blocks := newRefinable(n, init, k)
+	// Edges by label: the initial cords.
+	tail := make([]int32, m)
+	for q := range n {
+		for i := e.start[q]; i < e.start[q+1]; i++ {
+			tail[i] = int32(q)
+		}
+	}
+	cords := newRefinable(m, e.label, e.numLabels)
+	// Incoming edges by head state.
+	inStart := make([]int32, n+1)
+	for _, t := range e.target {
+		inStart[t+1]++
+	}
+	for q := range n {
+		inStart[q+1] += inStart[q]
+	}
+	in := make([]int32, m)
+	fill := append([]int32(nil), inStart[:n]...)
+	for i, t := range e.target {
+		in[fill[t]] = int32(i)
+		fill[t]++
+	}
+	// Every cord, and every block but the first, splits the blocks once;
+	// new parts (the smaller half of a split set) are appended and so
+	// processed in turn.
+	b := 1
+	for c := 0; c < cords.sets; c++ {
+		for _, i := range cords.elems[cords.first[c]:cords.end[c]] {
+			blocks.mark(tail[i])
+		}
+		blocks.split()
+		for ; b < blocks.sets; b++ {
+			for _, q := range blocks.elems[blocks.first[b]:blocks.end[b]] {
+				for _, i := range in[inStart[q]:inStart[q+1]] {
+					cords.mark(i)
+				}
+			}
+			cords.split()
+		}
+	}
+	return blocks.setOf, blocks.sets
+}
+
+// refinable is a refinable partition of 0..n-1: the elements of a set are
+// contiguous in elems (set s holds elems[first[s]:end[s]]); mark moves an
+// element to the marked front of its set, and split cuts every set with
+// marked elements in two, the smaller part becoming a new set.
+type refinable struct {
+	sets              int
+	elems, loc, setOf []int32
+	first, end        []int32 // per set
+	marked            []int32 // per set: how many of its elements are marked
+	touched           []int32 // sets with marked elements
+}
+
+// newRefinable returns the partition of 0..n-1 into the sets given by
+// setOf (values 0..numSets-1; empty sets are dropped).
+func newRefinable(n int, setOf []int32, numSets int) *refinable {
+	p := &refinable{
+		elems: make([]int32, n), loc: make([]int32, n), setOf: make([]int32, n),
+		first: make([]int32, n+1), end: make([]int32, n+1), marked: make([]int32, n+1),
+	}
+	// Counting sort by the given set, renumbering the non-empty sets.
+	count := make([]int32, numSets+1)
+	for _, s := range setOf[:n] {
+		count[s+1]++
+	}
+	id := make([]int32, numSets)
+	for s := range numSets {
+		if count[s+1] > 0 {
+			id[s] = int32(p.sets)
+			p.first[p.sets] = count[s]
+			p.end[p.sets] = count[s] + count[s+1]
+			p.sets++
+		}
+		count[s+1] += count[s]
+	}
+	for x := range n {
+		s := setOf[x]
+		i := count[s]
+		count[s]++
+		p.elems[i], p.loc[x], p.setOf[x] = int32(x), i, id[s]
+	}
+	return p
+}
+
+func (p *refinable) mark(x int32) {
+	s := p.setOf[x]
+	i := p.loc[x]
+	j := p.first[s] + p.marked[s]
+	if i < j {
+		return // already marked
+	}
+	p.elems[i] = p.elems[j]
+	p.loc[p.elems[i]] = i
+	p.elems[j] = x
+	p.loc[x] = j
+	if p.marked[s] == 0 {
+		p.touched = append(p.touched, s)
+	}
+	p.marked[s]++
+}
+
+func (p *refinable) split() {
+	for _, s := range p.touched {
+		j := p.first[s] + p.marked[s]
+		p.marked[s] = 0
+		if j == p.end[s] {
+			continue // all of s marked: nothing to split
+		}
+		z := int32(p.sets)
+		p.sets++
+		if j-p.first[s] <= p.end[s]-j {
+			// The marked part is the smaller: it becomes z.
+			p.first[z], p.end[z] = p.first[s], j
+			p.first[s] = j
+		} else {
+			p.first[z], p.end[z] = j, p.end[s]
+			p.end[s] = j
+		}
+		for _, x := range p.elems[p.first[z]:p.end[z]] {
+			p.setOf[x] = z
+		}
+	}
+	p.touched = p.touched[:0]
+}
+
+// moorePartition is the simple reference for minimalPartition (and its
+// fallback for non-deterministic edges): Moore's rounds, each giving
+// every state the signature (block, its edges' labels and target blocks)
+// until no block splits. A round costs the edges, but a chain of k states
+// needs k rounds, so long chains make it quadratic.
+func (a *automaton) moorePartition(e *labeledEdges) (block []int32, numBlocks int) {
+	n := len(a.states)
+	block, numBlocks = a.initialBlocks()
+	var sig []byte
+	index := map[string]int32{}
+	next := make([]int32, n)
+	for {
+		clear(index)
+		for q := range n {
+			sig = binary.LittleEndian.AppendUint32(sig[:0], uint32(block[q]))
+			for i := e.start[q]; i < e.start[q+1]; i++ {
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.label[i]))
+				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.target[i]]))
+			}
+			b, ok := index[string(sig)]
+			if !ok {
+				b = int32(len(index))
+				index[string(sig)] = b
+			}
+			next[q] = b
+		}
+		block, next = next, block
+		if len(index) == numBlocks {
+			return block, numBlocks
+		}
+		numBlocks = len(index)
+	}
+}
+
+// verifyMinimize makes minimize check minimalPartition against
+// moorePartition on every automaton (set by the package's tests, so that
+// every grammar they compile is a test case).
+var verifyMinimize bool
+
+// samePartition reports whether two block assignments describe the same
+// partition (block numbers may differ).
+func samePartition(x, y []int32) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	xy := map[int32]int32{}
+	yx := map[int32]int32{}
+	for i := range x {
+		if b, ok := xy[x[i]]; ok && b != y[i] {
+			return false
+		}
+		if b, ok := yx[y[i]]; ok && b != x[i] {
+			return false
+		}
+		xy[x[i]], yx[y[i]] = y[i], x[i]
+	}
+	return true
+}

@@ -1,0 +1,73 @@
+package mask
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMinimalPartitionRandom compares the O(m log n) minimization with
+// Moore's rounds on random deterministic automata: few labels and few
+// targets make many equivalent states, chains make many rounds. (Every
+// grammar compiled by the other tests is checked too: see TestMain.)
+func TestMinimalPartitionRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for iter := range 3000 {
+		n := 1 + r.IntN(60)
+		nc := 1 + r.IntN(4)
+		nf := 1 + r.IntN(3)
+		a := &automaton{nc: nc, frames: make([]frame, nf), states: make([]state, n), sStart: []int32{0}}
+		for f := range a.frames {
+			a.frames[f].start = int32(r.IntN(n))
+		}
+		density := r.Float64()
+		for q := range n {
+			st := &a.states[q]
+			st.frame = int32(r.IntN(nf))
+			if r.IntN(3) == 0 {
+				st.flags |= stFinal
+			}
+			if r.IntN(5) == 0 {
+				st.flags |= stNoPop
+			}
+			for c := range nc {
+				if r.Float64() < density {
+					t := int32(r.IntN(n))
+					if iter%2 == 0 && q+1 < n {
+						t = int32(q + 1) // chains: many rounds
+					}
+					a.sClass = append(a.sClass, uint8(c))
+					a.sTarget = append(a.sTarget, t)
+				}
+			}
+			a.sStart = append(a.sStart, int32(len(a.sTarget)))
+			if r.IntN(4) == 0 {
+				st.calls = append(st.calls, callEdge{callee: int32(r.IntN(nf)), ret: int32(r.IntN(n))})
+			}
+			if r.IntN(4) == 0 {
+				st.toks = append(st.toks, tokEdge{tok: int32(r.IntN(3)), neg: r.IntN(2) == 0, next: int32(r.IntN(n))})
+			}
+		}
+		got, gn := a.minimalPartition()
+		want, wn := a.moorePartition(a.edges())
+		if gn != wn || !samePartition(got, want) {
+			t.Fatalf("iteration %d (%d states): %d blocks %v, Moore %d blocks %v", iter, n, gn, got, wn, want)
+		}
+	}
+}
+
+func TestSamePartition(t *testing.T) {
+	for _, tc := range []struct {
+		x, y []int32
+		want bool
+	}{
+		{[]int32{0, 0, 1}, []int32{5, 5, 2}, true},
+		{[]int32{0, 0, 1}, []int32{0, 1, 1}, false},
+		{[]int32{0, 1, 2}, []int32{0, 0, 2}, false},
+		{[]int32{0, 0}, []int32{0, 1}, false},
+		{[]int32{0}, []int32{0, 1}, false},
+	} {
+		if got := samePartition(tc.x, tc.y); got != tc.want {
+			t.Errorf("samePartition(%v, %v) = %v", tc.x, tc.y, got)
+		}
+	}
+}
