@@ -109,6 +109,7 @@ type conv struct {
 	warned   map[string]bool
 	keyLangs map[string]string // memo of key-language expressions
 	notIn    map[string]string // memo of notInSet rules by excluded suffix set
+	keyTries map[string]string // memo of keyTrie expressions by kind and suffix set
 
 	// rootPending makes the first term emitted take the name "root"
 	rootPending bool
@@ -128,6 +129,7 @@ func newConv(l *loaded, o options) *conv {
 		warned:   map[string]bool{},
 		keyLangs: map[string]string{},
 		notIn:    map[string]string{},
+		keyTries: map[string]string{},
 	}
 }
 

@@ -1,7 +1,9 @@
 package jsonschema2gbnf
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -351,3 +353,43 @@ func TestFormatOrdersKeys(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestKeyExclusion checks the language of keys outside a set of declared
+// names (notInSet) through additionalProperties: {"k":2} must be accepted
+// exactly when k is not declared, {"k":1} exactly when it is. The sets mix
+// prefixes of each other, the empty key, non-ASCII and escaped characters
+// at the start, inside and at the end of names.
+func TestKeyExclusion(t *testing.T) {
+	sets := [][]string{
+		{"a"},
+		{"", "ab"},
+		{"a", "ab", "abc", "b"},
+		{"id", "items", "item", "name", "notice"},
+		{"é", "éa", "x\u00e9", "naïve", "日本"},
+		{"q\"", "\\", "a\nb", "\u0001", "\t"},
+		{"\u007f", "~", " ", "z"},
+	}
+	probes := []string{"", "a", "b", "ab", "abc", "abcd", "ac", "ba", "i", "id", "ide", "it", "item", "items", "itemsx", "n", "name", "names", "nam", "notice", "notic",
+		"é", "éa", "éb", "e", "x", "xé", "xe", "naïve", "naive", "naï", "日", "日本", "日本語", "本",
+		"q", "q\"", "q\"x", "\\", "\\\\", "a\nb", "a\n", "\u0001", "\u0002", "\t", "\t\t", "\u007f", "~", " ", "  ", "z", "zz", "\u00ff", "😀", "a😀"}
+	for _, set := range sets {
+		props := map[string]any{}
+		for _, k := range set {
+			props[k] = map[string]any{"const": 1}
+		}
+		schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "additionalProperties": map[string]any{"const": 2}})
+		src, g := compileGrammar(t, string(schema))
+		r := earley.New(g)
+		for _, k := range append(probes, set...) {
+			kj, _ := json.Marshal(k)
+			declared := slices.Contains(set, k)
+			for v, want := range map[int]bool{1: declared, 2: !declared} {
+				doc := fmt.Sprintf("{%s:%d}", kj, v)
+				if got := r.Accepts([]byte(doc)); got != want {
+					t.Errorf("set %q: accepts %s = %v, want %v\n%s", set, doc, got, want, src)
+				}
+			}
+		}
+		checkSound(t, string(schema), g, 40, 3, 200)
+	}
+}

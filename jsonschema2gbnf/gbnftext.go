@@ -3,6 +3,7 @@ package jsonschema2gbnf
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -122,11 +123,12 @@ type ruleTable struct {
 	bodies map[string]string // name → body ("" while reserved)
 	order  []string
 	byBody map[string]string // body → name, for rules that may be shared
+	next   map[string]int    // base → next numeric suffix to try (keeps fresh linear)
 	size   int               // total bytes of rule bodies, checked against MaxGrammarBytes
 }
 
 func newRuleTable() *ruleTable {
-	return &ruleTable{bodies: map[string]string{}, byBody: map[string]string{}}
+	return &ruleTable{bodies: map[string]string{}, byBody: map[string]string{}, next: map[string]int{}}
 }
 
 // fresh returns an unused rule name derived from base.
@@ -137,9 +139,10 @@ func (t *ruleTable) fresh(base string) string {
 		t.order = append(t.order, base)
 		return base
 	}
-	for i := 2; ; i++ {
-		n := fmt.Sprintf("%s-%d", base, i)
+	for i := max(t.next[base], 2); ; i++ {
+		n := base + "-" + strconv.Itoa(i)
 		if _, taken := t.bodies[n]; !taken && !reservedNames[n] {
+			t.next[base] = i + 1
 			t.bodies[n] = ""
 			t.order = append(t.order, n)
 			return n

@@ -181,6 +181,10 @@ func foldRunes(s runeSet) runeSet {
 // mustEscape is the set of characters that never appear raw in a JSON string.
 var mustEscape = runeSet{0, 0x1F, '"', '"', '\\', '\\'}
 
+// kwideFirst is the set of characters that do not stand for themselves
+// as printable ASCII in a canonical string: non-ASCII and escaped ones.
+var kwideFirst = anyRune.minus(runeSet{0x20, 0x7F}.minus(mustEscape))
+
 // canonicalEscape returns the canonical escape of a character in mustEscape.
 func canonicalEscape(r rune) string {
 	switch r {

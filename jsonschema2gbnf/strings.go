@@ -251,11 +251,17 @@ func (c *conv) work(d *dfa, ptr string) bool {
 }
 
 // notInSet returns an expression for the strings (canonical encoding,
-// without quotes) that are not in the set: a trie complement whose states
-// are shared over the whole grammar, keyed by the set of suffixes still
-// excluded. Objects that declare the same names (or names with common
-// tails) share these rules, which keeps the free-key languages of large
-// schemas small.
+// without quotes) that are not in the set. A string is not in the set iff
+// it leaves the trie of the set — a path of the trie, then a character
+// that continues no key there, then anything — or it ends at a node of
+// the trie that is not a key. Written that way, the free tail (kchar*)
+// appears once instead of once per node of the trie: as an automaton, the
+// tries advance together and every way out of them reaches the same tail
+// (one copy per node costs tens of automaton states each and was most of
+// the compile time of large schemas with additionalProperties: false).
+// The trie rules are shared over the whole grammar, keyed by the set of
+// suffixes still excluded: objects that declare the same names (or names
+// with common tails) share them.
 func (c *conv) notInSet(set []string) string {
 	set = dedup(append([]string(nil), set...))
 	sort.Strings(set)
@@ -270,12 +276,40 @@ func (c *conv) notInSet(set []string) string {
 	if len(set) == 1 && set[0] == "" {
 		return seq(c.prim(ruleKChar), all)
 	}
+	// Leaving the trie: with an ASCII character (per node), or with any
+	// character that is non-ASCII or escaped (the same set at almost every
+	// node, so written once after the trie paths where it applies).
+	leave := c.keyTrie(trieLeave, set)
+	if wide := c.keyTrie(trieWide, set); wide != "" {
+		leave = alt(leave, seq(paren(wide), paren(encClass(kwideFirst))))
+	}
+	x := alt(seq(paren(leave), all), c.keyTrie(trieInner, set))
+	name := c.rules.fresh("not-key")
+	c.rules.define(name, x)
+	c.notIn[key] = name
+	return name
+}
+
+// The tries of notInSet.
+const (
+	trieLeave = iota // the trie paths followed by a character that starts no key suffix there (the non-ASCII and escaped ones only where trieWide does not cover them)
+	trieWide         // the trie paths where every non-ASCII or escaped character starts no key suffix
+	trieInner        // the trie paths that are not keys
+)
+
+// keyTrie returns one of the tries of notInSet for the key suffixes in
+// set (sorted, without duplicates), or "" when it is empty.
+func (c *conv) keyTrie(kind int, set []string) string {
+	key := string(rune('0'+kind)) + strings.Join(set, "\x00")
+	if x, ok := c.keyTries[key]; ok {
+		return x
+	}
 	byFirst := map[rune][]string{}
 	var firsts []rune
-	empty := false
+	isKey := false
 	for _, s := range set {
 		if s == "" {
-			empty = true
+			isKey = true
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s)
@@ -290,18 +324,44 @@ func (c *conv) notInSet(set []string) string {
 		rs = append(rs, r, r)
 	}
 	others := anyRune.minus(normRunes(rs))
+	wideHere := others.intersect(kwideFirst).equal(kwideFirst)
 	var alts []string
-	if !others.empty() {
-		alts = append(alts, seq(paren(classExpr(others)), all))
+	switch kind {
+	case trieLeave:
+		if wideHere {
+			others = others.minus(kwideFirst)
+		}
+		if !others.empty() {
+			alts = append(alts, classExpr(others))
+		}
+	case trieWide:
+		if wideHere {
+			alts = append(alts, `""`)
+		}
+	case trieInner:
+		if !isKey {
+			alts = append(alts, `""`)
+		}
 	}
 	for _, r := range firsts {
-		alts = append(alts, seq(encClass(runeSet{r, r}), c.notInSet(byFirst[r])))
+		if sub := c.keyTrie(kind, byFirst[r]); sub != "" {
+			alts = append(alts, seq(encClass(runeSet{r, r}), paren(sub)))
+		}
 	}
-	if !empty {
-		alts = append(alts, `""`)
+	var x string
+	switch {
+	case len(alts) == 0:
+	case len(alts) == 1 && len(alts[0]) <= maxInlineTrie:
+		x = alts[0]
+	default:
+		x = c.rules.fresh("not-key")
+		c.rules.define(x, strings.Join(alts, " | "))
 	}
-	name := c.rules.fresh("not-key")
-	c.rules.define(name, strings.Join(alts, " | "))
-	c.notIn[key] = name
-	return name
+	c.keyTries[key] = x
+	return x
 }
+
+// maxInlineTrie is the longest expression of a one-way trie node written
+// in place rather than as a rule of its own (a chain of such nodes nests
+// in parentheses; the limit keeps the nesting, and the text, bounded).
+const maxInlineTrie = 64
