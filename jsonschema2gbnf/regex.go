@@ -164,15 +164,7 @@ func reExpr(re *syntax.Regexp) (string, error) {
 	case syntax.OpCapture:
 		return reExpr(re.Sub[0])
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		min, max := 0, -1
-		switch re.Op {
-		case syntax.OpPlus:
-			min = 1
-		case syntax.OpQuest:
-			max = 1
-		case syntax.OpRepeat:
-			min, max = re.Min, re.Max
-		}
+		min, max := repeatBounds(re)
 		x, err := reExpr(re.Sub[0])
 		if err == errNoMatch {
 			if min == 0 {
@@ -246,15 +238,7 @@ func reLengthRange(re *syntax.Regexp) (min, max int, ok bool) {
 	case syntax.OpCapture:
 		return reLengthRange(re.Sub[0])
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		lo, hi := 0, -1
-		switch re.Op {
-		case syntax.OpPlus:
-			lo = 1
-		case syntax.OpQuest:
-			hi = 1
-		case syntax.OpRepeat:
-			lo, hi = re.Min, re.Max
-		}
+		lo, hi := repeatBounds(re)
 		a, b, ok := reLengthRange(re.Sub[0])
 		if !ok {
 			if lo == 0 {
@@ -402,24 +386,32 @@ func lengthPushdown(re *syntax.Regexp, minLen, maxLen int) (string, bool, error)
 	return seq(out...), true, nil
 }
 
+// repeatBounds returns the bounds of a repetition (Star, Plus, Quest or
+// Repeat); max is -1 when unbounded.
+func repeatBounds(re *syntax.Regexp) (min, max int) {
+	switch re.Op {
+	case syntax.OpPlus:
+		return 1, -1
+	case syntax.OpQuest:
+		return 0, 1
+	case syntax.OpRepeat:
+		return re.Min, re.Max
+	}
+	return 0, -1
+}
+
 // singleClassRepeat recognizes C*, C+, C?, C{m,n} for a character class
 // (or a single literal character, or .).
 func singleClassRepeat(re *syntax.Regexp) (runeSet, int, int, bool) {
 	if re.Op == syntax.OpCapture {
 		return singleClassRepeat(re.Sub[0])
 	}
-	lo, hi := 0, -1
 	switch re.Op {
-	case syntax.OpStar:
-	case syntax.OpPlus:
-		lo = 1
-	case syntax.OpQuest:
-		hi = 1
-	case syntax.OpRepeat:
-		lo, hi = re.Min, re.Max
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
 	default:
 		return nil, 0, 0, false
 	}
+	lo, hi := repeatBounds(re)
 	sub := re.Sub[0]
 	for sub.Op == syntax.OpCapture {
 		sub = sub.Sub[0]
