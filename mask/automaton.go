@@ -336,7 +336,11 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 
 	buckets := make([][]int32, a.nc)
 	memo := map[string]int32{}
+	single := make([]int32, len(g.pos)) // target of {p}, plus one (0: not yet)
 	target := func(ps []int32) (int32, error) {
+		if len(ps) == 1 && single[ps[0]] > 0 {
+			return single[ps[0]] - 1, nil
+		}
 		keyBuf = keyBuf[:0]
 		for _, p := range ps {
 			keyBuf = binary.LittleEndian.AppendUint32(keyBuf, uint32(p))
@@ -357,6 +361,9 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			return 0, err
 		}
 		memo[mk] = t
+		if len(ps) == 1 {
+			single[ps[0]] = t + 1
+		}
 		return t, nil
 	}
 	for len(queue) > 0 {
@@ -394,13 +401,19 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if int(cur.id) != len(a.sStart)-1 {
 			panic("mask: automaton states processed out of order")
 		}
+		var prevPs []int32 // adjacent classes often share their positions
+		prevT := int32(-1)
 		for c, ps := range buckets {
 			if len(ps) == 0 {
 				continue
 			}
-			t, err := target(ps)
-			if err != nil {
-				return err
+			t := prevT
+			if !slices.Equal(ps, prevPs) {
+				var err error
+				if t, err = target(ps); err != nil {
+					return err
+				}
+				prevPs, prevT = ps, t
 			}
 			a.sClass = append(a.sClass, uint8(c))
 			a.sTarget = append(a.sTarget, t)

@@ -547,6 +547,15 @@ func (l *lowerer) analyze() {
 	// the stacks short. l.recursive marks the chosen frames.
 	l.recursive = make([]bool, n)
 	removed := make([]bool, n)
+	preds := make([][]int32, n) // reachable callers, once per reference
+	for v := range n {
+		if l.reachable[v] {
+			for _, w := range edges[v] {
+				preds[w] = append(preds[w], int32(v))
+			}
+		}
+	}
+	inComp := make([]bool, n)
 	for {
 		comps := sccs(n, edges, removed, l.reachable)
 		if len(comps) == 0 {
@@ -557,7 +566,6 @@ func (l *lowerer) analyze() {
 			// product of in- and out-degree inside the component; ties go
 			// to rules used from outside the component, then to the
 			// lowest id.
-			inComp := map[int32]bool{}
 			for _, u := range comp {
 				inComp[u] = true
 			}
@@ -569,24 +577,23 @@ func (l *lowerer) analyze() {
 						out++
 					}
 				}
-				for v := range n {
-					if !l.reachable[v] || removed[v] {
+				for _, v := range preds[u] {
+					if removed[v] {
 						continue
 					}
-					for _, w := range edges[v] {
-						if w == u {
-							if inComp[int32(v)] {
-								in++
-							} else {
-								entry = true
-							}
-						}
+					if inComp[v] {
+						in++
+					} else {
+						entry = true
 					}
 				}
 				score := in * out
 				if score > bestScore || (score == bestScore && entry && !bestEntry) {
 					best, bestScore, bestEntry = u, score, entry
 				}
+			}
+			for _, u := range comp {
+				inComp[u] = false
 			}
 			l.recursive[best] = true
 			removed[best] = true
