@@ -539,27 +539,29 @@ func (c *conv) objectGrammar(n *node, props []objProp, frees []freeKind, minP, m
 	case m == 0:
 		content = freeFirst
 		emptyOK = true
-	case f == 0:
-		content = seq(kvs[0], flat(1))
-	default:
-		// the first written item is one of 0..f (or a free key when f == m)
-		rest := make([]string, f+2) // rest[j]: after item j-1, items j.. with commas
-		base := nameFor(n.ptr)
-		useRules := f > 2
-		if f < m {
-			rest[f+1] = paren(flat(f + 1))
-			if rest[f+1] == `""` {
-				rest[f+1] = ""
-			}
+	case f < m:
+		// The optional items before the first required one, each
+		// followed by its comma, then the required one: one copy of the
+		// chain after it.
+		var xs []string
+		for j := 0; j < f; j++ {
+			xs = append(xs, opt(seq(kvs[j], `","`, ws)))
 		}
-		for j := f; j >= 1; j-- {
+		content = seq(append(xs, kvs[f], flat(f+1))...)
+	default:
+		// No required item: the first written item is one of 0..m-1 (or
+		// a free key).
+		rest := make([]string, m+1) // rest[j]: after item j-1, items j.. with commas
+		base := nameFor(n.ptr)
+		useRules := m > 2
+		for j := m; j >= 1; j-- {
 			var body string
-			if j == f {
+			if j == m {
 				body = flat(j)
 			} else {
 				body = seq(opt(comma(kvs[j])), rest[j+1])
 			}
-			if useRules && j < f {
+			if useRules && j < m {
 				name := c.rules.fresh(fmt.Sprintf("%s-rest-%d", base, j))
 				c.rules.define(name, body)
 				rest[j] = name
@@ -571,15 +573,13 @@ func (c *conv) objectGrammar(n *node, props []objProp, frees []freeKind, minP, m
 			}
 		}
 		var alts []string
-		for j := 0; j <= f && j < m; j++ {
+		for j := 0; j < m; j++ {
 			alts = append(alts, seq(kvs[j], rest[j+1]))
 		}
-		if f == m {
-			if freeFirst != "" {
-				alts = append(alts, freeFirst)
-			}
-			emptyOK = true
+		if freeFirst != "" {
+			alts = append(alts, freeFirst)
 		}
+		emptyOK = true
 		content = alt(alts...)
 	}
 	if content == "" || content == `""` {
