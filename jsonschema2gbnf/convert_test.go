@@ -393,3 +393,56 @@ func TestKeyExclusion(t *testing.T) {
 		checkSound(t, string(schema), g, 40, 3, 200)
 	}
 }
+
+// TestOptionalBeforeRequired checks objects whose first required property
+// follows optional ones, against every ordered subset of the properties
+// with and without a free key: accepted exactly when the required ones
+// are present (schema order is the grammar's policy).
+func TestOptionalBeforeRequired(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, tc := range []struct {
+		required []string
+		extra    bool // additionalProperties: {"const": 2}
+	}{
+		{[]string{"c"}, false},
+		{[]string{"c"}, true},
+		{[]string{"b", "e"}, false},
+		{[]string{"e"}, true},
+		{[]string{"d", "e"}, false},
+	} {
+		props := map[string]any{}
+		for _, k := range names {
+			props[k] = map[string]any{"const": 1}
+		}
+		sch := map[string]any{"type": "object", "properties": props, "required": tc.required, "additionalProperties": false}
+		if tc.extra {
+			sch["additionalProperties"] = map[string]any{"const": 2}
+		}
+		schema, _ := json.Marshal(sch)
+		src, g := compileGrammar(t, string(schema))
+		r := earley.New(g)
+		for mask := 0; mask < 1<<len(names); mask++ {
+			var kvs []string
+			ok := true
+			for i, k := range names {
+				if mask&(1<<i) != 0 {
+					kvs = append(kvs, fmt.Sprintf("%q:1", k))
+				} else if slices.Contains(tc.required, k) {
+					ok = false
+				}
+			}
+			for _, free := range []bool{false, true} {
+				doc := kvs
+				want := ok
+				if free {
+					doc = append(slices.Clone(kvs), `"z":2`)
+					want = ok && tc.extra
+				}
+				s := "{" + strings.Join(doc, ",") + "}"
+				if got := r.Accepts([]byte(s)); got != want {
+					t.Errorf("required %q extra %v: accepts %s = %v, want %v\n%s", tc.required, tc.extra, s, got, want, src)
+				}
+			}
+		}
+	}
+}
