@@ -20,6 +20,7 @@ import (
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/jsonschema2gbnf/internal/schemabench"
+	"github.com/structgen/structgen/mask"
 )
 
 func main() {
@@ -29,6 +30,9 @@ func main() {
 	verbose := flag.Bool("v", false, "print every failing schema with its error")
 	only := flag.String("only", "", "only schemas whose id contains this")
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
+	eager := flag.Duration("eager", 0, "with -accept mask: mask.Options.EagerBudget (0: mask.DefaultEagerBudget, negative: unbounded)")
+	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
+	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
 	flag.Parse()
 	dir := *corpus
 	if dir == "" {
@@ -45,6 +49,7 @@ func main() {
 		os.Exit(1)
 	}
 	o := schemabench.Options{Instances: *instances}
+	var wk *schemabench.Walks
 	if *accept == "mask" {
 		d, _ := sharedtest.Find()
 		v, err := llama3vocab.Load(d)
@@ -52,7 +57,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)
 			os.Exit(1)
 		}
-		o.Accept = schemabench.Matcher(v)
+		if *walks > 0 {
+			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1}
+			o.AfterPrepare = wk.Run
+		}
+		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerBudget: *eager}, wk)
 	}
 	if *flexible {
 		o.Convert = append(o.Convert, jsonschema2gbnf.FlexibleWhitespace(0))
@@ -61,7 +70,7 @@ func main() {
 		o.Filter = func(c *schemabench.Case) bool { return strings.Contains(c.ID(), *only) }
 	}
 	rs := schemabench.Run(cases, o)
-	var durs, total []time.Duration
+	var durs, parse, comp, total []time.Duration
 	prepFail := 0
 	for _, r := range rs {
 		if r.PrepareErr != "" {
@@ -72,7 +81,9 @@ func main() {
 		}
 		if r.Strict == "ok" {
 			durs = append(durs, r.ConvertDur)
-			total = append(total, r.ConvertDur+r.PrepareDur)
+			parse = append(parse, r.ParseDur)
+			comp = append(comp, r.PrepareDur)
+			total = append(total, r.ConvertDur+r.ParseDur+r.PrepareDur)
 		}
 		if *verbose && (r.Strict != "ok" || len(r.Failures) > 0) {
 			fmt.Printf("%s: strict=%s lenient=%s %s\n", r.ID, r.Strict, r.Lenient, r.StrictErr)
@@ -82,14 +93,46 @@ func main() {
 		}
 	}
 	fmt.Print(schemabench.FormatTable(schemabench.Table(rs)))
-	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
-	sort.Slice(total, func(i, j int) bool { return total[i] < total[j] })
-	if n := len(durs); n > 0 {
-		fmt.Printf("\nconvert time per schema (strict, converted): p50 %v, p95 %v, max %v (n=%d)\n",
-			durs[n/2], durs[n*95/100], durs[n-1], n)
-		if *accept == "mask" && *instances {
-			fmt.Printf("convert + mask.Compile (Llama-3 vocabulary): p50 %v, p95 %v, max %v; %d grammars over a mask.Compile limit (instances not checked)\n",
-				total[n/2], total[n*95/100], total[n-1], prepFail)
+	if *timesOut != "" {
+		if err := writeTimes(*timesOut, rs); err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
 		}
 	}
+	if len(durs) == 0 {
+		return
+	}
+	fmt.Printf("\ntimes per schema (strict, converted; n=%d):\n", len(durs))
+	fmt.Printf("  convert:                %s\n", pcts(durs))
+	if *accept == "mask" && *instances {
+		fmt.Printf("  gbnf.Parse:             %s\n", pcts(parse))
+		fmt.Printf("  mask.Compile (Llama-3): %s\n", pcts(comp))
+		fmt.Printf("  convert+parse+compile:  %s; %d grammars over a mask.Compile limit (instances not checked)\n", pcts(total), prepFail)
+		if wk != nil && len(wk.Max) > 0 {
+			fmt.Printf("random generations right after compile (%d per grammar, up to %d steps; n=%d grammars):\n", wk.Walks, wk.Steps, len(wk.Max))
+			fmt.Printf("  first mask:             %s\n", pcts(wk.First))
+			slow := pcts(wk.Max) // sorts wk.Max
+			fmt.Printf("  slowest step (mask + accept): %s, p90 %v, p99 %v\n", slow, wk.Max[len(wk.Max)*90/100].Round(10*time.Microsecond), wk.Max[len(wk.Max)*99/100].Round(10*time.Microsecond))
+		}
+	}
+}
+
+// pcts formats the p50, p95 and max of ds (sorted in place).
+func pcts(ds []time.Duration) string {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	n := len(ds)
+	return fmt.Sprintf("p50 %v, p95 %v, max %v", ds[n/2].Round(10*time.Microsecond), ds[n*95/100].Round(10*time.Microsecond), ds[n-1].Round(10*time.Microsecond))
+}
+
+// writeTimes writes the per-phase times of the strict conversions as TSV.
+func writeTimes(path string, rs []*schemabench.Result) error {
+	var b strings.Builder
+	b.WriteString("id\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\n")
+	for _, r := range rs {
+		if r.Strict != "ok" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\n", r.ID, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	bits32 "math/bits"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
@@ -105,17 +107,90 @@ func Earley(g *gbnf.Grammar) (func([]byte) bool, error) {
 // is accepted when AcceptBytes takes all of it and CanEnd holds. A
 // grammar the automaton cannot compile is reported in Result.PrepareErr
 // and its instances are not checked.
-func Matcher(v *mask.Vocab) Accept {
+func Matcher(v *mask.Vocab) Accept { return MatcherWalks(v, mask.Options{}, nil) }
+
+// Walks configures random generations run right after each compilation
+// (before the instance checks), timing every mask step: what a decoder
+// meets on the states the compiler left to first use (see
+// mask.DefaultEagerBudget). Results are appended per grammar.
+type Walks struct {
+	Walks, Steps int   // generations per grammar, mask steps per generation at most
+	Seed         int64 // of the token choices
+
+	First []time.Duration // per grammar: the first mask (FillMask) after Compile
+	Max   []time.Duration // per grammar: the slowest step (FillMask + Accept)
+
+	last *mask.Compiled // the grammar prepared last, not yet walked
+	v    *mask.Vocab
+}
+
+// Run runs the generations on the grammar prepared last, if any (Options.AfterPrepare).
+func (w *Walks) Run() {
+	if w.last == nil {
+		return
+	}
+	first, slowest := w.run(w.last, w.v)
+	w.First = append(w.First, first)
+	w.Max = append(w.Max, slowest)
+	w.last = nil
+}
+
+// MatcherWalks is Matcher with compile options, preparing w's random
+// generations (w may be nil; see Walks.Run).
+func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 	return func(g *gbnf.Grammar) (func([]byte) bool, error) {
-		cm, err := mask.Compile(g, v)
+		cm, err := mask.CompileWith(g, v, opt)
 		if err != nil {
 			return nil, err
+		}
+		if w != nil {
+			w.last, w.v = cm, v
 		}
 		return func(doc []byte) bool {
 			m := cm.NewMatcher()
 			return m.AcceptBytes(doc) == nil && m.CanEnd()
 		}, nil
 	}
+}
+
+// run runs the random generations on a fresh compilation: each step
+// fills the mask, then accepts a token drawn uniformly from the allowed
+// ones; a generation ends at an end-of-generation token, when nothing is
+// allowed, or after Steps steps.
+func (w *Walks) run(cm *mask.Compiled, v *mask.Vocab) (first, slowest time.Duration) {
+	rng := rand.New(rand.NewSource(w.Seed))
+	bits := make([]uint32, (v.Size()+31)/32)
+	allowed := make([]int32, 0, v.Size())
+	for g := 0; g < w.Walks; g++ {
+		m := cm.NewMatcher()
+		for step := 0; step < w.Steps; step++ {
+			t0 := time.Now()
+			m.FillMask(bits)
+			d := time.Since(t0)
+			if g == 0 && step == 0 {
+				first = d
+			}
+			allowed = allowed[:0]
+			for i, word := range bits {
+				for word != 0 {
+					allowed = append(allowed, int32(i*32+bits32.TrailingZeros32(word)))
+					word &= word - 1
+				}
+			}
+			if len(allowed) == 0 {
+				break
+			}
+			tok := allowed[rng.Intn(len(allowed))]
+			t1 := time.Now()
+			err := m.Accept(tok)
+			d += time.Since(t1)
+			slowest = max(slowest, d)
+			if err != nil || m.Ended() {
+				break
+			}
+		}
+	}
+	return first, slowest
 }
 
 // Result is the outcome for one schema.
@@ -133,6 +208,7 @@ type Result struct {
 	StrictErr  string        `json:"-"` // first error, for reports
 	Warnings   int           `json:"-"`
 	ConvertDur time.Duration `json:"-"`
+	ParseDur   time.Duration `json:"-"` // gbnf parse of the converted grammar
 	PrepareDur time.Duration `json:"-"` // Accept's preparation of the grammar (mask: compile)
 	PrepareErr string        `json:"-"` // Accept could not prepare the grammar (mask: a compile limit)
 	GrammarLen int           `json:"-"`
@@ -172,6 +248,9 @@ type Options struct {
 	Filter    func(c *Case) bool                  // nil: all
 	Progress  func(i, n int, r *Result)           // optional
 	Parse     func(string) (*gbnf.Grammar, error) // nil: gbnf.Parse
+	// AfterPrepare, if set, runs right after Accept prepared a grammar,
+	// outside the timed part (e.g. Walks.Run).
+	AfterPrepare func()
 }
 
 // Run converts every case and checks its instances.
@@ -224,7 +303,9 @@ func RunOne(c *Case, o Options) *Result {
 		return r
 	}
 	r.GrammarLen = len(src)
+	tp := time.Now()
 	gr, perr := o.Parse(src)
+	r.ParseDur = time.Since(tp)
 	if perr != nil {
 		// a grammar gbnf cannot read is a converter bug: report it as such
 		msg := perr.Error()
@@ -245,6 +326,9 @@ func RunOne(c *Case, o Options) *Result {
 	t0 := time.Now()
 	accept, aerr := o.Accept(gr)
 	r.PrepareDur = time.Since(t0)
+	if o.AfterPrepare != nil {
+		o.AfterPrepare()
+	}
 	if aerr != nil {
 		r.PrepareErr = aerr.Error()
 		return r
