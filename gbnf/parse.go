@@ -122,25 +122,20 @@ func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	it.Pos, it.Primary = t.Pos, pr
 	for {
 		t := lex.Peek()
+		tt := t.Type
 		pf := &astPostfix{Pos: t.Pos}
-		switch t.Type {
-		case tkStar:
-			pf.Star = true
-		case tkPlus:
-			pf.Plus = true
-		case tkQuestion:
-			pf.Question = true
+		switch tt {
+		case tkStar, tkPlus, tkQuestion:
+			lex.Next()
+			pf.Star, pf.Plus, pf.Question = tt == tkStar, tt == tkPlus, tt == tkQuestion
 		case tkLBrace:
 			lex.Next()
 			if err := parseBraces(lex, pf); err != nil {
 				return err
 			}
-			it.Post = append(it.Post, pf)
-			continue
 		default:
 			return nil
 		}
-		lex.Next()
 		it.Post = append(it.Post, pf)
 	}
 }

@@ -121,7 +121,6 @@ type Walks struct {
 	Max   []time.Duration // per grammar: the slowest step (FillMask + Accept)
 
 	last *mask.Compiled // the grammar prepared last, not yet walked
-	v    *mask.Vocab
 }
 
 // Run runs the generations on the grammar prepared last, if any (Options.AfterPrepare).
@@ -129,7 +128,7 @@ func (w *Walks) Run() {
 	if w.last == nil {
 		return
 	}
-	first, slowest := w.run(w.last, w.v)
+	first, slowest := w.run(w.last)
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
 	w.last = nil
@@ -144,7 +143,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 			return nil, err
 		}
 		if w != nil {
-			w.last, w.v = cm, v
+			w.last = cm
 		}
 		return func(doc []byte) bool {
 			m := cm.NewMatcher()
@@ -157,8 +156,9 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // fills the mask, then accepts a token drawn uniformly from the allowed
 // ones; a generation ends at an end-of-generation token, when nothing is
 // allowed, or after Steps steps.
-func (w *Walks) run(cm *mask.Compiled, v *mask.Vocab) (first, slowest time.Duration) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
 	rng := rand.New(rand.NewSource(w.Seed))
+	v := cm.Vocab()
 	bits := make([]uint32, (v.Size()+31)/32)
 	allowed := make([]int32, 0, v.Size())
 	for g := 0; g < w.Walks; g++ {
