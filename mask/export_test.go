@@ -83,3 +83,11 @@ func TestMain(m *testing.M) {
 	verifyMinimize = true
 	os.Exit(m.Run())
 }
+
+// SetNoBulk turns the walkers' bulk acceptance of self-loop subtrees off
+// (or on again) for a test; it returns a function that restores it.
+func SetNoBulk(off bool) func() {
+	old := noBulk
+	noBulk = off
+	return func() { noBulk = old }
+}

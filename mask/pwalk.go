@@ -476,6 +476,12 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 	}
 	lv := ps.levels
 	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
+	var crossMask uint64
+	if base {
+		for m := mask; m != 0; m &= m - 1 {
+			crossMask |= frameBuckets(&w.bm.crossF, w.c.crossFollow, a.states[qs[bits.TrailingZeros64(m)]].frame)
+		}
+	}
 	// Levels are indexed by trie depth; pvisit takes depths relative to
 	// the walk's start.
 	rel := depth - int(t.depth[u])
@@ -536,6 +542,11 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 					}
 				}
 			}
+		}
+		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
+			ps.accept(t.toks[t.tokStart[v+1]:t.tokStart[t.subtreeEnd[v]]], mask)
+			v = t.subtreeEnd[v]
+			continue
 		}
 		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
 		v++

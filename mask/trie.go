@@ -25,6 +25,46 @@ type trie struct {
 	firstByte  []byte  // per node: the first byte of its prefix
 	inByte     []byte  // per node: the last byte of its prefix (the edge from its parent)
 	subtreeEnd []int32 // per node: nodes u..subtreeEnd[u]-1 are its subtree (preorder)
+	// below is, per node, the byte buckets (bucketOf) of every edge
+	// strictly inside its subtree: a walk in a state that loops on all of
+	// them accepts the whole subtree without stepping (walker.bulk).
+	below []uint64
+}
+
+// bucketOf maps a byte to one of 44 buckets, for the trie's per-subtree
+// byte summaries (trie.below). A bucket is used only when a state treats
+// all its bytes alike, so buckets follow the boundaries of the classes
+// that grammars loop on: each ASCII punctuation byte alone (quotes,
+// backslash, separators), digits, hex letters apart from the other
+// letters, control bytes, and the UTF-8 lead and continuation ranges.
+var bucketOf = func() (t [256]uint8) {
+	k := uint8(0)
+	for b := 0; b < 256; b++ {
+		switch {
+		case b == 0, b == ' ', b == '0', b == 'A', b == 'G', b == 'a', b == 'g',
+			b == 0x80, b == 0xC0, b == 0xE0, b == 0xF0:
+			if b > 0 {
+				k++
+			}
+		case b > ' ' && b < '0', b > '9' && b < 'A', b > 'Z' && b < 'a', b > 'z' && b < 0x80:
+			k++
+		case b == '9'+1:
+			k++
+		}
+		t[b] = k
+	}
+	return t
+}()
+
+// bucketMask returns the buckets of the bytes in bs.
+func bucketMask(bs *byteBits) uint64 {
+	var m uint64
+	for b := 0; b < 256; b++ {
+		if bs.has(byte(b)) {
+			m |= 1 << bucketOf[b]
+		}
+	}
+	return m
 }
 
 func (t *trie) numNodes() int { return len(t.depth) }
@@ -36,7 +76,7 @@ func (t *trie) children(u int32) (int32, int32) { return t.edgeStart[u], t.edgeS
 func (t *trie) tokensAt(u int32) []int32 { return t.toks[t.tokStart[u]:t.tokStart[u+1]] }
 
 func (t *trie) bytes() int {
-	return 4*(len(t.edgeStart)+len(t.edgeNode)+len(t.tokStart)+len(t.toks)) + len(t.edgeByte) + 2*len(t.depth)
+	return 4*(len(t.edgeStart)+len(t.edgeNode)+len(t.tokStart)+len(t.toks)) + len(t.edgeByte) + 2*len(t.depth) + 8*len(t.below)
 }
 
 // buildTrie builds the trie of the normal tokens of v.
@@ -94,6 +134,10 @@ func buildTrie(v *Vocab) *trie {
 			p := parent[u]
 			t.subtreeEnd[p] = max(t.subtreeEnd[p], t.subtreeEnd[u])
 		}
+	}
+	t.below = make([]uint64, n)
+	for u := n - 1; u > 0; u-- {
+		t.below[parent[u]] |= t.below[u] | 1<<bucketOf[inByte[u]]
 	}
 	for u := 1; u < n; u++ {
 		if parent[u] == 0 {

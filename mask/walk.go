@@ -46,6 +46,7 @@ type walker struct {
 	symbolic  bool    // the base is a repetition node with a symbolic counter (costs are tracked)
 	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
 	memoN     []int32 // its length
+	bm        bulkMasks
 }
 
 func newWalker(c *Compiled) *walker {
@@ -506,6 +507,116 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	return l
 }
 
+// bulkMasks caches, per state and frame, bucket masks (see trie.below)
+// for bulk: the buckets on which a tight state loops back to itself, and
+// the buckets that meet a frame's follow set or cross-point filter.
+// Entries are computed on first use; maskDone marks them.
+type bulkMasks struct {
+	loop   []uint64 // per state
+	follow []uint64 // per frame: buckets meeting automaton.follow
+	crossF []uint64 // per frame: buckets meeting Compiled.crossFollow
+}
+
+const maskDone = 1 << 63
+
+// noBulk turns bulk acceptance off (tests compare with and without).
+var noBulk = false
+
+// loopBuckets returns the buckets all of whose bytes step the tight state
+// q (by its tightRow) back to q: over a trie subtree whose edges are all
+// in them, the walk stays in q.
+func (w *walker) loopBuckets(q int32) uint64 {
+	if w.bm.loop == nil {
+		w.bm.loop = make([]uint64, len(w.a.states))
+	}
+	if m := w.bm.loop[q]; m != 0 {
+		return m &^ maskDone
+	}
+	a := w.a
+	row := q
+	if st := &a.states[q]; st.flags&stIterOnly != 0 {
+		row = a.frames[st.frame].start
+	}
+	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
+	m := uint64(1)<<(bucketOf[255]+1) - 1
+	for b := 0; b < 256; b++ {
+		if tr[a.classOf[b]] != q {
+			m &^= 1 << bucketOf[b]
+		}
+	}
+	w.bm.loop[q] = m | maskDone
+	return m
+}
+
+// frameBuckets returns the buckets meeting per-frame byte set sets[f],
+// cached in cache (allocated on first use).
+func frameBuckets(cache *[]uint64, sets []byteBits, f int32) uint64 {
+	if *cache == nil {
+		*cache = make([]uint64, len(sets))
+	}
+	if m := (*cache)[f]; m != 0 {
+		return m &^ maskDone
+	}
+	m := bucketMask(&sets[f])
+	(*cache)[f] = m | maskDone
+	return m
+}
+
+// bulkOK reports whether the subtree below trie node v, reached in the
+// tight state q with counter cnt (the counter of q at v), can be accepted
+// in bulk: every edge below v steps q back to q, so no byte below leaves
+// the loop, pops the frame (for a node above the base: no byte of its
+// frame's follow set) or makes a cross point (for the base: no byte of
+// the cross-point filter crossMask), and the repetition count, if any,
+// cannot run out.
+func (w *walker) bulkOK(v, q, cnt int32, base bool, crossMask uint64) bool {
+	below := w.t.below[v]
+	if below&^w.loopBuckets(q) != 0 || noBulk {
+		return false
+	}
+	a := w.a
+	st := &a.states[q]
+	if st.flags&stIterOnly != 0 && cnt >= 0 && a.frames[st.frame].max >= 0 {
+		return false
+	}
+	if base {
+		return st.flags&stFinal == 0 || below&crossMask == 0
+	}
+	return below&frameBuckets(&w.bm.follow, a.follow, st.frame) == 0
+}
+
+// bulkCosts accepts, in a symbolic walk, the tokens of the subtree below
+// v accepted in bulk from the base state q with counter cnt at v: each
+// byte below starts one more iteration if q is an iteration end.
+func (w *walker) bulkCosts(v, q, cnt int32) {
+	t, a := w.t, w.a
+	st := &a.states[q]
+	iter := st.flags&stIterOnly != 0
+	dv := int32(t.depth[v])
+	for x := v + 1; x < t.subtreeEnd[v]; x++ {
+		ts, te := t.tokStart[x], t.tokStart[x+1]
+		if ts == te {
+			continue
+		}
+		c := cnt
+		if iter {
+			k := int32(t.depth[x]) - dv
+			if c < 0 {
+				c -= k
+			} else {
+				c += k
+			}
+		}
+		cost := iterations(c)
+		if c < 0 && st.flags&stReachPop == 0 {
+			cost++
+		}
+		for _, id := range t.toks[ts:te] {
+			w.accept(id, cost)
+		}
+	}
+}
+
 // tight is ptight for the single walker (with costs in symbolic walks).
 func (w *walker) tight(u int32, n node, depth int) {
 	t, a := w.t, w.a
@@ -517,6 +628,10 @@ func (w *walker) tight(u int32, n node, depth int) {
 	var fixedCost int32
 	if w.symbolic && !base {
 		fixedCost = w.st.baseIt(n)
+	}
+	var crossMask uint64
+	if base {
+		crossMask = frameBuckets(&w.bm.crossF, w.c.crossFollow, w.baseFrame)
 	}
 	if need := int(w.c.maxLen) + 2; len(w.levels) < need {
 		w.levels = make([]scanLevel, need)
@@ -585,6 +700,22 @@ func (w *walker) tight(u int32, n node, depth int) {
 				w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
 				w.crossMark = len(w.cross)
 			}
+		}
+		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
+			switch {
+			case !w.symbolic:
+				for _, id := range t.toks[t.tokStart[v+1]:t.tokStart[t.subtreeEnd[v]]] {
+					w.acc.add(id)
+				}
+			case base:
+				w.bulkCosts(v, nx, p.nextCnt)
+			default:
+				for _, id := range t.toks[t.tokStart[v+1]:t.tokStart[t.subtreeEnd[v]]] {
+					w.accept(id, fixedCost)
+				}
+			}
+			v = t.subtreeEnd[v]
+			continue
 		}
 		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
 		v++
