@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -275,6 +276,7 @@ type schemaEntry struct {
 // none), through the engine's caches.
 func (e *Engine) constraint(o *options) (*constraint, error) {
 	var con constraint
+	start := time.Now() // the compiler's eager budget covers the conversion too
 	switch {
 	case o.schema != nil:
 		se, err := e.convert(o)
@@ -287,7 +289,7 @@ func (e *Engine) constraint(o *options) (*constraint, error) {
 	default:
 		return nil, nil
 	}
-	c, err := e.compile(con.src)
+	c, err := e.compile(con.src, start)
 	if err != nil {
 		return nil, err
 	}
@@ -336,8 +338,9 @@ func (e *Engine) convert(o *options) (*schemaEntry, error) {
 }
 
 // compile parses and compiles GBNF source against the engine's
-// vocabulary, through the cache.
-func (e *Engine) compile(src string) (*mask.Compiled, error) {
+// vocabulary, through the cache; start is when the preparation began
+// (see mask.Options.Start).
+func (e *Engine) compile(src string, start time.Time) (*mask.Compiled, error) {
 	e.mu.Lock()
 	c := e.grammars[src]
 	e.mu.Unlock()
@@ -348,7 +351,7 @@ func (e *Engine) compile(src string) (*mask.Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err = mask.Compile(g, e.vocab)
+	c, err = mask.CompileWith(g, e.vocab, mask.Options{Start: start})
 	if err != nil {
 		return nil, err
 	}

@@ -96,16 +96,21 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 }
 
 // DefaultEagerBudget bounds the eager part of Compile: per-state token sets
-// are precomputed, in state order (the root's states first), until Compile
-// has run this long (lowering and automaton construction included, which
-// are never cut short); the others are computed the first time a matcher
-// needs them (one walk of part of the token trie, up to a few
-// milliseconds for a state that allows most of a 128k vocabulary) and
-// cached for every matcher. The five bench grammars compile entirely
-// within it; grammars of the large JSONSchemaBench schemas (tens of
-// thousands of states, of which a generation visits a few hundred) would
-// take seconds to precompute entirely.
-const DefaultEagerBudget = 50 * time.Millisecond
+// are precomputed, in state order (the root's states first), until this
+// long after Options.Start (by default the call of Compile; lowering and
+// automaton construction are included and never cut short); the others
+// are computed the first time a matcher needs them (one walk of part of
+// the token trie, up to a few milliseconds for a state that allows most
+// of a 128k vocabulary) and cached for every matcher. The five bench
+// grammars compile entirely within it (the slowest, the order schema,
+// in about 25 ms); grammars of the large JSONSchemaBench schemas (tens
+// of thousands of states, of which a generation visits a few hundred)
+// would take seconds to precompute entirely. 35 ms keeps a schema's
+// conversion and compilation under 50 ms at the 95th percentile on
+// JSONSchemaBench when the budget counts from the start of the
+// conversion (Options.Start), leaving room for the last batch of walks
+// that overruns it.
+const DefaultEagerBudget = 35 * time.Millisecond
 
 // Options configure CompileWith.
 type Options struct {
@@ -113,6 +118,11 @@ type Options struct {
 	// DefaultEagerBudget); 0 means DefaultEagerBudget, a negative value
 	// no bound (everything at compile time).
 	EagerBudget time.Duration
+	// Start is when the caller began preparing the grammar (for example
+	// before converting a JSON Schema to it): the eager budget counts
+	// from there, so that it bounds the whole preparation. The zero
+	// value means the call of CompileWith.
+	Start time.Time
 }
 
 // CompileWith is Compile with options.
@@ -153,6 +163,9 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	}
 	walkStart := time.Now()
 	c.budgetStart = start
+	if !opt.Start.IsZero() && opt.Start.Before(start) {
+		c.budgetStart = opt.Start
+	}
 	switch {
 	case opt.EagerBudget == 0:
 		c.budget = DefaultEagerBudget
@@ -433,22 +446,36 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	todo = append(donors, borrowers...)
 	local := make([]*level1, len(todo))
 	localOf := make(map[int32]*level1, len(todo))
-	var last time.Duration
-	// Batches of up to 64 starts; when a batch is slow relative to the
-	// budget, the next ones are smaller, so that the eager phase overruns
-	// its budget by at most a small batch.
-	size := 64
-	for i := 0; i < len(todo); i += size {
+	// Batches of up to 64 starts. Under a budget, a batch is also bounded
+	// by its estimated work, so that it should take at most half of the
+	// budget left (the walks of a batch cannot be interrupted): a start's
+	// work is at most the trie nodes below the first bytes it walks, and
+	// the time per such node is the largest seen in the batches before,
+	// at least 10 ns (a walk of a whole 128k vocabulary trie).
+	timed := budgeted && c.budget > 0
+	var est []int
+	nsPerNode := 10.0
+	if timed {
+		est = c.walkEstimates(todo, borrow)
+	}
+	for i, size := 0, 0; i < len(todo); i += size {
 		if budgeted && c.overBudget() {
 			// Stop here: the states not done are computed on first use.
 			todo, local = todo[:i], local[:i]
 			break
 		}
-		if budgeted && c.budget > 0 && last > c.budget/4 {
-			size = max(4, size/2)
+		size = min(64, len(todo)-i)
+		work := 0
+		if timed {
+			left := float64(c.budget-time.Since(c.budgetStart)) / 2
+			size, work = 1, est[i]
+			for size < 64 && i+size < len(todo) && float64(work+est[i+size])*nsPerNode <= left {
+				work += est[i+size]
+				size++
+			}
 		}
 		batchStart := time.Now()
-		batch := todo[i:min(i+size, len(todo))]
+		batch := todo[i : i+size]
 		ps.skip = ps.skip[:0]
 		anySkip := false
 		for _, q := range batch {
@@ -471,7 +498,9 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		if err != nil {
 			return err
 		}
-		last = time.Since(batchStart)
+		if timed && work > 0 {
+			nsPerNode = max(nsPerNode, float64(time.Since(batchStart))/float64(work))
+		}
 		for j, q := range batch {
 			if cls := borrow[q]; cls != nil {
 				c.addBorrowed(ls[j], localOf[mainSucc[q]], cls)
@@ -529,6 +558,30 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		c.setLevel1(q, nl)
 	}
 	return nil
+}
+
+// walkEstimates returns, for each state of qs, an upper bound on the trie
+// nodes its level-1 walk visits: the subtrees of the first bytes it can
+// take by its own transitions (calls are composed afterwards), less the
+// byte classes it borrows.
+func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
+	a, t := c.a, c.prep.trie
+	perClass := make([]int, a.nc)
+	es, ee := t.children(0)
+	for e := es; e < ee; e++ {
+		u := t.edgeNode[e]
+		perClass[a.classOf[t.edgeByte[e]]] += int(t.subtreeEnd[u] - u)
+	}
+	out := make([]int, len(qs))
+	for i, q := range qs {
+		cls := borrow[q]
+		for cl, nx := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+			if nx >= 0 && (cls == nil || !cls[cl]) {
+				out[i] += perClass[cl]
+			}
+		}
+	}
+	return out
 }
 
 // enterFrame returns the tokens that enter frame f from its start (and
