@@ -56,7 +56,7 @@ type Compiled struct {
 
 	lazyMu      sync.Mutex // serializes level-1 computations after compilation
 	budget      time.Duration
-	budgetStart time.Time // when Compile started (see DefaultEagerBudget)
+	budgetStart time.Time // when the eager budget started: Options.Start or the call (see DefaultEagerBudget)
 	done        bool      // compilation finished: level1 is written under mu
 
 	stats CompileStats
