@@ -15,7 +15,8 @@ import (
 // with and without the walkers' bulk acceptance of self-loop subtrees,
 // on the Llama-3 vocabulary, and checks that the masks are bit for bit
 // the same along random generations (and the bench documents): bulk is
-// only a shortcut.
+// only a shortcut. (Only the compile-time walks differ: the deeper levels
+// that matchers compute on first use walk with bulk in both.)
 func TestBulkEqualsStepping(t *testing.T) {
 	cases, v := loadBench(t)
 	grammars := map[string]string{
@@ -46,20 +47,7 @@ func TestBulkEqualsStepping(t *testing.T) {
 	}
 	for name, src := range grammars {
 		t.Run(name, func(t *testing.T) {
-			g, err := gbnf.Parse(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bulk, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			restore := mask.SetNoBulk(true)
-			step, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
-			restore()
-			if err != nil {
-				t.Fatal(err)
-			}
+			bulk, step := compileBulkAndStep(t, src, v)
 			var docs [][]int32
 			for _, bc := range cases {
 				if bc.ID == name {
@@ -69,6 +57,27 @@ func TestBulkEqualsStepping(t *testing.T) {
 			sameMasks(t, bulk, step, docs, 20, 120, 7)
 		})
 	}
+}
+
+// compileBulkAndStep compiles src entirely eagerly with and without bulk
+// acceptance.
+func compileBulkAndStep(t *testing.T, src string, v *mask.Vocab) (bulk, step *mask.Compiled) {
+	t.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulk, err = mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := mask.SetNoBulk(true)
+	defer restore()
+	step, err = mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bulk, step
 }
 
 // sameMasks checks that compilations x and y of the same grammar give
@@ -146,20 +155,7 @@ func TestBulkEqualsSteppingSmall(t *testing.T) {
 		"above":          `root ::= "[" item ("," item){0,3} "]"` + "\n" + `item ::= [a-z-]{1,6} "e"?`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			g, err := gbnf.Parse(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bulk, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			restore := mask.SetNoBulk(true)
-			step, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
-			restore()
-			if err != nil {
-				t.Fatal(err)
-			}
+			bulk, step := compileBulkAndStep(t, src, v)
 			sameMasks(t, bulk, step, nil, 300, 30, 11)
 		})
 	}

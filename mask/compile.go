@@ -55,6 +55,7 @@ type Compiled struct {
 	repEntries map[ctxKey]*ctxEntry
 
 	lazyMu      sync.Mutex // serializes level-1 computations after compilation
+	lazyBM      bulkMasks  // the walkers' bulk masks, kept from compilation for lazyLevel1 (guarded by lazyMu)
 	budget      time.Duration
 	budgetStart time.Time // when the eager budget started: Options.Start or the call (see DefaultEagerBudget)
 	done        bool      // compilation finished: level1 is written under mu
@@ -297,12 +298,16 @@ func (c *Compiled) computeLevel1() (int, error) {
 			return 0, err
 		}
 	}
-	c.walker = nil
 	for q := range need {
 		if need[q] && c.level1[q] != nil {
 			c.stats.EagerStates++
 		}
 	}
+	if c.stats.EagerStates < tops {
+		// Some states are left to first use: keep the bulk masks for it.
+		c.lazyBM = c.walker.bm
+	}
+	c.walker = nil
 	return tops, nil
 }
 

@@ -544,7 +544,7 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 			}
 		}
 		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
-			ps.accept(t.toks[t.tokStart[v+1]:t.tokStart[t.subtreeEnd[v]]], mask)
+			ps.accept(t.tokensBelow(v), mask)
 			v = t.subtreeEnd[v]
 			continue
 		}

@@ -27,7 +27,7 @@ type trie struct {
 	subtreeEnd []int32 // per node: nodes u..subtreeEnd[u]-1 are its subtree (preorder)
 	// below is, per node, the byte buckets (bucketOf) of every edge
 	// strictly inside its subtree: a walk in a state that loops on all of
-	// them accepts the whole subtree without stepping (walker.bulk).
+	// them accepts the whole subtree without stepping (walker.bulkOK).
 	below []uint64
 }
 
@@ -74,6 +74,12 @@ func (t *trie) children(u int32) (int32, int32) { return t.edgeStart[u], t.edgeS
 
 // tokensAt returns the ids of the tokens whose bytes end at node u.
 func (t *trie) tokensAt(u int32) []int32 { return t.toks[t.tokStart[u]:t.tokStart[u+1]] }
+
+// tokensBelow returns the ids of the tokens whose bytes end strictly
+// inside u's subtree (nodes are in preorder, so they are contiguous).
+func (t *trie) tokensBelow(u int32) []int32 {
+	return t.toks[t.tokStart[u+1]:t.tokStart[t.subtreeEnd[u]]]
+}
 
 func (t *trie) bytes() int {
 	return 4*(len(t.edgeStart)+len(t.edgeNode)+len(t.tokStart)+len(t.toks)) + len(t.edgeByte) + 2*len(t.depth) + 8*len(t.below)

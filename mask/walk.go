@@ -488,8 +488,12 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		return l
 	}
 	c.walker = newWalker(c)
+	c.walker.bm = c.lazyBM
 	c.subMemo = map[subKey]*subResult{}
-	defer func() { c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil }()
+	defer func() {
+		c.lazyBM = c.walker.bm
+		c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil
+	}()
 	var err error
 	if c.a.frames[c.a.states[q].frame].repeat {
 		err = c.level1Repeat(q)
@@ -570,8 +574,11 @@ func frameBuckets(cache *[]uint64, sets []byteBits, f int32) uint64 {
 // the cross-point filter crossMask), and the repetition count, if any,
 // cannot run out.
 func (w *walker) bulkOK(v, q, cnt int32, base bool, crossMask uint64) bool {
+	if noBulk {
+		return false
+	}
 	below := w.t.below[v]
-	if below&^w.loopBuckets(q) != 0 || noBulk {
+	if below&^w.loopBuckets(q) != 0 {
 		return false
 	}
 	a := w.a
@@ -704,13 +711,13 @@ func (w *walker) tight(u int32, n node, depth int) {
 		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
 			switch {
 			case !w.symbolic:
-				for _, id := range t.toks[t.tokStart[v+1]:t.tokStart[t.subtreeEnd[v]]] {
+				for _, id := range t.tokensBelow(v) {
 					w.acc.add(id)
 				}
 			case base:
 				w.bulkCosts(v, nx, p.nextCnt)
 			default:
-				for _, id := range t.toks[t.tokStart[v+1]:t.tokStart[t.subtreeEnd[v]]] {
+				for _, id := range t.tokensBelow(v) {
 					w.accept(id, fixedCost)
 				}
 			}
