@@ -5,7 +5,7 @@ GO ?= go
 
 # llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): the setup
 # script installs the headers Go strips from the ollama module (apt-get
-# nlohmann-json3-dev libstb-dev; miniaudio.h into .cache/llama) and prints the
+# nlohmann-json3-dev libstb-dev; miniaudio.h into ~/.cache/structgen/llama) and prints the
 # CGO_CPPFLAGS the build needs. It is idempotent and fast once done. The first
 # build of llama.cpp takes minutes (2 cores); the Go build cache keeps it, keyed
 # on CGO_CPPFLAGS, so always build through these targets or the script's flags.

@@ -10,16 +10,21 @@
 #   stb/stb_image.h       Debian libstb-dev          (/usr/include, found by default)
 #   miniaudio/miniaudio.h miniaudio.h at the root of the Go module
 #                         github.com/gen2brain/malgo@v0.11.24, copied to
-#                         .cache/llama/include/miniaudio/
+#                         $STRUCTGEN_CACHE/llama/include/miniaudio/
 # engine/llamacpp also includes llama.h and ggml.h from the ollama module
 # itself, so their folders go on the include path too.
 #
 # What it does (idempotent; well under a second when everything is there):
 #   1. apt-get installs nlohmann-json3-dev and libstb-dev if their headers
 #      are missing (non-interactive; uses sudo when not root);
-#   2. copies miniaudio.h into .cache/llama/include/miniaudio/;
+#   2. copies miniaudio.h into $STRUCTGEN_CACHE/llama/include/miniaudio/;
 #   3. prints the value CGO_CPPFLAGS needs on stdout (and writes it to
-#      .cache/llama/cgo-cppflags), progress on stderr.
+#      $STRUCTGEN_CACHE/llama/cgo-cppflags), progress on stderr.
+#
+# STRUCTGEN_CACHE defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/structgen: one
+# folder per user, not per checkout, so that every checkout (and every module
+# that requires structgen) prints the same CGO_CPPFLAGS and shares the one
+# cached build of llama.cpp in the Go build cache.
 #
 # Use:
 #   make llama-setup                       # just the setup
@@ -35,7 +40,8 @@ MALGO_VERSION=v0.11.24
 OLLAMA_MODULE=github.com/ollama/ollama
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-inc=$root/.cache/llama/include
+cache=${STRUCTGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/structgen}
+inc=$cache/llama/include
 log() { echo "setup-llama: $*" >&2; }
 
 # 1. System headers.
@@ -97,5 +103,5 @@ for h in llama/llama.cpp/include/llama.h ml/backend/ggml/ggml/include/ggml.h; do
 done
 
 flags="-I$inc -I$mod/llama/llama.cpp/include -I$mod/ml/backend/ggml/ggml/include"
-printf '%s\n' "$flags" >"$root/.cache/llama/cgo-cppflags"
+printf '%s\n' "$flags" >"$cache/llama/cgo-cppflags"
 printf '%s\n' "$flags"
