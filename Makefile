@@ -1,7 +1,7 @@
 # structgen — build and test entry points. `make test` is the README's test command.
 GO ?= go
 
-.PHONY: test test-pure vet fmt-check build build-pure bench llama-setup test-llama vet-llama
+.PHONY: test test-pure vet fmt-check mod-check build build-pure bench llama-setup test-llama vet-llama
 
 # llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): the setup
 # script installs the headers Go strips from the ollama module (apt-get
@@ -39,6 +39,12 @@ vet-llama:
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# go.mod and go.sum must be what `go mod tidy` makes of the code (every
+# build tag counts): no unused requirement, none missing, direct ones not
+# marked indirect. Prints the diff and fails otherwise.
+mod-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 # The CLI with llama.cpp support (--model, bench --peer).
 build:
