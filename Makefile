@@ -3,17 +3,18 @@ GO ?= go
 
 .PHONY: test test-pure vet fmt-check mod-check build build-pure bench llama-setup test-llama vet-llama
 
-# llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): the setup
-# script installs the headers Go strips from the ollama module (apt-get
-# nlohmann-json3-dev libstb-dev; miniaudio.h into ~/.cache/structgen/llama) and prints the
-# CGO_CPPFLAGS the build needs. It is idempotent and fast once done. The first
-# build of llama.cpp takes minutes (2 cores); the Go build cache keeps it, keyed
-# on CGO_CPPFLAGS, so always build through these targets or the script's flags.
+# llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): `structgen
+# setup` (internal/llamasetup) installs the headers Go strips from the ollama
+# module (apt-get nlohmann-json3-dev libstb-dev; miniaudio.h into
+# ~/.cache/structgen/llama) and prints the CGO_CPPFLAGS the build needs. It
+# is idempotent and fast once done. The first build of llama.cpp takes
+# minutes (2 cores); the Go build cache keeps it, keyed on CGO_CPPFLAGS, so
+# always build through these targets or the flags setup prints.
 LLAMA_TAGS := llamacpp
-LLAMA_ENV = flags=$$(scripts/setup-llama.sh) && CGO_CPPFLAGS="$$flags$${CGO_CPPFLAGS:+ $$CGO_CPPFLAGS}"
+LLAMA_ENV = flags=$$($(GO) run ./cmd/structgen setup) && CGO_CPPFLAGS="$$flags$${CGO_CPPFLAGS:+ $$CGO_CPPFLAGS}"
 
 llama-setup:
-	@scripts/setup-llama.sh >/dev/null
+	@$(GO) run ./cmd/structgen setup >/dev/null
 
 # All tests (the README's test command; .ci/run runs exactly this), the
 # llama.cpp package included, then the concurrency test of the mask

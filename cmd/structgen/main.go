@@ -7,12 +7,17 @@
 //	structgen grammar --schema order.json                # the GBNF the schema becomes
 //	structgen check --schema order.json doc.json         # does the schema's grammar accept doc.json?
 //	structgen bench                                      # the mask benchmark (../shared/bench)
+//	export CGO_CPPFLAGS="$(structgen setup)"              # prepare a build with -tags llamacpp
 //
 // Exit status: 0 success, 1 failure (bad input file, model, generation,
 // rejected document), 2 usage error. Errors are one line on stderr.
 //
 // --model needs a binary built with llama.cpp (make build, which uses the
 // llamacpp build tag); a pure-Go build (go run ./cmd/structgen) rejects it.
+// The setup command installs the C++ headers that build needs and prints
+// its CGO_CPPFLAGS; it works from any module that requires structgen
+// (go tool structgen setup, after go get -tool
+// github.com/structgen/structgen/cmd/structgen).
 package main
 
 import (
@@ -61,6 +66,7 @@ type cli struct {
 	Grammar  grammarCmd  `cmd:"" help:"Print the GBNF grammar of a JSON Schema."`
 	Check    checkCmd    `cmd:"" help:"Check whether a grammar or schema accepts an input; report the first rejected byte."`
 	Bench    benchCmd    `cmd:"" help:"Run the mask benchmark on the bench cases of the shared folder."`
+	Setup    setupCmd    `cmd:"" help:"Install what building with -tags llamacpp needs; print its CGO_CPPFLAGS."`
 }
 
 // exitPanic carries kong's exit status (help, parse errors) out of Parse.
