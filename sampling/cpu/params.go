@@ -80,7 +80,8 @@ type Params struct {
 	// "min_p", "xtc", "temperature", and its alternative spellings such as
 	// "top-k" or "temp"). nil means DefaultOrder. A step whose parameters
 	// are off is a no-op wherever it is placed; a step that is on but not
-	// named is an error.
+	// named is an error (DropUnordered turns such steps off, which is what
+	// llama.cpp's --samplers does).
 	Samplers []string
 
 	// Preset selects a whole pipeline: "" or "llama.cpp" is llama.cpp's
@@ -134,6 +135,52 @@ var samplerNames = map[string]string{
 	"min_p": "min_p", "min-p": "min_p",
 	"xtc":         "xtc",
 	"temperature": "temperature", "temp": "temperature",
+}
+
+// DropUnordered returns p with every sampler that p.Samplers does not
+// name turned off, as llama.cpp's --samplers does (a sampler left out of
+// the order is simply not used): its parameters are set to their "off"
+// values (Temperature to 1, the identity), so that settings inherited
+// from defaults such as LlamaDefaults do not make NewChain reject the
+// order. With Samplers nil (the default order, which names every sampler)
+// or a Mirostat mode it returns p unchanged; unknown names are left for
+// NewChain to report.
+func (p Params) DropUnordered() Params {
+	if p.Samplers == nil || p.Mirostat != 0 {
+		return p
+	}
+	named := map[string]bool{}
+	for _, name := range p.Samplers {
+		named[samplerNames[name]] = true
+	}
+	if !named["penalties"] {
+		p.RepeatPenalty, p.FrequencyPenalty, p.PresencePenalty = 0, 0, 0
+	}
+	if !named["dry"] {
+		p.DRYMultiplier = 0
+	}
+	if !named["top_n_sigma"] {
+		p.TopNSigma = 0
+	}
+	if !named["top_k"] {
+		p.TopK = 0
+	}
+	if !named["typ_p"] {
+		p.TypicalP = 0
+	}
+	if !named["top_p"] {
+		p.TopP = 0
+	}
+	if !named["min_p"] {
+		p.MinP = 0
+	}
+	if !named["xtc"] {
+		p.XTCProbability = 0
+	}
+	if !named["temperature"] {
+		p.Temperature, p.DynaTempRange = 1, 0
+	}
+	return p
 }
 
 // ParamError reports an invalid Params field.
