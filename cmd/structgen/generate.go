@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -32,7 +33,8 @@ type modelOptions struct {
 type constraintFlags struct {
 	Schema     string `help:"JSON Schema file the output must validate against." xor:"constraint" placeholder:"FILE"`
 	Grammar    string `help:"GBNF grammar file the output must follow." xor:"constraint" placeholder:"FILE"`
-	Whitespace string `help:"Whitespace between JSON tokens of a schema: compact or flexible." enum:"compact,flexible" default:"compact"`
+	Whitespace string `help:"Whitespace between JSON tokens of a schema: compact (none) or flexible (a space, or a newline and indentation; generated output stays one line per instance, its line breaks written as spaces)." enum:"compact,flexible" default:"compact"`
+	AnyOrder   bool   `help:"Let the properties of schema objects (up to 8 declared) come in any order; by default they follow the schema's order."`
 	Lenient    bool   `help:"Relax schema keywords a grammar cannot enforce (warnings on stderr) instead of failing."`
 }
 
@@ -43,7 +45,7 @@ func (f *constraintFlags) options(e *env) ([]engine.Option, error) {
 	if err != nil {
 		return nil, usagef("--whitespace: %v", err)
 	}
-	opts := []engine.Option{engine.WithWhitespace(ws), engine.WithLenient(f.Lenient)}
+	opts := []engine.Option{engine.WithWhitespace(ws), engine.WithLenient(f.Lenient), engine.WithAnyPropertyOrder(f.AnyOrder)}
 	switch {
 	case f.Schema != "":
 		b, err := e.readInput(f.Schema)
@@ -78,7 +80,7 @@ type generateCmd struct {
 	Model      string `help:"GGUF model file (needs a llama.cpp build: make build). Without it, the grammar itself is sampled." placeholder:"GGUF"`
 	Prompt     string `help:"Prompt text." xor:"prompt" placeholder:"TEXT"`
 	PromptFile string `help:"File holding the prompt." xor:"prompt" placeholder:"FILE"`
-	N          int    `short:"n" help:"Number of outputs, one per line." default:"1"`
+	N          int    `short:"n" help:"Number of outputs, one per line (NDJSON for a schema; a grammar whose sentences hold newlines spans lines)." default:"1"`
 	Seed       *int64 `help:"Random seed (0..4294967295); output i uses seed+i. Default: random, printed with --stats."`
 
 	Temperature   float32 `help:"Sampling temperature (0: greedy)." default:"0.8"`
@@ -86,7 +88,7 @@ type generateCmd struct {
 	TopP          float32 `help:"Top-p (1: off)." default:"0.95"`
 	MinP          float32 `help:"Min-p (0: off)." default:"0.05"`
 	RepeatPenalty float32 `help:"Repeat penalty over the last 64 tokens (1: off)." default:"1"`
-	Samplers      string  `help:"Sampler order, llama.cpp names separated by ';' or ',' (e.g. 'top_k;top_p;temperature')." placeholder:"LIST"`
+	Samplers      string  `help:"Sampler order, llama.cpp names separated by ';' or ',' (e.g. 'top_k;top_p;temperature'); samplers not in it are not used, whatever their flags say." placeholder:"LIST"`
 
 	MaxTokens int      `help:"Most tokens per output (0: the context left); constrained output is closed out validly before it." default:"0"`
 	MaxBytes  int      `help:"Most bytes per output without a model (0: 4096)." default:"0"`
@@ -129,6 +131,7 @@ func (c *generateCmd) Run(e *env) error {
 	}
 	if c.Samplers != "" {
 		p.Samplers = strings.FieldsFunc(c.Samplers, func(r rune) bool { return r == ';' || r == ',' })
+		p = p.DropUnordered()
 	}
 	if _, err := cpu.NewChain(p); err != nil {
 		return usagef("sampling: %v", err)
@@ -181,6 +184,13 @@ func (c *generateCmd) Run(e *env) error {
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer out.Flush()
+	// One instance per line: the line breaks of flexible JSON whitespace
+	// are written as spaces (the grammar allows a space wherever it
+	// allows a line break and indentation).
+	var w io.Writer = out
+	if c.Schema != "" && c.Whitespace == "flexible" {
+		w = &singleLine{w: out}
+	}
 	var seed uint32
 	if c.Seed != nil {
 		seed = uint32(*c.Seed)
@@ -192,7 +202,7 @@ func (c *generateCmd) Run(e *env) error {
 		}
 		if c.Stream {
 			gopts = append(gopts, engine.WithStream(func(p []byte) error {
-				if _, err := out.Write(p); err != nil {
+				if _, err := w.Write(p); err != nil {
 					return err
 				}
 				return out.Flush()
@@ -216,15 +226,47 @@ func (c *generateCmd) Run(e *env) error {
 			text = res.Output
 		}
 		if !c.Stream {
-			out.WriteString(text)
+			io.WriteString(w, text)
 		}
 		out.WriteByte('\n')
 		if c.Stats {
 			out.Flush()
 			fmt.Fprintf(e.stderr, "structgen: output %d: seed %d, stop %s, %s\n", i+1, res.Seed, res.Stop, res.Stats.String())
 		}
+		if len(c.Trigger) > 0 && !res.Triggered {
+			out.Flush()
+			return fmt.Errorf("output %d: no trigger (%s) appeared in %d tokens, so the grammar never applied: the output is free text", i+1, strings.Join(c.Trigger, ", "), res.Stats.Tokens)
+		}
 	}
 	return out.Flush()
+}
+
+// singleLine writes JSON text with each line break, and the indentation
+// after it, replaced by one space. JSON strings hold no raw line breaks,
+// so every one is whitespace between tokens.
+type singleLine struct {
+	w      io.Writer
+	indent bool // after a line break: drop spaces and tabs
+	buf    []byte
+}
+
+func (o *singleLine) Write(p []byte) (int, error) {
+	o.buf = o.buf[:0]
+	for _, c := range p {
+		switch {
+		case c == '\n':
+			o.buf = append(o.buf, ' ')
+			o.indent = true
+		case o.indent && (c == ' ' || c == '\t'):
+		default:
+			o.indent = false
+			o.buf = append(o.buf, c)
+		}
+	}
+	if _, err := o.w.Write(o.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // inFile prefixes an error with the file it is about: "file:line:col: msg"

@@ -23,6 +23,9 @@ func (c *grammarCmd) Run(e *env) error {
 		if c.Whitespace == "flexible" {
 			opts = append(opts, jsonschema2gbnf.FlexibleWhitespace(0))
 		}
+		if c.AnyOrder {
+			opts = append(opts, jsonschema2gbnf.AnyPropertyOrder())
+		}
 		var warnings []jsonschema2gbnf.Warning
 		if c.Lenient {
 			opts = append(opts, jsonschema2gbnf.Lenient(&warnings))

@@ -46,3 +46,24 @@ func TestGenerateModel(t *testing.T) {
 		t.Errorf("unconstrained --stream --stats: exit %d, %q, %q", s.code, s.stdout, s.stderr)
 	}
 }
+
+// A lazy trigger that never appears is a failure (exit 1, one line on
+// stderr), not free text with exit 0; one that appears is not.
+func TestTriggerNeverAppears(t *testing.T) {
+	model := sharedtest.Path(t, "corpus", "models", "stories260K.gguf")
+	schema := writeFile(t, "person.json", personSchema)
+	args := []string{"--model", model, "--schema", schema, "--prompt", "Once upon a time", "--seed", "1", "--max-tokens", "20", "--threads", "1"}
+	r := runCLI(t, "", append(args, "--trigger", "<tool_call>")...)
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "no trigger (<tool_call>) appeared in 20 tokens") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r.stdout == "" {
+		t.Error("the free text was not printed")
+	}
+	// The story model's first word is a trigger that does appear.
+	r = runCLI(t, "", append(args, "--trigger", " ")...)
+	if r.code != 0 {
+		t.Errorf("trigger that appears: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -218,28 +218,127 @@ func jsonschema2gbnfConvert(schema string, flexible bool) (string, error) {
 	return jsonschema2gbnf.Convert([]byte(schema), opts...)
 }
 
+// check validates a document against the schema (exit status 1 only when
+// it is invalid) and separately says whether the grammar accepts its
+// canonical form; --exact (and --grammar) checks the bytes themselves.
 func TestCheck(t *testing.T) {
 	schema := writeFile(t, "person.json", personSchema)
 	good := writeFile(t, "good.json", `{"name":"Ann","age":31,"tags":["a"]}`+"\n")
 	bad := writeFile(t, "bad.json", "{\"name\":\"Ann\",\n\"age\":31}")
+	pattern := writeFile(t, "pattern.json", `{"type":"object","properties":{"code":{"type":"string","pattern":"^[a-z]+$"},"n":{"type":"integer"}}}`)
 	for _, tc := range []struct {
+		name  string
 		args  []string
 		stdin string
 		code  int
-		want  string
+		want  []string // in stdout+stderr
 	}{
-		{[]string{"check", "--schema", schema, good}, "", 0, "good.json: accepted"},
-		{[]string{"check", "--schema", schema, "--keep-newline", good}, "", 1, "good.json:1:37: rejected: byte 36"},
-		{[]string{"check", "--schema", schema, bad}, "", 1, "bad.json:1:15: rejected: byte 14"},
-		{[]string{"check", "--schema", schema, "--whitespace", "flexible", bad}, "", 0, "accepted"},
-		{[]string{"check", "--schema", schema}, `{"name":"Ann","age":1`, 1, "<stdin>:1:22: rejected: the input ends before a complete document"},
-		{[]string{"check", "--schema", schema}, `{"name":"Ann","age":200}`, 1, "<stdin>:1:23: rejected: byte 22"},
-		{[]string{"check", "--schema", schema, filepath.Join(t.TempDir(), "none.json")}, "", 1, "none.json: no such file"},
+		{"compact", []string{"check", "--schema", schema, good}, "", 0, []string{"good.json: valid against", "good.json: canonical form accepted by the grammar"}},
+		{"json.dumps", []string{"check", "--schema", schema}, `{"name": "Ann", "age": 31, "tags": ["a", "b"]}`, 0, []string{"<stdin>: valid", "canonical form accepted"}},
+		{"pretty", []string{"check", "--schema", schema}, "{\n    \"tags\": [],\n    \"age\": 3,\n    \"name\": \"B\"\n}\n", 0, []string{"<stdin>: valid", "canonical form accepted"}},
+		{"u escapes", []string{"check", "--schema", pattern}, `{"code":"\u0061b\u0063"}`, 0, []string{"valid", "canonical form accepted"}},
+		{"2.0 integer", []string{"check", "--schema", pattern}, `{"n":2.0}`, 0, []string{"<stdin>: valid", "canonical form rejected by the grammar"}},
+		{"missing", []string{"check", "--schema", schema}, "{\n \"name\": \"Ann\",\n \"tags\": [{\"x\":1}]}", 1, []string{
+			`<stdin>:1:1: invalid: #/age: missing required property "age"`,
+			`<stdin>:3:11: invalid: #/tags/0: value must be one of "a", "b"`,
+			"structgen: <stdin>: invalid against", "2 problem(s)"}},
+		{"nested missing", []string{"check", "--schema", writeFile(t, "nested.json", `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","required":["sku","qty"]}}}}`)},
+			`{"items":[{"sku":"a","qty":1},{"qty":2}]}`, 1, []string{`<stdin>:1:31: invalid: #/items/1/sku: missing required property "sku"`}},
+		{"duplicate", []string{"check", "--schema", schema}, `{"name":"Ann","age":3,"name":"Bo"}`, 1, []string{`<stdin>:1:23: invalid: #/name: duplicate key "name" (first at 1:2)`}},
+		{"out of range", []string{"check", "--schema", schema}, `{"name":"Ann","age":200}`, 1, []string{"<stdin>:1:21: invalid: #/age: must be <= 150"}},
+		{"not JSON", []string{"check", "--schema", schema}, "{\"name\":\"Ann\",}", 1, []string{"<stdin>:1:15: not JSON"}},
+		{"trailing data", []string{"check", "--schema", schema}, `{"name":"Ann","age":1} {}`, 1, []string{"<stdin>:1:24: not JSON: invalid character '{' after top-level value"}},
+		{"empty", []string{"check", "--schema", schema}, "", 1, []string{"<stdin>:1:1: not JSON: unexpected end of JSON input"}},
+		{"exact", []string{"check", "--exact", "--schema", schema, good}, "", 0, []string{"good.json: accepted"}},
+		{"exact newline", []string{"check", "--exact", "--schema", schema, "--keep-newline", good}, "", 1, []string{"good.json:1:37: rejected: byte 36"}},
+		{"exact layout", []string{"check", "--exact", "--schema", schema, bad}, "", 1, []string{"bad.json:1:15: rejected: byte 14"}},
+		{"exact flexible", []string{"check", "--exact", "--schema", schema, "--whitespace", "flexible", bad}, "", 0, []string{"accepted"}},
+		{"exact prefix", []string{"check", "--exact", "--schema", schema}, `{"name":"Ann","age":1`, 1, []string{"<stdin>:1:22: rejected: the input ends before a complete document"}},
+		{"exact order", []string{"check", "--exact", "--schema", schema}, `{"age":1,"name":"Ann"}`, 1, []string{"<stdin>:1:3: rejected"}},
+		{"exact any order", []string{"check", "--exact", "--any-order", "--schema", schema}, `{"age":1,"name":"Ann"}`, 0, []string{"<stdin>: accepted"}},
+		{"grammar", []string{"check", "--grammar", writeFile(t, "ab.gbnf", `root ::= "a"+ "b"`)}, "aaab", 0, []string{"<stdin>: accepted"}},
+		{"missing file", []string{"check", "--schema", schema, filepath.Join(t.TempDir(), "none.json")}, "", 1, []string{"none.json: no such file"}},
 	} {
 		r := runCLI(t, tc.stdin, tc.args...)
 		out := r.stdout + r.stderr
-		if r.code != tc.code || !strings.Contains(out, tc.want) {
-			t.Errorf("%v: exit %d, %q; want exit %d with %q", tc.args[1:], r.code, out, tc.code, tc.want)
+		for _, w := range tc.want {
+			if r.code != tc.code || !strings.Contains(out, w) {
+				t.Errorf("%s: exit %d, %q; want exit %d with %q", tc.name, r.code, out, tc.code, w)
+			}
+		}
+	}
+}
+
+// With --whitespace flexible, -n still writes one instance per line, each
+// valid and a sentence of the flexible grammar.
+func TestFlexibleNDJSON(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	v, err := jsonschema2gbnf.CompileSchema([]byte(personSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []string{"--stream=false", "--stream"} {
+		r := runCLI(t, "", "--schema", schema, "--whitespace", "flexible", "-n", "30", "--seed", "4", stream)
+		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		if r.code != 0 || len(lines) != 30 {
+			t.Fatalf("%s: exit %d, %d lines (want 30): %q %s", stream, r.code, len(lines), r.stdout, r.stderr)
+		}
+		spaced := 0
+		for _, l := range lines {
+			doc, err := decodeNumbers(l)
+			if err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+			if err := v.Validate(doc); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+			if c := runCLI(t, l, "check", "--exact", "--schema", schema, "--whitespace", "flexible"); c.code != 0 {
+				t.Errorf("%q not a sentence of the flexible grammar: %s", l, c.stderr)
+			}
+			if strings.Contains(l, " ") {
+				spaced++
+			}
+		}
+		if spaced == 0 {
+			t.Errorf("%s: no whitespace in 30 flexible instances", stream)
+		}
+	}
+}
+
+// --any-order lets properties come in any order; the default is the
+// schema's order.
+func TestAnyOrder(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	for _, anyOrder := range []bool{false, true} {
+		args := []string{"--schema", schema, "-n", "40", "--seed", "1"}
+		if anyOrder {
+			args = append(args, "--any-order")
+		}
+		r := runCLI(t, "", args...)
+		reordered := 0
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			if strings.Index(l, `"age"`) < strings.Index(l, `"name"`) {
+				reordered++
+			}
+		}
+		if r.code != 0 || (reordered > 0) != anyOrder {
+			t.Errorf("--any-order=%v: exit %d, %d of 40 with age before name", anyOrder, r.code, reordered)
+		}
+	}
+	g := runCLI(t, "", "grammar", "--schema", schema, "--any-order")
+	plain := runCLI(t, "", "grammar", "--schema", schema)
+	if g.code != 0 || g.stdout == plain.stdout {
+		t.Errorf("grammar --any-order: exit %d, same grammar as without", g.code)
+	}
+}
+
+// An order that leaves top_p and min_p out works without turning them off
+// by hand: samplers not in the order are not used.
+func TestSamplersOrder(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	for _, order := range []string{"top_k;temperature", "min_p", "top-k,temp"} {
+		if r := runCLI(t, "", "--schema", schema, "--samplers", order, "--seed", "1"); r.code != 0 {
+			t.Errorf("--samplers %s: exit %d: %s", order, r.code, r.stderr)
 		}
 	}
 }
