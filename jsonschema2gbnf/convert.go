@@ -480,7 +480,7 @@ func ownKeywords(s *jsonschema.Schema) []string {
 	add(s.MinLength >= 0, "minLength")
 	add(s.MaxLength >= 0, "maxLength")
 	add(s.Pattern != nil, "pattern")
-	add(s.Format != "" && jsonschema.Formats[s.Format] != nil, "format")
+	add(s.Format != "" && assertedFormat(s.Format), "format")
 	add(s.Minimum != nil, "minimum")
 	add(s.Maximum != nil, "maximum")
 	add(s.ExclusiveMinimum != nil, "exclusiveMinimum")

@@ -106,6 +106,7 @@ var acceptCases = []struct {
 	{"format uri-reference", `{"type":"string","format":"uri-reference"}`, nil,
 		[]string{`"/relative/path?x=1"`, `"https://a.b"`, `""`}, []string{`"a b"`}},
 	{"unknown format is an annotation", `{"type":"string","format":"grid"}`, nil, []string{`"anything"`}, nil},
+	{"idn format on a non-string is no constraint", `{"type":"integer","format":"idn-email"}`, nil, []string{`7`}, []string{`"a@b.c"`}},
 	{"enum of any values", `{"enum":["red","amber",null,42,["foo"],{"a":1,"b":[true]}]}`, nil,
 		[]string{`"red"`, `null`, `42`, `["foo"]`, `{"a":1,"b":[true]}`}, []string{`"green"`, `43`, `{"b":[true],"a":1}`}},
 	{"const with escapes", `{"const":" \r \n \" \\ é\u0001"}`, nil,
@@ -229,6 +230,12 @@ func TestUnsupported(t *testing.T) {
 		{`{"type":"number","multipleOf":0.3}`, `#/multipleOf: unsupported keyword "multipleOf"`},
 		{`{"properties":{"b":{"type":"array","uniqueItems":true},"a":{"type":"array","uniqueItems":true}}}`,
 			`#/properties/a/uniqueItems: unsupported keyword "uniqueItems": the grammar cannot compare items; #/properties/b/uniqueItems`},
+		// Formats of the specification the validator does not assert are
+		// not silently plain strings (unknown ones are annotations).
+		{`{"type":"string","format":"idn-email"}`, `#/format: unsupported keyword "format": format idn-email (RFC 6531) has no grammar`},
+		{`{"properties":{"h":{"format":"idn-hostname"}}}`, `#/properties/h/format: unsupported keyword "format": format idn-hostname (IDNA2008`},
+		{`{"propertyNames":{"format":"idn-hostname"}}`, `#/propertyNames/format: unsupported keyword "format"`},
+		{`{"propertyNames":{"format":"uri-template"}}`, `#/propertyNames/format: unsupported keyword "format": format uri-template has no grammar`},
 	}
 	for _, tc := range cases {
 		_, err := Convert([]byte(tc.schema))

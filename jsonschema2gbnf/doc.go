@@ -74,7 +74,9 @@
 // search semantics: unanchored unless ^/$); format date-time, date, time,
 // duration, period, email, hostname, ipv4, ipv6, uuid, uri, iri,
 // uri-reference, iri-reference, json-pointer, relative-json-pointer
-// (formats the validator does not assert are annotations); minimum,
+// (formats the validator does not assert are annotations, except
+// idn-email and idn-hostname, which have no grammar and are unsupported);
+// minimum,
 // maximum, exclusive* as exact digit-range grammars; multipleOf on
 // integers (remainder automaton up to MaxMultipleOf) and 10^-d on numbers;
 // allOf (merged); anyOf; oneOf (each branch excludes the branches it may

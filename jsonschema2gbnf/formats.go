@@ -1,5 +1,7 @@
 package jsonschema2gbnf
 
+import "github.com/santhosh-tekuri/jsonschema/v5"
+
 // Formats are written as Go regular expressions over the decoded string
 // and translated like patterns. Each one accepts only strings that
 // santhosh-tekuri's validator for that format accepts (the soundness
@@ -7,7 +9,9 @@ package jsonschema2gbnf
 // not regular or is impractical (length limits spread over labels,
 // leap seconds at other UTC offsets, IPvFuture, non-ASCII e-mail), the
 // grammar takes a large, common subset. Formats the validator does not
-// know are annotations (the validator ignores them, so does the grammar).
+// know are annotations (the validator ignores them, so does the grammar),
+// except the two of the JSON Schema specification it does not assert,
+// idnFormats, which are never silently dropped.
 
 const (
 	reDec   = `(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])`
@@ -59,6 +63,30 @@ const (
 	reRelRef  = `(?://` + reAuth + rePathAE + `|` + rePathAbs + `|` + rePathNS + `|)` + reQuery + reFrag
 	reJSONPtr = `(?:/(?:[^~/]|~[01])*)*`
 )
+
+// idnFormats are the formats the JSON Schema specification defines that
+// the validator does not assert, with why they have no grammar. A schema
+// that names one expects it enforced, so they are asserted formats here:
+// an error in strict mode (a warning and a plain string with Lenient),
+// where a format the specification does not define is an annotation.
+var idnFormats = map[string]string{
+	"idn-email":    "format idn-email (RFC 6531) has no grammar: its domain is an internationalized host name, whose A-labels (punycode) are not a regular language; use format email for ASCII addresses",
+	"idn-hostname": "format idn-hostname (IDNA2008, RFC 5890-5893) has no grammar: its A-labels (punycode), contextual and bidi rules are not a regular language; use format hostname for ASCII names",
+}
+
+// assertedFormat reports whether a format constrains strings (for the
+// validator, or as one of idnFormats); other formats are annotations.
+func assertedFormat(name string) bool {
+	return jsonschema.Formats[name] != nil || idnFormats[name] != ""
+}
+
+// noGrammar is the reason an asserted format has no grammar.
+func noGrammar(format string) string {
+	if r := idnFormats[format]; r != "" {
+		return r
+	}
+	return "format " + format + " has no grammar"
+}
 
 // formatRegex returns the anchored regular expression for a format the
 // validator asserts; ok is false for one without a grammar.

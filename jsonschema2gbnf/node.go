@@ -58,7 +58,7 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 			n.pats = append(n.pats, patRef{a.Pattern.String(), ptr})
 		}
 		if a.Format != "" {
-			if jsonschema.Formats[a.Format] != nil {
+			if assertedFormat(a.Format) {
 				n.fmts = append(n.fmts, patRef{a.Format, ptr})
 			} else {
 				c.note(ptr, "format", "format "+a.Format+" is not one the validator asserts; treated as an annotation")

@@ -409,9 +409,11 @@ func (c *conv) propertyNamesLang(pns []*jsonschema.Schema, ptr string) ([]patRef
 			if a.Pattern != nil {
 				include = append(include, patRef{a.Pattern.String(), c.ptrOf(a)})
 			}
-			if a.Format != "" && jsonschema.Formats[a.Format] != nil {
+			if a.Format != "" && assertedFormat(a.Format) {
 				if re, ok := formatRegex(a.Format); ok {
 					include = append(include, patRef{re, c.ptrOf(a)})
+				} else if !c.unsupported(c.ptrOf(a), "format", noGrammar(a.Format)) {
+					return nil, nil, false
 				}
 			}
 			if a.MinLength > 0 || a.MaxLength >= 0 {

@@ -33,7 +33,7 @@ func (c *conv) emitString(n *node) string {
 	for _, f := range n.fmts {
 		re, ok := formatRegex(f.src)
 		if !ok {
-			if !c.unsupported(f.ptr, "format", "format "+f.src+" has no grammar") {
+			if !c.unsupported(f.ptr, "format", noGrammar(f.src)) {
 				return ""
 			}
 			continue
