@@ -453,3 +453,38 @@ func TestOptionalBeforeRequired(t *testing.T) {
 		}
 	}
 }
+
+// Patterns that are valid ECMA-262 but not RE2 name the feature Go lacks
+// (not "not valid 'regex'"); patterns invalid in both quote Go's parse
+// error. Neither can be relaxed: the validator cannot compile them.
+func TestPatternFeatures(t *testing.T) {
+	for _, tc := range []struct {
+		schema, want string
+		unsupported  bool
+	}{
+		{`{"type":"string","pattern":"^(?=a)b"}`, `#/pattern: unsupported keyword "pattern": unsupported pattern feature (lookahead) in "^(?=a)b"`, true},
+		{`{"properties":{"s":{"pattern":"^(?!x).*$"}}}`, `#/properties/s/pattern: unsupported keyword "pattern": unsupported pattern feature (negative lookahead)`, true},
+		{`{"pattern":"(?<=a)b"}`, `unsupported pattern feature (lookbehind)`, true},
+		{`{"pattern":"(?<!a)b"}`, `unsupported pattern feature (negative lookbehind)`, true},
+		{`{"pattern":"(a)\\1"}`, `unsupported pattern feature (backreferences) in "(a)\\1"`, true},
+		{`{"pattern":"(?<n>a)\\k<n>"}`, `unsupported pattern feature (named backreferences)`, true},
+		{`{"pattern":"^\\u00e9+$"}`, `unsupported pattern feature (\u escapes`, true},
+		{`{"pattern":"[^]"}`, `unsupported pattern feature (empty classes`, true},
+		{`{"pattern":"[(?=a)]\\cJ"}`, `unsupported pattern feature (\c control escapes)`, true}, // (?= inside a class is literal
+		{`{"patternProperties":{"^(?!_)":{}}}`, `#/patternProperties: unsupported keyword "patternProperties": unsupported pattern feature (negative lookahead) in "^(?!_)"`, true},
+		{`{"items":{"pattern":"a{2,1}"}}`, `#/items/pattern: invalid schema: "a{2,1}" is not a valid regular expression (error parsing regexp: invalid repeat count`, false},
+		{`{"pattern":"["}`, `#/pattern: invalid schema: "[" is not a valid regular expression (error parsing regexp: missing closing ]`, false},
+	} {
+		for _, opts := range [][]Option{nil, {Lenient(nil)}} {
+			_, err := Convert([]byte(tc.schema), opts...)
+			var ue *UnsupportedError
+			var ie *InvalidSchemaError
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errorsAs(err, &ue) != tc.unsupported || errorsAs(err, &ie) == tc.unsupported {
+				t.Errorf("Convert(%s, %d options) = %v (%T), want %q", tc.schema, len(opts), err, err, tc.want)
+			}
+		}
+		if _, err := CompileSchema([]byte(tc.schema)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CompileSchema(%s) = %v, want %q", tc.schema, err, tc.want)
+		}
+	}
+}

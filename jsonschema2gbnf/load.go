@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 
@@ -215,6 +216,9 @@ func load(data []byte) (l *loaded, err error) {
 		if errors.As(err, &rr) {
 			return nil, err
 		}
+		if pe := patternError(err, raw); pe != nil {
+			return nil, pe // the same under every draft
+		}
 		if firstErr == nil {
 			firstErr = err
 		}
@@ -298,6 +302,98 @@ func translateCompileError(err error) error {
 	msg = strings.TrimPrefix(msg, "jsonschema "+rootURL+" compilation failed: ")
 	msg = strings.ReplaceAll(msg, rootURL, "")
 	return &InvalidSchemaError{Pointer: "#", Msg: msg, Err: err}
+}
+
+// patternError turns the meta-schema's rejection of a regular expression
+// (a pattern, or a patternProperties key: format "regex", checked with
+// Go's regexp) into an error that says why: an *UnsupportedError naming
+// the ECMA-262 feature Go's RE2 syntax lacks (lookahead, lookbehind,
+// backreferences, \u escapes, \c escapes), or an *InvalidSchemaError
+// with Go's parse error for a pattern that is invalid in ECMA-262 too.
+// It returns nil for other errors. Lenient mode cannot relax such a
+// pattern: the validator cannot compile it either.
+func patternError(err error, raw any) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	if !strings.HasSuffix(leaf.KeywordLocation, "/format") || !strings.HasSuffix(leaf.Message, " is not valid 'regex'") {
+		return nil
+	}
+	loc, uerr := url.PathUnescape(leaf.InstanceLocation)
+	if uerr != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(loc, '/')
+	if i < 0 {
+		return nil
+	}
+	parent, last := loc[:i], strings.ReplaceAll(strings.ReplaceAll(loc[i+1:], "~1", "/"), "~0", "~")
+	var src, ptr, keyword string
+	if j := strings.LastIndexByte(parent, '/'); j >= 0 && parent[j+1:] == "patternProperties" {
+		src, ptr, keyword = last, "#"+parent[:j], "patternProperties"
+	} else if v, ok := rawPointer(raw, loc); ok {
+		s, isStr := v.(string)
+		if !isStr {
+			return nil
+		}
+		src, ptr, keyword = s, "#"+parent, last
+	} else {
+		return nil
+	}
+	if f := ecmaOnlyFeature(src); f != "" {
+		return &UnsupportedError{Pointer: ptr, Keyword: keyword, Reason: fmt.Sprintf(
+			"unsupported pattern feature (%s) in %q: valid ECMA-262, but Go's regexp (RE2 syntax), which the grammar and the validator use, has no %s", f, src, f)}
+	}
+	msg := fmt.Sprintf("%q is not a valid regular expression", src)
+	if _, cerr := syntax.Parse(src, syntax.Perl); cerr != nil {
+		msg += " (" + cerr.Error() + ")"
+	}
+	return &InvalidSchemaError{Pointer: joinPointer(ptr, keyword), Msg: msg, Err: err}
+}
+
+// ecmaOnlyFeature names the first construct of an ECMA-262 regular
+// expression that Go's RE2 syntax does not have, or returns "".
+func ecmaOnlyFeature(src string) string {
+	inClass := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\\' && i+1 < len(src):
+			n := src[i+1]
+			switch {
+			case n >= '1' && n <= '9' && !inClass:
+				return "backreferences"
+			case n == 'k' && strings.HasPrefix(src[i+2:], "<") && !inClass:
+				return "named backreferences"
+			case n == 'u':
+				return `\u escapes (write \x{HHHH})`
+			case n == 'c' && i+2 < len(src) && (src[i+2]|0x20) >= 'a' && (src[i+2]|0x20) <= 'z':
+				return `\c control escapes`
+			}
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+			if strings.HasPrefix(src[i+1:], "^]") || strings.HasPrefix(src[i+1:], "]") {
+				return "empty classes [] and [^]"
+			}
+		case strings.HasPrefix(src[i:], "(?="):
+			return "lookahead"
+		case strings.HasPrefix(src[i:], "(?!"):
+			return "negative lookahead"
+		case strings.HasPrefix(src[i:], "(?<="):
+			return "lookbehind"
+		case strings.HasPrefix(src[i:], "(?<!"):
+			return "negative lookbehind"
+		}
+	}
+	return ""
 }
 
 // pointerIn returns the readable JSON pointer (URI fragment, "#/a/b") of
