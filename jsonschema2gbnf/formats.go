@@ -19,8 +19,8 @@ const (
 	reH16   = `[0-9a-fA-F]{1,4}`
 	reLS32  = `(?:` + reH16 + `:` + reH16 + `|` + reIPv4 + `)`
 	reIPv6  = `(?:(?:` + reH16 + `:){6}` + reLS32 + `|::(?:` + reH16 + `:){5}` + reLS32 + `|(?:` + reH16 + `)?::(?:` + reH16 + `:){4}` + reLS32 + `|(?:(?:` + reH16 + `:){0,1}` + reH16 + `)?::(?:` + reH16 + `:){3}` + reLS32 + `|(?:(?:` + reH16 + `:){0,2}` + reH16 + `)?::(?:` + reH16 + `:){2}` + reLS32 + `|(?:(?:` + reH16 + `:){0,3}` + reH16 + `)?::` + reH16 + `:` + reLS32 + `|(?:(?:` + reH16 + `:){0,4}` + reH16 + `)?::` + reLS32 + `|(?:(?:` + reH16 + `:){0,5}` + reH16 + `)?::` + reH16 + `|(?:(?:` + reH16 + `:){0,6}` + reH16 + `)?::)`
-	reLeap  = `(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[048]|[2468][048]|[13579][26])00)`
-	reDate  = `(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|` + reLeap + `-02-29)`
+	reLeap  = `(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)` // 0000 excluded: see reYear
+	reDate  = `(?:` + reYear + `-` + reMonthDD + `|` + reLeap + `-02-29)`
 	reTime  = `(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])|23:59:60(?:\.[0-9]+)?(?:[Zz]|[+-]00:00))`
 	reDT    = reDate + `[Tt]` + reTime
 	reDurT  = `(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)`
@@ -86,6 +86,32 @@ func noGrammar(format string) string {
 		return r
 	}
 	return "format " + format + " has no grammar"
+}
+
+// Dates: RFC 3339 allows the year 0000, but it does not interoperate:
+// Python's datetime (and so its JSON Schema validators), .NET's DateTime
+// and many databases start at year 1, and a time.Time of year 0 does not
+// survive every round trip. The grammar neither generates nor accepts
+// year 0000 (dates, date-times and periods); the validator's exact
+// language, with it, is kept for negations (validatorRegex), so that
+// `not: {format: date}` stays exact.
+const (
+	reYear    = `(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)` // 0001..9999
+	reMonthDD = `(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))`
+	reDateRFC = `(?:[0-9]{4}-` + reMonthDD + `|(?:` + reLeap + `|0000)-02-29)`
+)
+
+// validatorRegex returns the anchored regular expression whose language
+// is exactly what the validator accepts for a format, for the formats
+// that have one: their complement (not: {format: …}) is exact too.
+func validatorRegex(name string) (string, bool) {
+	switch name {
+	case "date":
+		return `^` + reDateRFC + `$`, true
+	case "uuid", "ipv4", "ip-address", "duration", "json-pointer", "relative-json-pointer":
+		return formatRegex(name)
+	}
+	return "", false
 }
 
 // formatRegex returns the anchored regular expression for a format the

@@ -25,11 +25,6 @@ const MaxNegBranches = 64
 // recursive schema would otherwise recurse forever).
 const maxNegDepth = 8
 
-// exactFormats are the formats whose grammar is exactly the validator's
-// language, so that their complement is exact too.
-var exactFormats = map[string]bool{"date": true, "uuid": true, "ipv4": true, "ip-address": true,
-	"duration": true, "json-pointer": true, "relative-json-pointer": true}
-
 // neg returns branches whose union is the set of values that do not
 // satisfy s, and residual: the types of the values the branches miss.
 // A keyword is about values of one type and is satisfied by every value
@@ -174,8 +169,8 @@ func (c *conv) negMode(s *jsonschema.Schema, depth int, subset bool) (out []bran
 				}
 				bs = []branch{{ex: &extra{notTypes: nonStr, notPats: []patRef{{src, ptr}}}}}
 			case "format":
-				re, ok := formatRegex(a.Format)
-				if !ok || !exactFormats[a.Format] {
+				re, ok := validatorRegex(a.Format)
+				if !ok {
 					residual |= tStr
 					continue
 				}
