@@ -233,7 +233,10 @@ func (v *Vocab) Kind(id int32) TokenKind {
 }
 
 // EOG returns the end-of-generation ids in ascending order. The slice is
-// shared and must not be modified.
+// shared and must not be modified. It is empty only for a vocabulary built
+// with NewVocab(tokens, nil) or taken from a *NoEOGError (LoadVocab never
+// returns one): masks then never allow an end token, and only
+// Matcher.CanEnd tells when the grammar may end.
 func (v *Vocab) EOG() []int32 { return v.eog[:len(v.eog):len(v.eog)] }
 
 // IsEOG reports whether id is an end-of-generation token.

@@ -395,6 +395,35 @@ func readHFConfigs(dir string) (hfConfig, error) {
 		}
 		cfg.eosFrom = "tokenizer_config.json"
 	}
+	// The slow tokenizers' files: special_tokens_map.json names the
+	// special tokens (eos_token among them), added_tokens.json gives the
+	// ids of the tokens added after vocab.json / encoder.json.
+	special := map[string]bool{}
+	if p := filepath.Join(dir, "special_tokens_map.json"); fileExists(p) {
+		data, err := readVocabFile(p)
+		if err != nil {
+			return cfg, err
+		}
+		if err := parseSpecialTokensMap(data, &cfg, special); err != nil {
+			return cfg, wrapJSONError(p, data, err)
+		}
+	}
+	if p := filepath.Join(dir, "added_tokens.json"); fileExists(p) {
+		data, err := readVocabFile(p)
+		if err != nil {
+			return cfg, err
+		}
+		entries, err := parseTokenIDObject(data)
+		if err != nil {
+			return cfg, wrapJSONError(p, data, err)
+		}
+		for _, e := range entries {
+			id := e.id
+			// Special if the map names it, or spelled as control tokens are.
+			sp := special[e.text] || (strings.HasPrefix(e.text, "<|") && strings.HasSuffix(e.text, "|>"))
+			cfg.added = append(cfg.added, hfAddedToken{ID: &id, Content: e.text, Special: sp})
+		}
+	}
 	if p := filepath.Join(dir, "generation_config.json"); fileExists(p) {
 		data, err := readVocabFile(p)
 		if err != nil {
@@ -431,22 +460,67 @@ func parseTokenizerConfig(data []byte, cfg *hfConfig) error {
 		a.ID = &id
 		cfg.added = append(cfg.added, a)
 	}
-	switch e := bytes.TrimSpace(tc.EOSToken); {
+	var err error
+	cfg.eosToken, err = tokenName("eos_token", tc.EOSToken)
+	return err
+}
+
+// tokenName reads a special token as the configs write it: a string, an
+// object with "content", or null ("").
+func tokenName(key string, raw json.RawMessage) (string, error) {
+	var name string
+	switch e := bytes.TrimSpace(raw); {
 	case len(e) == 0 || string(e) == "null":
 	case e[0] == '"':
-		if err := json.Unmarshal(e, &cfg.eosToken); err != nil {
-			return fmt.Errorf("eos_token: %w", err)
+		if err := json.Unmarshal(e, &name); err != nil {
+			return "", fmt.Errorf("%s: %w", key, err)
 		}
 	case e[0] == '{':
 		var o struct {
 			Content string `json:"content"`
 		}
 		if err := json.Unmarshal(e, &o); err != nil {
-			return fmt.Errorf("eos_token: %w", err)
+			return "", fmt.Errorf("%s: %w", key, err)
 		}
-		cfg.eosToken = o.Content
+		name = o.Content
 	default:
-		return fmt.Errorf("eos_token is %s, want a string or an object with \"content\"", e)
+		return "", fmt.Errorf("%s is %s, want a string or an object with \"content\"", key, e)
+	}
+	return name, nil
+}
+
+// parseSpecialTokensMap reads special_tokens_map.json: every token it
+// names goes into special, and its eos_token becomes the configured one
+// unless tokenizer_config.json named one.
+func parseSpecialTokensMap(data []byte, cfg *hfConfig, special map[string]bool) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		raws := []json.RawMessage{m[k]}
+		if v := bytes.TrimSpace(m[k]); len(v) > 0 && v[0] == '[' {
+			if err := json.Unmarshal(v, &raws); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		for _, raw := range raws {
+			name, err := tokenName(k, raw)
+			if err != nil {
+				return err
+			}
+			if name != "" {
+				special[name] = true
+			}
+			if k == "eos_token" && cfg.eosToken == "" && name != "" {
+				cfg.eosToken, cfg.eosFrom = name, "special_tokens_map.json"
+			}
+		}
 	}
 	return nil
 }

@@ -3,12 +3,16 @@ package mask
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/sharedtest"
 )
 
 // Synthetic Hugging Face files in the shapes real models use.
@@ -98,6 +102,10 @@ func TestTokenizerJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, _, err := loadBytes(t, "tokenizer.json", []byte(tt.json))
+			var ne *NoEOGError
+			if tt.eog == nil && errors.As(err, &ne) {
+				v, err = ne.Vocab, nil // no end token: an error that holds the vocabulary
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,6 +183,22 @@ func TestVocabDirs(t *testing.T) {
 		{"eos not in vocab", map[string]string{"vocab.json": `{"a": 0}`, "merges.txt": "", "tokenizer_config.json": `{"eos_token": "<eos>"}`}, 0, nil, nil, `tokenizer_config.json: eos_token "<eos>" is not in the vocabulary`},
 		{"bad config", map[string]string{"vocab.json": `{"a": 0}`, "merges.txt": "", "tokenizer_config.json": `{"eos_token": 5}`}, 0, nil, nil, "tokenizer_config.json: eos_token is 5, want a string or an object"},
 		{"bad generation config", map[string]string{"vocab.json": `{"a": 0}`, "merges.txt": "", "generation_config.json": `{"eos_token_id": [7]}`}, 0, nil, nil, "generation_config.json: eos_token_id 7 is not in the vocabulary (1 ids)"},
+		// Without an end token (the Llama 3.2 folder): an error, not a
+		// vocabulary whose EOG() is empty.
+		{"no end token", map[string]string{"encoder.json": `{"!": 0, "Ġthe": 1}`, "vocab.bpe": ""}, 0, nil, nil, "no end-of-generation token among its 2 tokens"},
+		// The slow tokenizers' files name and number the special tokens.
+		{"special tokens files", map[string]string{
+			"encoder.json":            `{"!": 0, "Ġthe": 1}`,
+			"vocab.bpe":               "",
+			"added_tokens.json":       `{"<|begin_of_text|>": 2, "<|end_of_text|>": 3, "<|eot_id|>": 4, "<tool>": 5, "plain": 6}`,
+			"special_tokens_map.json": `{"bos_token": "<|begin_of_text|>", "eos_token": {"content": "<|end_of_text|>"}, "additional_special_tokens": ["<tool>"]}`,
+		}, 7, []int32{3, 4}, []tokWant{{2, "<|begin_of_text|>", TokenSpecial}, {5, "<tool>", TokenSpecial}, {6, "plain", TokenNormal}}, ""},
+		{"special map eos", map[string]string{
+			"encoder.json":            `{"!": 0, "<eos>": 1}`,
+			"vocab.bpe":               "",
+			"special_tokens_map.json": `{"eos_token": "<eos>"}`,
+		}, 2, []int32{1}, []tokWant{{1, "<eos>", TokenSpecial}}, ""},
+		{"bad special map", map[string]string{"encoder.json": `{"!": 0}`, "vocab.bpe": "", "special_tokens_map.json": `{"eos_token": 3}`}, 0, nil, nil, "special_tokens_map.json: eos_token is 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -386,5 +410,69 @@ func TestJSONSkipDepth(t *testing.T) {
 	p = jsonScanner{data: []byte(ok)}
 	if err := p.skip(0); err != nil {
 		t.Errorf("skip(%d-deep array) = %v", maxJSONDepth, err)
+	}
+}
+
+// The Llama 3.2 folder (encoder.json + vocab.bpe) lists only the regular
+// tokens: LoadVocab says so instead of returning a vocabulary without end
+// tokens, hands that vocabulary over in the error (its matchers still say
+// when the grammar may end), and finds the end tokens once the folder has
+// the special-token files.
+func TestLlama32FolderEOG(t *testing.T) {
+	src := sharedtest.Path(t, "corpus", "vocab", "hf", "llama3.2")
+	_, err := LoadVocab(src)
+	var ne *NoEOGError
+	if !errors.As(err, &ne) || ne.Vocab.Size() != 128000 || len(ne.Vocab.EOG()) != 0 {
+		t.Fatalf("LoadVocab(%s) = %v, want a *NoEOGError with the 128,000 regular tokens", src, err)
+	}
+	g, err := gbnf.Parse(`root ::= "{" [a-z]+ "}"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(g, ne.Vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.NewMatcher()
+	if err := m.AcceptBytes([]byte("{ab}")); err != nil || !m.CanEnd() {
+		t.Fatalf("AcceptBytes: %v, CanEnd %v", err, m.CanEnd())
+	}
+	bits := make([]uint32, (ne.Vocab.Size()+31)/32)
+	m.FillMask(bits)
+	for i, w := range bits {
+		if w != 0 {
+			t.Fatalf("a token is allowed after the end (word %d = %#x)", i, w)
+		}
+	}
+
+	dir := t.TempDir()
+	for _, f := range []string{"encoder.json", "vocab.bpe"} {
+		if err := os.Symlink(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := map[int]string{128000: "<|begin_of_text|>", 128001: "<|end_of_text|>", 128006: "<|start_header_id|>",
+		128007: "<|end_header_id|>", 128008: "<|eom_id|>", 128009: "<|eot_id|>", 128010: "<|python_tag|>"}
+	added := map[string]int{}
+	for id := 128000; id < 128256; id++ {
+		name, ok := names[id]
+		if !ok {
+			name = fmt.Sprintf("<|reserved_special_token_%d|>", id)
+		}
+		added[name] = id
+	}
+	b, _ := json.Marshal(added)
+	if err := os.WriteFile(filepath.Join(dir, "added_tokens.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "special_tokens_map.json"), []byte(`{"bos_token":"<|begin_of_text|>","eos_token":"<|eot_id|>"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadVocab(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Size() != 128256 || !slices.Equal(v.EOG(), []int32{128001, 128008, 128009}) || v.Kind(128006) != TokenSpecial {
+		t.Errorf("Size %d, EOG %v, <|start_header_id|> %s; want 128256, [128001 128008 128009], special", v.Size(), v.EOG(), v.Kind(128006))
 	}
 }

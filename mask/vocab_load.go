@@ -26,8 +26,9 @@ import (
 //     folder when present;
 //   - a folder holding tokenizer.json, or vocab.json + merges.txt, or
 //     encoder.json + vocab.bpe (GPT-2 style byte-level BPE), tried in that
-//     order, with the optional configs as above. The merges are checked
-//     for form but not used.
+//     order, with the optional configs as above and, for the last two,
+//     special_tokens_map.json and added_tokens.json (the special tokens'
+//     names and ids). The merges are checked for form but not used.
 //
 // Token bytes are what llama.cpp's detokenizer outputs for the token
 // (llama_token_to_piece with special = true), before its whole-text
@@ -69,12 +70,38 @@ import (
 // eos_token_id, and the tokens named like an end token that are special or
 // spelled "<|…|>" (GPT-2's encoder.json lists <|endoftext|> among the
 // regular tokens; Qwen2's has "</s>" as ordinary text). EOG tokens are
-// always TokenSpecial, whatever their type in the file.
+// always TokenSpecial, whatever their type in the file. A file that names
+// no end-of-generation token is an error, a *NoEOGError that holds the
+// vocabulary (the Llama 3.2 encoder.json + vocab.bpe folder alone lists
+// only the 128,000 regular tokens).
 //
 // LoadVocab takes 7–40 ms for 30k–150k tokens on the corpus files (see
 // BenchmarkLoadVocab). Errors name the file (and the line:col in a JSON
 // file) and say what is wrong; they are *VocabFileError values.
 func LoadVocab(path string) (*Vocab, error) {
+	v, err := loadVocab(path)
+	if err == nil && len(v.EOG()) == 0 {
+		return nil, &VocabFileError{Path: path, Err: &NoEOGError{Vocab: v}}
+	}
+	return v, err
+}
+
+// NoEOGError reports a vocabulary file (or folder) that names no
+// end-of-generation token, such as an encoder.json + vocab.bpe folder
+// without the configs that list the special tokens: a generation with it
+// could never end by token, and code that takes EOG()[0] would panic.
+// Vocab is the vocabulary read anyway, for callers that end generations
+// themselves: its masks never allow an end token, and Matcher.CanEnd
+// says when the grammar may end.
+type NoEOGError struct {
+	Vocab *Vocab
+}
+
+func (e *NoEOGError) Error() string {
+	return fmt.Sprintf("no end-of-generation token among its %d tokens: add the model's tokenizer_config.json, special_tokens_map.json + added_tokens.json or generation_config.json, or load the model's GGUF (the vocabulary read anyway is in the *mask.NoEOGError)", e.Vocab.Size())
+}
+
+func loadVocab(path string) (*Vocab, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, osError(path, err)

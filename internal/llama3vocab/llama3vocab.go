@@ -18,6 +18,7 @@
 package llama3vocab
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -103,10 +104,14 @@ func Load(sharedDir string) (*mask.Vocab, error) {
 }
 
 func load(dir string) (*mask.Vocab, error) {
-	reg, err := mask.LoadVocab(dir)
-	if err != nil {
-		return nil, fmt.Errorf("llama3vocab: %w", err)
+	// The folder lists only the regular tokens, so LoadVocab finds no end
+	// token and returns what it read in a *mask.NoEOGError.
+	var noEOG *mask.NoEOGError
+	_, err := mask.LoadVocab(dir)
+	if !errors.As(err, &noEOG) {
+		return nil, fmt.Errorf("llama3vocab: %s: want the regular tokens without end tokens, got %v", dir, err)
 	}
+	reg := noEOG.Vocab
 	if reg.Size() != Regular {
 		return nil, fmt.Errorf("llama3vocab: %s has %d tokens, want %d", dir, reg.Size(), Regular)
 	}
