@@ -30,13 +30,7 @@ func TestGenerateModel(t *testing.T) {
 		t.Fatalf("%d lines: %q", len(lines), r.stdout)
 	}
 	for _, l := range lines {
-		doc, err := decodeNumbers(l)
-		if err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
-		if err := v.Validate(doc); err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
+		mustValidate(t, v, l)
 	}
 	if again := runCLI(t, "", args...); again.stdout != r.stdout {
 		t.Errorf("not reproducible: %q then %q", r.stdout, again.stdout)

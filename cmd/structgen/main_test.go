@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
@@ -39,14 +41,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// decodeNumbers decodes JSON keeping numbers as json.Number (the grammar
-// does not bound them to float64).
-func decodeNumbers(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
+// mustValidate fails the test unless line is one JSON document valid
+// against v (numbers kept as json.Number: the grammar does not bound them
+// to float64).
+func mustValidate(t *testing.T, v *jsonschema.Schema, line string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	if dec.More() {
+		t.Fatalf("%q: more than one document", line)
+	}
+	if err := v.Validate(doc); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
 }
 
 type result struct {
@@ -153,13 +164,7 @@ func TestGenerateNoModel(t *testing.T) {
 	}
 	distinct := map[string]bool{}
 	for _, l := range lines {
-		doc, err := decodeNumbers(l)
-		if err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
-		if err := v.Validate(doc); err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
+		mustValidate(t, v, l)
 		distinct[l] = true
 	}
 	if len(distinct) < 45 {
@@ -285,13 +290,7 @@ func TestFlexibleNDJSON(t *testing.T) {
 		}
 		spaced := 0
 		for _, l := range lines {
-			doc, err := decodeNumbers(l)
-			if err != nil {
-				t.Fatalf("%q: %v", l, err)
-			}
-			if err := v.Validate(doc); err != nil {
-				t.Fatalf("%q: %v", l, err)
-			}
+			mustValidate(t, v, l)
 			if c := runCLI(t, l, "check", "--exact", "--schema", schema, "--whitespace", "flexible"); c.code != 0 {
 				t.Errorf("%q not a sentence of the flexible grammar: %s", l, c.stderr)
 			}

@@ -82,13 +82,7 @@ func TestScratchModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := decodeNumbers(out)
-	if err != nil {
-		t.Fatalf("output %q: %v", out, err)
-	}
-	if err := v.Validate(doc); err != nil {
-		t.Fatalf("output %q: %v", out, err)
-	}
+	mustValidate(t, v, out)
 	var pet map[string]any
 	if err := json.Unmarshal([]byte(out), &pet); err != nil || len(pet) != 3 {
 		t.Fatalf("output %q: %v", out, err)

@@ -42,6 +42,11 @@ func TestDropUnordered(t *testing.T) {
 			want.Accept(b)
 		}
 	}
+	for _, name := range DefaultOrder {
+		if samplerOff[name] == nil {
+			t.Errorf("DropUnordered cannot turn %s off", name)
+		}
+	}
 	// The default order and mirostat are left alone.
 	if p := LlamaDefaults(); !reflect.DeepEqual(p.DropUnordered(), p) {
 		t.Error("DropUnordered changed the default order's parameters")

@@ -153,34 +153,25 @@ func (p Params) DropUnordered() Params {
 	for _, name := range p.Samplers {
 		named[samplerNames[name]] = true
 	}
-	if !named["penalties"] {
-		p.RepeatPenalty, p.FrequencyPenalty, p.PresencePenalty = 0, 0, 0
-	}
-	if !named["dry"] {
-		p.DRYMultiplier = 0
-	}
-	if !named["top_n_sigma"] {
-		p.TopNSigma = 0
-	}
-	if !named["top_k"] {
-		p.TopK = 0
-	}
-	if !named["typ_p"] {
-		p.TypicalP = 0
-	}
-	if !named["top_p"] {
-		p.TopP = 0
-	}
-	if !named["min_p"] {
-		p.MinP = 0
-	}
-	if !named["xtc"] {
-		p.XTCProbability = 0
-	}
-	if !named["temperature"] {
-		p.Temperature, p.DynaTempRange = 1, 0
+	for name, off := range samplerOff {
+		if !named[name] {
+			off(&p)
+		}
 	}
 	return p
+}
+
+// samplerOff sets each sampler's parameters to their "off" values.
+var samplerOff = map[string]func(*Params){
+	"penalties":   func(p *Params) { p.RepeatPenalty, p.FrequencyPenalty, p.PresencePenalty = 0, 0, 0 },
+	"dry":         func(p *Params) { p.DRYMultiplier = 0 },
+	"top_n_sigma": func(p *Params) { p.TopNSigma = 0 },
+	"top_k":       func(p *Params) { p.TopK = 0 },
+	"typ_p":       func(p *Params) { p.TypicalP = 0 },
+	"top_p":       func(p *Params) { p.TopP = 0 },
+	"min_p":       func(p *Params) { p.MinP = 0 },
+	"xtc":         func(p *Params) { p.XTCProbability = 0 },
+	"temperature": func(p *Params) { p.Temperature, p.DynaTempRange = 1, 0 },
 }
 
 // ParamError reports an invalid Params field.
