@@ -57,14 +57,16 @@ func (c *checkCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	compiled, err := eng.Compile()
-	if err != nil {
-		return inFile(c.source(), err)
-	}
+	compiled, cerr := eng.Compile()
 	if c.Exact || c.Grammar != "" {
+		if cerr != nil {
+			return inFile(c.source(), cerr)
+		}
 		return c.exact(e, name, input, compiled)
 	}
-	return c.validate(e, name, input, compiled)
+	// Validation does not need the grammar: a schema the grammar cannot
+	// express (strict mode) is still validated.
+	return c.validate(e, name, input, compiled, cerr)
 }
 
 // exact runs the bytes through the grammar.
@@ -110,10 +112,11 @@ func grammarAccepts(compiled *mask.Compiled, b []byte) *grammarError {
 
 // validate validates the document against the schema and checks its
 // canonical form against the grammar.
-func (c *checkCmd) validate(e *env, name string, input []byte, compiled *mask.Compiled) error {
-	schema, err := e.readInput(c.Schema) // read again: options() keeps only the engine's copy
+func (c *checkCmd) validate(e *env, name string, input []byte, compiled *mask.Compiled, cerr error) error {
+	schema := c.schemaSrc
+	validator, err := jsonschema2gbnf.CompileSchema(schema)
 	if err != nil {
-		return fmt.Errorf("--schema: %w", err)
+		return inFile(c.Schema, err)
 	}
 	doc, err := scanDocument(input)
 	if err != nil {
@@ -122,10 +125,6 @@ func (c *checkCmd) validate(e *env, name string, input []byte, compiled *mask.Co
 			return &rejectedError{fmt.Sprintf("%s:%s: not JSON: %s", name, pe.pos(input), pe.msg)}
 		}
 		return fmt.Errorf("%s: %w", name, err)
-	}
-	validator, err := jsonschema2gbnf.CompileSchema(schema)
-	if err != nil {
-		return inFile(c.Schema, err)
 	}
 	var problems []problem
 	for _, d := range doc.dups {
@@ -152,16 +151,18 @@ func (c *checkCmd) validate(e *env, name string, input []byte, compiled *mask.Co
 	if c.Whitespace == "flexible" {
 		fopts = append(fopts, jsonschema2gbnf.FlexibleWhitespace(0))
 	}
-	canon, err := jsonschema2gbnf.Format(schema, input, fopts...)
-	switch {
+	switch canon, err := jsonschema2gbnf.Format(schema, input, fopts...); {
+	case cerr != nil:
+		fmt.Fprintf(e.stdout, "%s: no grammar to check the canonical form with: %v\n", name, inFile(c.Schema, cerr))
 	case err != nil:
 		fmt.Fprintf(e.stdout, "%s: canonical form: %v\n", name, err)
-	case grammarAccepts(compiled, canon) != nil:
-		ge := grammarAccepts(compiled, canon)
-		fmt.Fprintf(e.stdout, "%s: canonical form rejected by the grammar of %s at %s of it: %s (canonical form: %s)\n",
-			name, c.Schema, ge.pos(canon), ge.msg, clip(canon, 200))
 	default:
-		fmt.Fprintf(e.stdout, "%s: canonical form accepted by the grammar of %s\n", name, c.Schema)
+		if ge := grammarAccepts(compiled, canon); ge != nil {
+			fmt.Fprintf(e.stdout, "%s: canonical form rejected by the grammar of %s at %s of it: %s (canonical form: %s)\n",
+				name, c.Schema, ge.pos(canon), ge.msg, clip(canon, 200))
+		} else {
+			fmt.Fprintf(e.stdout, "%s: canonical form accepted by the grammar of %s\n", name, c.Schema)
+		}
 	}
 	if len(problems) > 0 {
 		return &rejectedError{fmt.Sprintf("%s: invalid against %s: %d problem(s), listed on stdout", name, c.Schema, len(problems))}

@@ -36,6 +36,8 @@ type constraintFlags struct {
 	Whitespace string `help:"Whitespace between JSON tokens of a schema: compact (none) or flexible (a space, or a newline and indentation; generated output stays one line per instance, its line breaks written as spaces)." enum:"compact,flexible" default:"compact"`
 	AnyOrder   bool   `help:"Let the properties of schema objects (up to 8 declared) come in any order; by default they follow the schema's order."`
 	Lenient    bool   `help:"Relax schema keywords a grammar cannot enforce (warnings on stderr) instead of failing."`
+
+	schemaSrc []byte // the --schema file, once options has read it
 }
 
 // options reads the grammar or schema file and returns the engine options
@@ -52,6 +54,7 @@ func (f *constraintFlags) options(e *env) ([]engine.Option, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--schema: %w", err)
 		}
+		f.schemaSrc = b
 		opts = append(opts, engine.WithSchema(b))
 	case f.Grammar != "":
 		b, err := e.readInput(f.Grammar)
