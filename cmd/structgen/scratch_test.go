@@ -16,12 +16,16 @@ import (
 )
 
 // The README's steps for using the model path from another module, done
-// in a scratch module that requires structgen through a replace: go get
-// -tool, go tool structgen setup, go build -tags llamacpp of the README's
-// program, run on stories260K. Offline (GOPROXY=off: every module comes
-// from the module cache, which building this repository filled), and it
-// must reuse the llama.cpp build of this test run: the setup's flags have
-// to select the cached build, or CI would compile llama.cpp a second time.
+// in a scratch module that requires structgen through a replace: go tool
+// structgen setup, go build -tags llamacpp of the README's program, run on
+// stories260K. Offline (GOPROXY=off): every module must come from the
+// module cache that building this repository filled. So the scratch
+// go.mod is written as `go get -tool` writes it, with this repository's
+// requirements listed (go get and go mod tidy would load go.mod files of
+// modules no build here needs, which a fresh machine does not have). The
+// build must reuse the llama.cpp build of this test run: the setup's
+// flags have to select the cached build, or CI would compile llama.cpp a
+// second time.
 func TestScratchModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short: builds a scratch module")
@@ -47,7 +51,12 @@ func TestScratchModule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("go.mod", "module example.com/scratch\n\ngo 1.26.8\n\nrequire github.com/structgen/structgen v0.0.0\n\nreplace github.com/structgen/structgen => "+root+"\n")
+	gomod := "module example.com/scratch\n\ngo 1.26.8\n\nrequire github.com/structgen/structgen v0.0.0\n\nrequire (\n"
+	for _, r := range repoRequires(t, root) {
+		gomod += "\t" + r + " // indirect\n"
+	}
+	gomod += ")\n\nreplace github.com/structgen/structgen => " + root + "\n\ntool github.com/structgen/structgen/cmd/structgen\n"
+	write("go.mod", gomod)
 	write("go.sum", string(sum)) // the scratch module needs a subset of it
 	write("main.go", program)
 	env := append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off", "GOSUMDB=off", "GOTOOLCHAIN=local")
@@ -62,8 +71,6 @@ func TestScratchModule(t *testing.T) {
 		}
 		return strings.TrimSpace(stdout.String())
 	}
-	run(env, "go", "get", "-tool", "github.com/structgen/structgen/cmd/structgen")
-	run(env, "go", "mod", "tidy")
 	flags := run(env, "go", "tool", "structgen", "setup")
 	if outer := os.Getenv("CGO_CPPFLAGS"); outer != "" && outer != flags {
 		t.Fatalf("go tool structgen setup printed %q, but this test run was built with CGO_CPPFLAGS=%q (run it through make test)", flags, outer)
@@ -87,6 +94,28 @@ func TestScratchModule(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &pet); err != nil || len(pet) != 3 {
 		t.Fatalf("output %q: %v", out, err)
 	}
+}
+
+// repoRequires returns this repository's requirements ("path version").
+func repoRequires(t *testing.T, root string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []string
+	for _, r := range m.Require {
+		reqs = append(reqs, r.Path+" "+r.Version)
+	}
+	return reqs
 }
 
 // readmeProgram returns the Go block after the README's scratch-module
