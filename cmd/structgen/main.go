@@ -5,7 +5,7 @@
 //	structgen --schema order.json -n 100                 # 100 random valid orders, one per line
 //	structgen --schema order.json --model m.gguf --prompt "An order for 3 apples:"
 //	structgen grammar --schema order.json                # the GBNF the schema becomes
-//	structgen check --schema order.json doc.json         # does the schema's grammar accept doc.json?
+//	structgen check --schema order.json doc.json         # is doc.json valid? does the grammar accept its canonical form?
 //	structgen bench                                      # the mask benchmark (../shared/bench)
 //	export CGO_CPPFLAGS="$(structgen setup)"              # prepare a build with -tags llamacpp
 //
