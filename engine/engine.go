@@ -21,30 +21,24 @@ import (
 	"github.com/structgen/structgen/mask"
 )
 
-// MaxCachedGrammars bounds the compiled grammars (and converted schemas)
-// an Engine keeps: a compiled grammar holds a mask cache of up to a few
-// MB on a 128k vocabulary, and a program rarely uses more than a handful
-// of grammars. The cache is cleared when it is full.
-const MaxCachedGrammars = 32
-
 // Engine generates text with a model (or without one: no-model mode),
 // constrained by a grammar or a JSON Schema. It compiles each grammar
-// once (against the model's vocabulary) and keeps it for later
-// generations.
+// once (against the model's vocabulary) and keeps it in a cache bounded
+// by bytes (WithGrammarCacheBytes).
 //
-// An Engine is safe for concurrent use. With a model, generations run one
-// at a time (a Model is one sequence); in no-model mode they run in
+// An Engine is safe for concurrent use, and concurrent generations run
+// together: with a model, each takes a sequence of the model's cache and
+// every decode carries the next tokens of all of them (continuous
+// batching; see the package documentation); in no-model mode they run in
 // parallel.
 type Engine struct {
 	model    Model
 	vocab    *mask.Vocab
 	defaults options
-
-	run sync.Mutex // one generation at a time on the model
+	sched    *scheduler // nil in no-model mode
+	cache    *grammarCache
 
 	mu       sync.Mutex
-	grammars map[string]*mask.Compiled
-	schemas  map[schemaKey]*schemaEntry
 	samplers map[*mask.Compiled]*sync.Pool // no-model mode
 
 	derived sync.Once
@@ -55,19 +49,23 @@ type Engine struct {
 
 // New returns an engine for model m, or a no-model engine when m is nil.
 // The options are the defaults of every generation (Generate can override
-// them). The engine does not take ownership of m: close it after the last
-// generation.
+// them) and the engine's own settings (WithBatchTokens, WithMaxQueue,
+// WithGrammarCacheBytes). The engine does not take ownership of m: close
+// it after the last generation.
 func New(m Model, opts ...Option) (*Engine, error) {
 	e := &Engine{
 		model:    m,
 		defaults: defaultOptions(),
-		grammars: make(map[string]*mask.Compiled),
-		schemas:  make(map[schemaKey]*schemaEntry),
 		samplers: make(map[*mask.Compiled]*sync.Pool),
 	}
 	if err := e.defaults.apply(opts); err != nil {
 		return nil, err
 	}
+	e.cache = newGrammarCache(e.defaults.eng.cacheBytes, func(con *constraint) {
+		e.mu.Lock()
+		delete(e.samplers, con.compiled)
+		e.mu.Unlock()
+	})
 	if m == nil {
 		e.vocab = nomodel.Vocab()
 		return e, nil
@@ -77,6 +75,10 @@ func New(m Model, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	e.vocab = v
+	e.sched, err = newScheduler(m, e.defaults.eng.batchTokens, e.defaults.eng.maxQueue)
+	if err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -181,15 +183,54 @@ var ErrBudget = errors.New("engine: token budget too small for the shortest outp
 // engine's default options overridden by opts. In no-model mode the
 // prompt must be empty and the output is a random sentence of the grammar.
 //
+// With a model, Generate waits for a sequence of the model's cache
+// (admission; WithMaxQueue bounds the waiting generations) and then runs
+// in the same decodes as every other generation of the engine. When ctx
+// ends, the generation leaves within one decode step, frees its sequence
+// and returns ctx's error.
+//
 // With a schema, the output is validated against it: a failure (possible
 // only with WithLenient) returns the Result together with a
 // *ValidationError. Other errors return a nil Result. Matcher errors are
 // sticky: the first one ends the generation.
 func (e *Engine) Generate(ctx context.Context, prompt string, opts ...Option) (*Result, error) {
+	res, err := e.generate(ctx, prompt, 1, opts)
+	if len(res) == 1 {
+		return res[0], err
+	}
+	return nil, err
+}
+
+// GenerateN runs n generations of one prompt (n completions, "choices"):
+// choice i uses seed+i (WithSeed; without it a drawn seed), and the
+// prompt is decoded once, its cache cells shared by the n sequences of
+// the model (Model.Copy). The results come in choice order. With
+// WithChoiceStream each choice's text is streamed with its index. n must
+// be within 1..min(MaxChoices, the model's sequences); in no-model mode
+// the choices are drawn one after another.
+//
+// Errors are as for Generate; the first failed choice's error is
+// returned, with the results of all choices (nil for the failed ones)
+// when the failure is a *ValidationError.
+func (e *Engine) GenerateN(ctx context.Context, prompt string, n int, opts ...Option) ([]*Result, error) {
+	return e.generate(ctx, prompt, n, opts)
+}
+
+func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Option) ([]*Result, error) {
+	start := time.Now()
+	if n < 1 || n > MaxChoices {
+		return nil, &OptionError{"GenerateN", fmt.Sprintf("n = %d, want 1..%d", n, MaxChoices)}
+	}
 	o := e.defaults
 	o.triggers = append([]string(nil), o.triggers...)
 	if err := o.apply(opts); err != nil {
 		return nil, err
+	}
+	if o.eng != e.defaults.eng {
+		return nil, &OptionError{"Generate", "WithBatchTokens, WithMaxQueue and WithGrammarCacheBytes are engine settings: give them to New"}
+	}
+	if o.stream != nil && n > 1 {
+		return nil, &OptionError{"WithStream", "several choices stream through WithChoiceStream"}
 	}
 	if !o.seedSet {
 		var b [4]byte
@@ -197,36 +238,203 @@ func (e *Engine) Generate(ctx context.Context, prompt string, opts ...Option) (*
 		o.seed = binary.LittleEndian.Uint32(b[:])
 	}
 	o.sampling.Seed = o.seed
-	con, err := e.constraint(&o)
+	con, err := e.constraint(ctx, &o)
 	if err != nil {
 		return nil, err
 	}
-	var res *Result
+	var res []*Result
 	if e.model == nil {
-		res, err = e.generateNoModel(ctx, prompt, &o, con)
-	} else {
-		e.run.Lock()
-		res, err = e.generateModel(ctx, prompt, &o, con)
-		e.run.Unlock()
-	}
-	if err != nil {
+		res = make([]*Result, n)
+		for i := range n {
+			oi := o
+			oi.seed += uint32(i)
+			oi.sampling.Seed = oi.seed
+			if oi.choiceStream != nil {
+				oi.stream = func(p []byte) error { return o.choiceStream(i, p) }
+			}
+			if res[i], err = e.generateNoModel(ctx, prompt, &oi, con); err != nil {
+				return nil, err
+			}
+			res[i].Seed = oi.seed
+		}
+	} else if res, err = e.generateModel(ctx, prompt, n, &o, con, start); err != nil {
 		return nil, err
 	}
-	res.Seed = o.seed
-	if con != nil {
-		res.Warnings = con.warnings
-		if con.validator != nil && res.Triggered {
-			err := res.invalid
-			if !res.validated {
-				err = validate(con.validator, res.Output)
-			}
-			if err != nil {
-				return res, &ValidationError{Output: res.Output, Err: err}
-			}
+	var first error
+	for _, r := range res {
+		if con == nil {
+			continue
 		}
+		r.Warnings = con.warnings
+		if con.validator == nil || !r.Triggered {
+			continue
+		}
+		err := r.invalid
+		if !r.validated {
+			err = validate(con.validator, r.Output)
+		}
+		if err != nil && first == nil {
+			first = &ValidationError{Output: r.Output, Err: err}
+		}
+	}
+	return res, first
+}
+
+// generateModel runs the n choices of a prompt on the model through the
+// scheduler, streaming on the caller's goroutine.
+func (e *Engine) generateModel(ctx context.Context, prompt string, n int, o *options, con *constraint, start time.Time) ([]*Result, error) {
+	e.derive()
+	m := e.model
+	text, parseSpecial := prompt, false
+	if o.chat {
+		var err error
+		text, err = FormatChat(m.ChatTemplate(), o.system, prompt)
+		if err != nil {
+			return nil, err
+		}
+		parseSpecial = true
+	}
+	toks, err := m.Tokenize([]byte(text), true, parseSpecial)
+	if err != nil {
+		return nil, fmt.Errorf("engine: tokenize the prompt: %w", err)
+	}
+	if len(toks) == 0 {
+		return nil, errors.New("engine: empty prompt (the model adds no BOS token): give a prompt")
+	}
+	s := e.sched
+	if len(toks) >= s.cells {
+		return nil, fmt.Errorf("engine: the prompt is %d tokens, the context holds %d: %w", len(toks), s.cells, ErrContextFull)
+	}
+	budget := s.budget(len(toks))
+	if o.maxTokens > 0 {
+		budget = min(o.maxTokens, s.cells-len(toks))
+	}
+	g := &group{ctx: ctx, prompt: toks, ready: make(chan struct{}, 1), done: make(chan struct{})}
+	switch {
+	case o.choiceStream != nil:
+		g.stream = o.choiceStream
+	case o.stream != nil:
+		g.stream = func(_ int, p []byte) error { return o.stream(p) }
+	}
+	if n > 1 {
+		g.shared = len(toks) - 1
+	}
+	seeds := make([]uint32, n)
+	for i := range n {
+		oi := *o
+		oi.seed += uint32(i)
+		oi.sampling.Seed = oi.seed
+		seeds[i] = oi.seed
+		r, err := e.newRun(g, &oi, con, budget, start)
+		if err != nil {
+			return nil, err
+		}
+		g.runs = append(g.runs, r)
+	}
+	if err := e.wait(ctx, g); err != nil {
+		return nil, err
+	}
+	res := make([]*Result, n)
+	for i, r := range g.runs {
+		if r.err != nil {
+			return nil, r.err
+		}
+		res[i] = r.result()
+		res[i].Seed = seeds[i]
 	}
 	return res, nil
 }
+
+// wait submits g's runs that need the model (a grammar can be done before
+// any decode), calls the stream function with their text as it becomes
+// final, and returns when every run has ended.
+func (e *Engine) wait(ctx context.Context, g *group) error {
+	all := g.runs
+	live := all[:0:0]
+	for _, r := range all {
+		if !r.ended() {
+			live = append(live, r)
+		}
+	}
+	var buf []byte
+	flush := func() {
+		for _, r := range all {
+			r.smu.Lock()
+			buf, r.spend = r.spend, buf[:0]
+			r.smu.Unlock()
+			if len(buf) == 0 || r.streamErr.Load() != nil {
+				continue
+			}
+			if err := g.stream(r.index, buf); err != nil {
+				r.streamErr.Store(&err)
+			}
+		}
+	}
+	if len(live) == 0 {
+		if g.stream != nil {
+			flush()
+		}
+		return e.streamErrOf(all)
+	}
+	// Runs that are done before the first decode keep their index but do
+	// not take a sequence.
+	g.runs = live
+	if len(live) < len(all) {
+		g.shared = 0
+	}
+	if err := e.sched.submit(g); err != nil {
+		g.runs = all
+		return err
+	}
+	done := ctx.Done()
+	for {
+		select {
+		case <-g.ready:
+			flush()
+			continue
+		case <-done:
+			if e.sched.withdraw(g) {
+				g.runs = all
+				return ctx.Err()
+			}
+			done = nil // admitted: the scheduler ends the runs within a step
+			continue
+		case <-g.done:
+		}
+		break
+	}
+	g.runs = all
+	if g.stream != nil {
+		flush()
+	}
+	if g.err != nil {
+		return g.err
+	}
+	return e.streamErrOf(all)
+}
+
+// streamErrOf returns the stream error of the first run that has one and
+// no other error.
+func (e *Engine) streamErrOf(runs []*run) error {
+	for _, r := range runs {
+		if p := r.streamErr.Load(); p != nil && r.err == nil {
+			return fmt.Errorf("engine: stream: %w", *p)
+		}
+	}
+	return nil
+}
+
+// SchedulerStats returns the counters and gauges of the engine's
+// scheduler (zero in no-model mode).
+func (e *Engine) SchedulerStats() SchedulerStats {
+	if e.sched == nil {
+		return SchedulerStats{}
+	}
+	return e.sched.Stats()
+}
+
+// CacheStats returns the counters of the engine's grammar cache.
+func (e *Engine) CacheStats() CacheStats { return e.cache.Stats() }
 
 // errUncheckable reports a document the validator cannot check: it
 // panics on a number whose exponent big.Rat cannot parse (10^7 or more).
@@ -250,123 +458,58 @@ func validate(s *jsonschema.Schema, doc string) (err error) {
 	return s.Validate(v)
 }
 
-// constraint is a compiled grammar with what it came from.
-type constraint struct {
-	src       string // GBNF
-	compiled  *mask.Compiled
-	validator *jsonschema.Schema // schema constraints only
-	warnings  []jsonschema2gbnf.Warning
-}
-
-type schemaKey struct {
-	schema     string
-	whitespace Whitespace
-	lenient    bool
-	strictObj  bool
-	anyOrder   bool
-}
-
-type schemaEntry struct {
-	gbnf      string
-	validator *jsonschema.Schema
-	warnings  []jsonschema2gbnf.Warning
-}
-
 // constraint converts and compiles the grammar or schema of o (nil if
-// none), through the engine's caches.
-func (e *Engine) constraint(o *options) (*constraint, error) {
-	var con constraint
+// none), through the engine's cache.
+func (e *Engine) constraint(ctx context.Context, o *options) (*constraint, error) {
+	if o.schema == nil && o.grammar == "" {
+		return nil, nil
+	}
+	key := cacheKey{grammar: o.grammar, schema: string(o.schema), whitespace: o.whitespace,
+		lenient: o.lenient, strictObj: o.strictObj, anyOrder: o.anyOrder, vocab: e.vocab}
+	if o.schema == nil {
+		key.whitespace, key.lenient, key.strictObj, key.anyOrder = 0, false, false, false
+	}
+	return e.cache.get(ctx, key, func() (*constraint, error) { return e.build(o) })
+}
+
+// build converts (a schema) and compiles a constraint.
+func (e *Engine) build(o *options) (*constraint, error) {
 	start := time.Now() // the compiler's eager budget covers the conversion too
-	switch {
-	case o.schema != nil:
-		se, err := e.convert(o)
+	con := &constraint{src: o.grammar, schemaLen: len(o.schema)}
+	if o.schema != nil {
+		var copts []jsonschema2gbnf.Option
+		if o.whitespace == Flexible {
+			copts = append(copts, jsonschema2gbnf.FlexibleWhitespace(0))
+		}
+		if o.lenient {
+			copts = append(copts, jsonschema2gbnf.Lenient(&con.warnings))
+		}
+		if o.strictObj {
+			copts = append(copts, jsonschema2gbnf.ForbidAdditionalProperties())
+		}
+		if o.anyOrder {
+			copts = append(copts, jsonschema2gbnf.AnyPropertyOrder())
+		}
+		src, err := jsonschema2gbnf.Convert(o.schema, copts...)
 		if err != nil {
 			return nil, err
 		}
-		con.src, con.validator, con.warnings = se.gbnf, se.validator, se.warnings
-	case o.grammar != "":
-		con.src = o.grammar
-	default:
-		return nil, nil
+		v, err := jsonschema2gbnf.CompileSchema(o.schema)
+		if err != nil {
+			return nil, err
+		}
+		con.src, con.validator = src, v
 	}
-	c, err := e.compile(con.src, start)
+	g, err := gbnf.Parse(con.src)
+	if err != nil {
+		return nil, err
+	}
+	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start})
 	if err != nil {
 		return nil, err
 	}
 	con.compiled = c
-	return &con, nil
-}
-
-func (e *Engine) convert(o *options) (*schemaEntry, error) {
-	key := schemaKey{string(o.schema), o.whitespace, o.lenient, o.strictObj, o.anyOrder}
-	e.mu.Lock()
-	se := e.schemas[key]
-	e.mu.Unlock()
-	if se != nil {
-		return se, nil
-	}
-	var copts []jsonschema2gbnf.Option
-	se = &schemaEntry{}
-	if o.whitespace == Flexible {
-		copts = append(copts, jsonschema2gbnf.FlexibleWhitespace(0))
-	}
-	if o.lenient {
-		copts = append(copts, jsonschema2gbnf.Lenient(&se.warnings))
-	}
-	if o.strictObj {
-		copts = append(copts, jsonschema2gbnf.ForbidAdditionalProperties())
-	}
-	if o.anyOrder {
-		copts = append(copts, jsonschema2gbnf.AnyPropertyOrder())
-	}
-	src, err := jsonschema2gbnf.Convert(o.schema, copts...)
-	if err != nil {
-		return nil, err
-	}
-	v, err := jsonschema2gbnf.CompileSchema(o.schema)
-	if err != nil {
-		return nil, err
-	}
-	se.gbnf, se.validator = src, v
-	e.mu.Lock()
-	if len(e.schemas) >= MaxCachedGrammars {
-		clear(e.schemas)
-	}
-	e.schemas[key] = se
-	e.mu.Unlock()
-	return se, nil
-}
-
-// compile parses and compiles GBNF source against the engine's
-// vocabulary, through the cache; start is when the preparation began
-// (see mask.Options.Start).
-func (e *Engine) compile(src string, start time.Time) (*mask.Compiled, error) {
-	e.mu.Lock()
-	c := e.grammars[src]
-	e.mu.Unlock()
-	if c != nil {
-		return c, nil
-	}
-	g, err := gbnf.Parse(src)
-	if err != nil {
-		return nil, err
-	}
-	c, err = mask.CompileWith(g, e.vocab, mask.Options{Start: start})
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	if old := e.grammars[src]; old != nil {
-		c = old
-	} else {
-		if len(e.grammars) >= MaxCachedGrammars {
-			clear(e.grammars)
-			clear(e.samplers)
-		}
-		e.grammars[src] = c
-	}
-	e.mu.Unlock()
-	return c, nil
+	return con, nil
 }
 
 // Compile returns the grammar the options describe (WithGrammar or
@@ -378,7 +521,7 @@ func (e *Engine) Compile(opts ...Option) (*mask.Compiled, error) {
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	con, err := e.constraint(&o)
+	con, err := e.constraint(context.Background(), &o)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/structgen/structgen/engine"
 )
@@ -13,27 +15,41 @@ import (
 // fakeModel is an engine.Model in pure Go: a small vocabulary (every byte,
 // some JSON-ish and word tokens, BOS, EOS and a chat marker), a greedy
 // longest-match tokenizer, and logits that either spell a target text
-// (script) or are deterministic noise of (position, last token). It checks
-// the cache discipline the loop must keep: Decode only at the end of the
-// cache, Truncate only backwards.
+// (script) or are deterministic noise of (position, last token). Its cache
+// works like llama.cpp's unified KV cache: ctx cells shared by nseq
+// sequences, cells shared between sequences by Copy and freed when no
+// sequence holds them. The logits of a row depend only on its sequence's
+// own tokens, so a generation's output does not depend on what else is in
+// the batch. It checks the discipline the scheduler must keep: entries of
+// a sequence continue its cache in order, Logits only of rows that asked.
 type fakeModel struct {
 	toks    [][]byte
 	special []bool
 	bos     int32
 	eos     int32
 	eog     []int32
-	ctx     int
+	ctx     int // cells
+	nseq    int
+	batch   int
 	tmpl    string
 
-	script  []byte // if set: the model wants to write exactly this, then EOS
-	noEOS   bool   // never want EOS (noise mode: EOS logit -Inf)
-	prompts int    // tokens of the prompt (set by the first Decode at 0)
+	script []byte // if set: the model wants to write exactly this, then EOS
+	noEOS  bool   // never want EOS (noise mode: EOS logit -Inf)
+	failAt int    // Decode fails when a sequence would reach this many positions (0: never)
 
-	cache   []int32
-	logits  []float32
-	decodes []int // batch sizes after the prompt
-	failAt  int   // Decode fails when the cache would reach this many positions (0: never)
-	closed  bool
+	mu      sync.Mutex // Tokenize may be called concurrently
+	prompts [][]int32  // token sequences tokenized with addSpecial (prompts)
+
+	seqs     [][]int32 // tokens of each sequence
+	cells    [][]int   // cell id of each position of each sequence
+	refs     map[int]int
+	nextCell int
+	rows     map[int][]float32 // logits of the last Decode, by batch entry
+	decodes  []int             // per Decode: entries after the prompt (summed over sequences)
+	batches  []int             // per Decode: entries
+	maxSeqs  int               // most sequences in one Decode
+	done     [][]int32         // contents of sequences when they were removed whole
+	closed   bool
 }
 
 var fakeWords = []string{
@@ -44,7 +60,7 @@ var fakeWords = []string{
 }
 
 func newFakeModel() *fakeModel {
-	f := &fakeModel{ctx: 4096}
+	f := &fakeModel{ctx: 4096, nseq: 4, batch: 512}
 	for b := 0; b < 256; b++ {
 		f.toks = append(f.toks, []byte{byte(b)})
 		f.special = append(f.special, false)
@@ -80,11 +96,14 @@ func (f *fakeModel) EOG() []int32                  { return f.eog }
 func (f *fakeModel) IsEOG(tok int32) bool          { return tok == f.eos }
 func (f *fakeModel) BOS() (int32, bool)            { return f.bos, true }
 func (f *fakeModel) ContextSize() int              { return f.ctx }
+func (f *fakeModel) Sequences() int                { return f.nseq }
+func (f *fakeModel) BatchSize() int                { return f.batch }
 func (f *fakeModel) ChatTemplate() string          { return f.tmpl }
 func (f *fakeModel) Close() error                  { f.closed = true; return nil }
 
 // Tokenize is greedy longest match over the normal tokens (special tokens
-// too with parseSpecial).
+// too with parseSpecial). Prompts (addSpecial) are recorded, so that the
+// script can tell a sequence's prompt from its output.
 func (f *fakeModel) Tokenize(text []byte, addSpecial, parseSpecial bool) ([]int32, error) {
 	var out []int32
 	if addSpecial {
@@ -103,57 +122,152 @@ func (f *fakeModel) Tokenize(text []byte, addSpecial, parseSpecial bool) ([]int3
 		out = append(out, best)
 		text = text[bestLen:]
 	}
+	if addSpecial {
+		f.mu.Lock()
+		f.prompts = append(f.prompts, slices.Clone(out))
+		f.mu.Unlock()
+	}
 	return out, nil
 }
 
-func (f *fakeModel) Decode(tokens []int32, pos int) error {
-	if f.closed {
-		return errors.New("fake: closed")
-	}
-	if len(tokens) == 0 {
-		return errors.New("fake: empty batch")
-	}
-	if pos != len(f.cache) {
-		return fmt.Errorf("fake: Decode at %d but the cache holds %d positions", pos, len(f.cache))
-	}
-	if pos+len(tokens) > f.ctx {
-		return fmt.Errorf("fake: %w", engine.ErrContextFull)
-	}
-	if f.failAt > 0 && pos+len(tokens) >= f.failAt {
-		return errors.New("fake: decode failure")
-	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= len(f.toks) {
-			return fmt.Errorf("fake: token %d out of range", t)
+// promptLen is the length of the longest recorded prompt that starts seq.
+func (f *fakeModel) promptLen(seq []int32) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.prompts {
+		if len(p) > n && len(p) <= len(seq) && slices.Equal(p, seq[:len(p)]) {
+			n = len(p)
 		}
 	}
-	if pos == 0 {
-		f.prompts = len(tokens)
-		f.decodes = nil
-	} else {
-		f.decodes = append(f.decodes, len(tokens))
+	return n
+}
+
+func (f *fakeModel) init() {
+	if f.seqs == nil {
+		f.seqs = make([][]int32, f.nseq)
+		f.cells = make([][]int, f.nseq)
+		f.refs = map[int]int{}
 	}
-	f.cache = append(f.cache, tokens...)
-	f.compute()
+}
+
+// usedCells is the number of cells some sequence holds.
+func (f *fakeModel) usedCells() int { return len(f.refs) }
+
+func (f *fakeModel) Decode(b *engine.Batch) error {
+	f.init()
+	switch {
+	case f.closed:
+		return errors.New("fake: closed")
+	case b.Len() == 0:
+		return errors.New("fake: empty batch")
+	case b.Len() > f.batch:
+		return fmt.Errorf("fake: batch of %d entries, more than %d", b.Len(), f.batch)
+	case len(f.refs)+b.Len() > f.ctx:
+		return fmt.Errorf("fake: %d cells used, %d more: %w", len(f.refs), b.Len(), engine.ErrContextFull)
+	}
+	next := map[int32]int{}
+	for i := range b.Len() {
+		seq, pos, tok := b.Seq[i], int(b.Pos[i]), b.Token[i]
+		if seq < 0 || int(seq) >= f.nseq {
+			return fmt.Errorf("fake: entry %d: sequence %d out of range", i, seq)
+		}
+		want, ok := next[seq]
+		if !ok {
+			want = len(f.seqs[seq])
+		}
+		if pos != want {
+			return fmt.Errorf("fake: entry %d: sequence %d at position %d, want %d", i, seq, pos, want)
+		}
+		next[seq] = pos + 1
+		if tok < 0 || int(tok) >= len(f.toks) {
+			return fmt.Errorf("fake: token %d out of range", tok)
+		}
+		if f.failAt > 0 && pos+1 >= f.failAt {
+			return errors.New("fake: decode failure")
+		}
+	}
+	f.rows = map[int][]float32{}
+	after := 0
+	for i := range b.Len() {
+		seq := b.Seq[i]
+		f.seqs[seq] = append(f.seqs[seq], b.Token[i])
+		f.cells[seq] = append(f.cells[seq], f.nextCell)
+		f.refs[f.nextCell] = 1
+		f.nextCell++
+		if b.Logits[i] {
+			f.rows[i] = f.compute(f.seqs[seq])
+		}
+	}
+	for i := range b.Len() {
+		if int(b.Pos[i]) >= f.promptLen(f.seqs[b.Seq[i]]) {
+			after++
+		}
+	}
+	if after > 0 {
+		f.decodes = append(f.decodes, after)
+	}
+	f.batches = append(f.batches, b.Len())
+	f.maxSeqs = max(f.maxSeqs, len(next))
 	return nil
 }
 
-// generated returns the text of the cache after the prompt.
-func (f *fakeModel) generated() []byte {
-	var b []byte
-	for _, t := range f.cache[f.prompts:] {
-		b = append(b, f.toks[t]...)
+func (f *fakeModel) Logits(i int) []float32 {
+	l, ok := f.rows[i]
+	if !ok {
+		panic(fmt.Sprintf("fake: Logits(%d) of an entry that did not ask for logits", i))
 	}
-	return b
+	return l
 }
 
-func (f *fakeModel) compute() {
-	if f.logits == nil {
-		f.logits = make([]float32, len(f.toks))
+func (f *fakeModel) Remove(seq, pos int) error {
+	f.init()
+	if seq < 0 || seq >= f.nseq || pos < 0 || pos > len(f.seqs[seq]) {
+		return fmt.Errorf("fake: Remove(%d, %d)", seq, pos)
 	}
-	l := f.logits
+	if pos == 0 && len(f.seqs[seq]) > 0 {
+		f.done = append(f.done, slices.Clone(f.seqs[seq]))
+	}
+	for _, c := range f.cells[seq][pos:] {
+		if f.refs[c]--; f.refs[c] == 0 {
+			delete(f.refs, c)
+		}
+	}
+	f.seqs[seq], f.cells[seq] = f.seqs[seq][:pos], f.cells[seq][:pos]
+	f.rows = nil
+	return nil
+}
+
+func (f *fakeModel) Copy(src, dst, n int) error {
+	f.init()
+	if src < 0 || src >= f.nseq || dst < 0 || dst >= f.nseq || n > len(f.seqs[src]) || len(f.seqs[dst]) != 0 {
+		return fmt.Errorf("fake: Copy(%d, %d, %d)", src, dst, n)
+	}
+	f.seqs[dst] = slices.Clone(f.seqs[src][:n])
+	f.cells[dst] = slices.Clone(f.cells[src][:n])
+	for _, c := range f.cells[dst] {
+		f.refs[c]++
+	}
+	f.rows = nil
+	return nil
+}
+
+// lastPrompt returns the tokens of the last sequence removed, cut at its
+// prompt, and its output tokens.
+func (f *fakeModel) last() (prompt, output []int32) {
+	s := f.done[len(f.done)-1]
+	n := f.promptLen(s)
+	return s[:n], s[n:]
+}
+
+// compute returns the logits after the tokens of a sequence.
+func (f *fakeModel) compute(seq []int32) []float32 {
+	l := make([]float32, len(f.toks))
 	if f.script != nil {
-		done := f.generated()
+		var done []byte
+		for _, t := range seq[f.promptLen(seq):] {
+			done = append(done, f.toks[t]...)
+		}
 		rest, ok := bytes.CutPrefix(f.script, done)
 		for i, t := range f.toks {
 			switch {
@@ -170,16 +284,17 @@ func (f *fakeModel) compute() {
 		if ok && len(rest) == 0 {
 			l[f.eos] = 30
 		}
-		return
+		return l
 	}
 	// Noise: a deterministic function of position and last token.
-	pos, last := uint64(len(f.cache)), uint64(f.cache[len(f.cache)-1])
+	pos, last := uint64(len(seq)), uint64(seq[len(seq)-1])
 	for i := range l {
 		l[i] = float32(splitmix(pos<<40^last<<20^uint64(i))%6000)/1000 - 3
 	}
 	if f.noEOS {
 		l[f.eos] = float32(math.Inf(-1))
 	}
+	return l
 }
 
 func splitmix(x uint64) uint64 {
@@ -187,21 +302,6 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
-}
-
-func (f *fakeModel) Logits() []float32 {
-	if len(f.cache) == 0 {
-		return nil
-	}
-	return f.logits
-}
-
-func (f *fakeModel) Truncate(pos int) error {
-	if pos < 0 || pos > len(f.cache) {
-		return fmt.Errorf("fake: Truncate(%d) of %d positions", pos, len(f.cache))
-	}
-	f.cache = f.cache[:pos]
-	return nil
 }
 
 // tokenOf returns the id of a normal token with exactly these bytes.

@@ -2,11 +2,12 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/structgen/structgen/mask"
@@ -17,7 +18,10 @@ import (
 // In this file r is always the *run of one generation, tok a token id and
 // mt the active matcher.
 
-// run is one generation with a model.
+// run is one generation with a model: one sequence of the model's cache.
+// Between two decodes its state belongs to one goroutine at a time: the
+// caller of Generate while the run is prepared, then the scheduler (which
+// hands it to a worker for step) until it ends.
 type run struct {
 	e     *Engine
 	o     *options
@@ -31,20 +35,42 @@ type run struct {
 	lastG bool // the last sampled token was drawn by Gumbel-max
 	lastN int  // repeat-penalty window for Gumbel-max (0: off)
 
-	bits    []uint32 // the current mask
+	bits    []uint32 // the mask of the next step (filled by prepare)
 	scratch []uint32 // jump-forward's look-ahead mask
-	prompt  int      // prompt tokens: positions 0..prompt-1
+	prompt  []int32  // prompt tokens: positions 0..len(prompt)-1
 	budget  int      // most generated tokens
 	gen     []int32  // generated tokens
 	decoded int      // gen[:decoded] are in the model's cache
 	out     []byte   // the text of gen
 	sstart  int      // offset in out where the constrained part starts; -1 before a lazy trigger
-	sent    int      // out[:sent] has been streamed
+	sent    int      // out[:sent] is final (handed to the stream)
 	sc      []byte   // the last shortest completion computed ...
 	scToks  []int32  // ... and its tokens
 	stop    StopReason
+	err     error // why the run failed (set once; the run ends)
 	start   time.Time
 	stats   Stats
+
+	// Scheduling state, owned by the scheduler goroutine.
+	g      *group
+	index  int       // choice index in the group
+	seq    int       // sequence id in the model; -1 when not admitted
+	pdone  int       // prompt positions in the cache (shared ones included)
+	row    int       // batch entry whose logits this run samples next; -1: none
+	addP   int       // prompt tokens in the batch being decoded
+	addG   int       // generated tokens in the batch being decoded
+	logits []float32 // the row to step on (set by the scheduler)
+	queued time.Time // when the run was submitted
+	admit  time.Time // when it was admitted
+
+	// Streaming: emit appends final text to spend under smu and signals
+	// the group; the consumer (the Generate caller) swaps the buffer out
+	// and calls the stream function, so a slow consumer never holds up
+	// the batch. A stream error stops the run at the next step.
+	streaming bool
+	smu       sync.Mutex
+	spend     []byte
+	streamErr atomic.Pointer[error]
 }
 
 // mark is a point a commit can be undone to (nothing of it decoded yet).
@@ -82,10 +108,15 @@ func (r *run) push(toks ...int32) {
 	}
 }
 
-func (e *Engine) generateModel(ctx context.Context, prompt string, o *options, con *constraint) (*Result, error) {
-	e.derive()
-	m := e.model
-	r := &run{e: e, o: o, m: m, v: e.vocab, con: con, start: time.Now()}
+// newRun prepares a generation on the caller's goroutine: the chain, the
+// grammar's forced start and the mask of the first step. prompt is the
+// tokenized prompt, budget the most tokens it may generate. The run may
+// already be finished (a grammar whose every sentence is forced): then
+// r.stop is set and nothing needs decoding but its tokens.
+func (e *Engine) newRun(g *group, o *options, con *constraint, budget int, start time.Time) (*run, error) {
+	r := &run{e: e, o: o, m: e.model, v: e.vocab, con: con, start: start, prompt: g.prompt, budget: budget,
+		g: g, index: len(g.runs), seq: -1, row: -1, streaming: g.stream != nil}
+	prompt := g.prompt
 	chain, err := cpu.NewChain(o.sampling)
 	if err != nil {
 		return nil, &OptionError{"WithSampling", err.Error()}
@@ -95,42 +126,7 @@ func (e *Engine) generateModel(ctx context.Context, prompt string, o *options, c
 		r.gp, r.lastN, r.useG = gp, lastN, true
 	}
 	r.bits = make([]uint32, (e.vocab.Size()+31)/32)
-
-	// Prefill.
-	text, parseSpecial := prompt, false
-	if o.chat {
-		text, err = FormatChat(m.ChatTemplate(), o.system, prompt)
-		if err != nil {
-			return nil, err
-		}
-		parseSpecial = true
-	}
-	toks, err := m.Tokenize([]byte(text), true, parseSpecial)
-	if err != nil {
-		return nil, fmt.Errorf("engine: tokenize the prompt: %w", err)
-	}
-	if len(toks) == 0 {
-		return nil, errors.New("engine: empty prompt (the model adds no BOS token): give a prompt")
-	}
-	n := m.ContextSize()
-	if len(toks) >= n {
-		return nil, fmt.Errorf("engine: the prompt is %d tokens, the context holds %d: %w", len(toks), n, ErrContextFull)
-	}
-	r.prompt = len(toks)
-	r.budget = n - len(toks)
-	if o.maxTokens > 0 {
-		r.budget = min(r.budget, o.maxTokens)
-	}
-	r.stats.PromptTokens = len(toks)
-	if err := m.Truncate(0); err != nil {
-		return nil, fmt.Errorf("engine: reset the model's cache: %w", err)
-	}
-	t := time.Now()
-	if err := m.Decode(toks, 0); err != nil {
-		return nil, fmt.Errorf("engine: prefill: %w", err)
-	}
-	r.stats.Prefill = time.Since(t)
-
+	r.stats.PromptTokens = len(prompt)
 	r.sstart = 0
 	if con != nil {
 		if len(o.triggers) > 0 {
@@ -139,10 +135,17 @@ func (e *Engine) generateModel(ctx context.Context, prompt string, o *options, c
 			return nil, err
 		}
 	}
-	if err := r.loop(ctx); err != nil {
+	if err := r.prepare(); err != nil {
 		return nil, err
 	}
-	r.stats.Total = time.Since(r.start)
+	return r, nil
+}
+
+// result is the Result of a finished run.
+func (r *run) result() *Result {
+	if r.stats.Total == 0 {
+		r.stats.Total = time.Since(r.start)
+	}
 	r.stats.Tokens = len(r.gen)
 	res := &Result{
 		Text:      string(r.out),
@@ -154,7 +157,7 @@ func (e *Engine) generateModel(ctx context.Context, prompt string, o *options, c
 	if r.sstart >= 0 {
 		res.Output = string(r.out[r.sstart:])
 	}
-	return res, nil
+	return res
 }
 
 // startGrammar activates the grammar at the current end of the output and
@@ -181,90 +184,93 @@ func (r *run) startGrammar() error {
 	return nil
 }
 
-func (r *run) loop(ctx context.Context) error {
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if r.stop != "" {
-			return nil
-		}
-		if r.mt != nil {
-			if r.mt.Ended() {
-				r.stop = StopEOG
-				return nil
-			}
-			t := time.Now()
-			r.mt.FillMask(r.bits)
-			r.stats.Mask += time.Since(t)
-			if r.onlyEOG(r.bits) {
-				if !r.mt.CanEnd() {
-					return fmt.Errorf("engine: the grammar allows no token after %q (a dead end of the mask)", r.out[r.sstart:])
-				}
-				r.stop = StopGrammar
-				return nil
-			}
-		}
-		if len(r.gen) >= r.budget {
-			r.stop = StopBudget
-			return nil
-		}
-		if err := r.decodePending(); err != nil {
-			return err
-		}
-		logits := r.m.Logits()
-		if len(logits) != r.v.Size() {
-			return fmt.Errorf("engine: the model returned %d logits, its vocabulary has %d tokens", len(logits), r.v.Size())
-		}
-		var logZ float64
-		if r.o.metrics {
-			var h float64
-			logZ, h = logSumExpEntropy(logits)
-			r.stats.Entropy = append(r.stats.Entropy, float32(h))
-		}
-		gumbel := r.useG
-		if r.mt != nil {
-			t := time.Now()
-			applyMask(logits, r.bits)
-			gumbel = gumbel && covers(r.bits, r.e.normal)
-			r.stats.Mask += time.Since(t)
-		}
-		t := time.Now()
-		var tok int32
-		r.lastG = gumbel
-		if gumbel {
-			tok = gpu.Sample(logits, r.prev(), uint32(r.prompt+len(r.gen)), r.gp)
-			r.stats.Gumbel++
-		} else {
-			tok = r.chain.Sample(logits)
-			if r.mt != nil {
-				r.stats.Constrained++
-			}
-		}
-		r.stats.Sample += time.Since(t)
-		if tok < 0 {
-			return fmt.Errorf("engine: no token can be sampled at position %d (every logit is -Inf or NaN)", r.prompt+len(r.gen))
-		}
-		r.stats.Sampled++
-		if r.o.metrics {
-			r.stats.Surprisal = append(r.stats.Surprisal, float32(logZ-float64(logits[tok])))
-		}
-		if r.stats.TimeToFirstToken == 0 {
-			r.stats.TimeToFirstToken = time.Since(r.start)
-		}
-		if r.v.IsEOG(tok) {
-			if r.mt != nil {
-				if err := r.mt.Accept(tok); err != nil {
-					return fmt.Errorf("engine: %w", err)
-				}
-			}
+// prepare fills the mask of the next step and decides whether the run
+// goes on: it stops where the grammar has ended or allows nothing but
+// end-of-generation, and where the budget is spent.
+func (r *run) prepare() error {
+	if r.stop != "" {
+		return nil
+	}
+	if r.mt != nil {
+		if r.mt.Ended() {
 			r.stop = StopEOG
 			return nil
 		}
-		if err := r.commit(tok); err != nil {
-			return err
+		t := time.Now()
+		r.mt.FillMask(r.bits)
+		r.stats.Mask += time.Since(t)
+		if r.onlyEOG(r.bits) {
+			if !r.mt.CanEnd() {
+				return fmt.Errorf("engine: the grammar allows no token after %q (a dead end of the mask)", r.out[r.sstart:])
+			}
+			r.stop = StopGrammar
+			return nil
 		}
 	}
+	if len(r.gen) >= r.budget {
+		r.stop = StopBudget
+	}
+	return nil
+}
+
+// step samples the next token from logits (the model's output after
+// everything the run has committed; the mask was filled by prepare),
+// commits it and prepares the next step. It runs on a worker, in
+// parallel with the steps of the other sequences of the batch.
+func (r *run) step(logits []float32) error {
+	if len(logits) != r.v.Size() {
+		return fmt.Errorf("engine: the model returned %d logits, its vocabulary has %d tokens", len(logits), r.v.Size())
+	}
+	var logZ float64
+	if r.o.metrics {
+		var h float64
+		logZ, h = logSumExpEntropy(logits)
+		r.stats.Entropy = append(r.stats.Entropy, float32(h))
+	}
+	gumbel := r.useG
+	if r.mt != nil {
+		t := time.Now()
+		applyMask(logits, r.bits)
+		gumbel = gumbel && covers(r.bits, r.e.normal)
+		r.stats.Mask += time.Since(t)
+	}
+	t := time.Now()
+	var tok int32
+	r.lastG = gumbel
+	pos := len(r.prompt) + len(r.gen)
+	if gumbel {
+		tok = gpu.Sample(logits, r.prev(), uint32(pos), r.gp)
+		r.stats.Gumbel++
+	} else {
+		tok = r.chain.Sample(logits)
+		if r.mt != nil {
+			r.stats.Constrained++
+		}
+	}
+	r.stats.Sample += time.Since(t)
+	if tok < 0 {
+		return fmt.Errorf("engine: no token can be sampled at position %d (every logit is -Inf or NaN)", pos)
+	}
+	r.stats.Sampled++
+	if r.o.metrics {
+		r.stats.Surprisal = append(r.stats.Surprisal, float32(logZ-float64(logits[tok])))
+	}
+	if r.stats.TimeToFirstToken == 0 {
+		r.stats.TimeToFirstToken = time.Since(r.start)
+	}
+	if r.v.IsEOG(tok) {
+		if r.mt != nil {
+			if err := r.mt.Accept(tok); err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+		}
+		r.stop = StopEOG
+		return nil
+	}
+	if err := r.commit(tok); err != nil {
+		return err
+	}
+	return r.prepare()
 }
 
 // commit adds a sampled token: the matcher accepts it (or a lazy trigger
@@ -331,16 +337,24 @@ func (r *run) dropSampled() {
 	}
 }
 
+// emit hands the text committed since the last call to the stream: it
+// is final (nothing decoded is undone). The consumer goroutine calls the
+// stream function, so a slow consumer never holds up the batch.
 func (r *run) emit() error {
 	if r.sent == len(r.out) {
 		return nil
 	}
 	piece := r.out[r.sent:]
 	r.sent = len(r.out)
-	if r.o.stream != nil {
-		if err := r.o.stream(piece); err != nil {
-			return fmt.Errorf("engine: stream: %w", err)
-		}
+	if !r.streaming {
+		return nil
+	}
+	r.smu.Lock()
+	r.spend = append(r.spend, piece...)
+	r.smu.Unlock()
+	select {
+	case r.g.ready <- struct{}{}:
+	default:
 	}
 	return nil
 }
@@ -605,23 +619,6 @@ func (r *run) checkTrigger(k mark) error {
 	if !r.o.noJump {
 		return r.jumpForward(false)
 	}
-	return nil
-}
-
-func (r *run) decodePending() error {
-	if r.decoded == len(r.gen) {
-		return nil
-	}
-	batch := r.gen[r.decoded:]
-	t := time.Now()
-	err := r.m.Decode(batch, r.prompt+r.decoded)
-	r.stats.Decode += time.Since(t)
-	if err != nil {
-		return fmt.Errorf("engine: decode %d tokens at position %d: %w", len(batch), r.prompt+r.decoded, err)
-	}
-	r.stats.DecodeCalls++
-	r.stats.DecodedTokens += len(batch)
-	r.decoded = len(r.gen)
 	return nil
 }
 

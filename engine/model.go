@@ -2,24 +2,37 @@ package engine
 
 import "errors"
 
-// ErrContextFull reports that a Decode would need more positions than the
-// model's context holds (or, for llama.cpp, that the KV cache has no slot
-// for the batch). Implementations wrap it, so test with errors.Is.
+// ErrContextFull reports that a request needs more positions than the
+// model's cache holds (a prompt longer than the context, a budget that
+// cannot fit), or that a Decode found no room for its batch.
+// Implementations wrap it, so test with errors.Is.
 var ErrContextFull = errors.New("context window full")
 
+// ErrUnsupported reports a Model that cannot do what was asked, such as
+// sharing a prefix between sequences (Copy) on a recurrent model. The
+// engine falls back to what it can do; implementations wrap it.
+var ErrUnsupported = errors.New("not supported by this model")
+
 // Model is what the decode loop needs from a language model: its
-// vocabulary, its tokenizer, and a single sequence of positions 0..n-1
-// kept in a cache (the KV cache of a transformer).
+// vocabulary, its tokenizer, and a cache of positions (the KV cache of a
+// transformer) shared by several sequences, so that one forward pass
+// (Decode) carries the next tokens of many generations at once.
 //
-// Token ids are int32 in [0, VocabSize()). A Model is one sequence and is
-// not safe for concurrent use; Close may be called more than once.
+// Token ids are int32 in [0, VocabSize()); sequence ids are
+// 0..Sequences()-1. The cache is unified: its ContextSize() cells are
+// shared by all sequences, each of which holds positions 0..n-1 of its
+// own; cells a sequence shares with another (Copy) count once.
+//
+// Concurrency: the vocabulary methods and Tokenize are safe for concurrent
+// use; Decode, Logits, Remove and Copy are called by one goroutine at a
+// time (the engine's scheduler); Close may be called more than once.
 //
 // Cost: the vocabulary methods are table look-ups (no allocation);
 // Tokenize allocates its result; Decode is the expensive call (a forward
 // pass over the batch); Logits borrows a buffer and never copies.
 type Model interface {
 	// VocabSize is the number of token ids, which is also the length of
-	// the Logits slice.
+	// a Logits row.
 	VocabSize() int
 
 	// TokenBytes returns the raw bytes a token stands for: a byte-fallback
@@ -54,36 +67,75 @@ type Model interface {
 	// text (use it for chat-template output, never for user data).
 	Tokenize(text []byte, addSpecial, parseSpecial bool) ([]int32, error)
 
-	// Decode runs the model on tokens placed at positions pos,
-	// pos+1, ...; the cache must hold exactly positions 0..pos-1 (call
-	// Truncate(pos) first to go back). Long inputs are split into
-	// batches internally; logits are computed for the last token only.
-	// On error the cache is left as it was before the call (positions
-	// 0..pos-1). Going past ContextSize is an error wrapping
-	// ErrContextFull.
-	Decode(tokens []int32, pos int) error
-
-	// Logits returns the next-token logits after the last token of the
-	// last successful Decode, VocabSize long. The slice is borrowed: it
-	// is overwritten by the next Decode and invalid after Truncate or
-	// Close; the caller may modify it in place (e.g. mask it) but must
-	// not keep it. Nil before the first Decode and after Truncate.
-	Logits() []float32
-
-	// Truncate drops the cache from position pos on, so that the next
-	// Decode starts at pos (rollback, re-tokenization after
-	// jump-forward). To get logits for position pos-1 again, Truncate
-	// to pos-1 and Decode that token once more.
-	Truncate(pos int) error
-
-	// ContextSize is the number of positions the cache holds.
-	ContextSize() int
-
 	// ChatTemplate is the model's chat template (Jinja text from the
 	// model file), or "" when the model has none.
 	ChatTemplate() string
 
+	// ContextSize is the number of cells of the cache, shared by all
+	// sequences: the most positions all sequences together can hold.
+	ContextSize() int
+
+	// Sequences is the number of sequences the cache can hold at once.
+	Sequences() int
+
+	// BatchSize is the most entries one Decode takes.
+	BatchSize() int
+
+	// Decode runs the model over a batch of entries, each placing one
+	// token of a sequence at a position. The entries of a sequence come
+	// in position order and continue its cache exactly: the first is at
+	// the number of positions the sequence holds. On error no sequence's
+	// cache changes. A batch that does not fit the cache is an error
+	// wrapping ErrContextFull.
+	Decode(b *Batch) error
+
+	// Logits returns the next-token logits after entry i of the last
+	// successful Decode, which must have asked for them (Batch.Add with
+	// logits set); VocabSize long. The slice is borrowed: the caller may
+	// modify it in place, and different rows may be used by different
+	// goroutines at once, until the next Decode, Remove, Copy or Close.
+	Logits(i int) []float32
+
+	// Remove drops the positions pos.. of sequence seq (pos 0: the whole
+	// sequence), freeing its cells that no other sequence shares.
+	Remove(seq, pos int) error
+
+	// Copy makes sequence dst, which must be empty, share the positions
+	// 0..n-1 of sequence src: the cells are shared, not duplicated. A
+	// model that cannot share (a recurrent one) returns an error wrapping
+	// ErrUnsupported.
+	Copy(src, dst, n int) error
+
 	// Close frees the model. It is safe to call more than once; every
 	// other method is invalid afterwards.
 	Close() error
+}
+
+// Batch is the input of Model.Decode: entries of (sequence, position,
+// token, whether the logits after it are wanted). Its slices are reused
+// from one step to the next (Reset), so that filling a batch does not
+// allocate after the first steps.
+type Batch struct {
+	Seq    []int32
+	Pos    []int32
+	Token  []int32
+	Logits []bool
+}
+
+// Len is the number of entries.
+func (b *Batch) Len() int { return len(b.Token) }
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	b.Seq, b.Pos, b.Token, b.Logits = b.Seq[:0], b.Pos[:0], b.Token[:0], b.Logits[:0]
+}
+
+// Add appends an entry and returns its index (the row to pass to
+// Model.Logits when logits is set).
+func (b *Batch) Add(seq, pos int, tok int32, logits bool) int {
+	b.Seq = append(b.Seq, int32(seq))
+	b.Pos = append(b.Pos, int32(pos))
+	b.Token = append(b.Token, tok)
+	b.Logits = append(b.Logits, logits)
+	return len(b.Token) - 1
 }

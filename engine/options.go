@@ -21,6 +21,13 @@ const (
 	MaxTriggerLen = 256
 	// MaxBytesLimit bounds WithMaxBytes (no-model mode's byte budget).
 	MaxBytesLimit = 16 << 20
+	// MaxBatchTokensLimit bounds WithBatchTokens: llama.cpp sizes its
+	// compute buffers for a full batch (512 KiB of logits per entry on a
+	// 128k vocabulary); the model's own BatchSize caps it further.
+	MaxBatchTokensLimit = 1 << 16
+	// MaxQueueLimit bounds WithMaxQueue: a waiting generation holds its
+	// prompt's tokens and its compiled grammar's matcher.
+	MaxQueueLimit = 1 << 20
 )
 
 // Whitespace says how a JSON Schema's grammar lays out whitespace.
@@ -93,10 +100,21 @@ type options struct {
 	noJump    bool
 	metrics   bool
 	noGumbel  bool
+
+	choiceStream func(int, []byte) error
+
+	eng engineOptions // New only
+}
+
+// engineOptions are the settings of an Engine (New), not of a generation.
+type engineOptions struct {
+	batchTokens int
+	maxQueue    int
+	cacheBytes  int64
 }
 
 func defaultOptions() options {
-	return options{sampling: cpu.LlamaDefaults()}
+	return options{sampling: cpu.LlamaDefaults(), eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes}}
 }
 
 func (o *options) apply(opts []Option) error {
@@ -187,7 +205,11 @@ func WithSeed(seed uint32) Option {
 }
 
 // WithMaxTokens bounds the generated tokens (0: the context left after
-// the prompt; larger values are cut to it). A constrained generation
+// the prompt within one sequence's share of the model's cache,
+// ContextSize/Sequences, or all the context left when the prompt alone
+// fills that share; larger values are cut to the context left). A
+// generation reserves its prompt and budget in the cache when it is
+// admitted, so that it never runs out of cells halfway. A constrained generation
 // closes out before the budget runs out, so its output stays valid.
 func WithMaxTokens(n int) Option {
 	return func(o *options) error {
@@ -268,4 +290,56 @@ func WithTokenMetrics(on bool) Option {
 // default) or, when off, the CPU chain like constrained steps.
 func WithGumbel(on bool) Option {
 	return func(o *options) error { o.noGumbel = !on; return nil }
+}
+
+// WithChoiceStream streams the text of each choice of GenerateN (and of
+// Generate, as choice 0): fn gets the choice index and a piece of its
+// output as soon as the piece is final. Pieces of one choice come in
+// order; fn is called on the goroutine that called GenerateN, never
+// concurrently. An error from fn stops that choice, and GenerateN returns
+// it.
+func WithChoiceStream(fn func(choice int, piece []byte) error) Option {
+	return func(o *options) error { o.choiceStream = fn; return nil }
+}
+
+// WithBatchTokens bounds the entries of one decode of the model (New
+// only; default DefaultBatchTokens, cut to the model's BatchSize): the
+// committed tokens of running generations first, then prompt chunks of
+// the generations being admitted. Smaller values keep running
+// generations streaming more steadily while long prompts are read.
+func WithBatchTokens(n int) Option {
+	return func(o *options) error {
+		if n < 1 || n > MaxBatchTokensLimit {
+			return &OptionError{"WithBatchTokens", fmt.Sprintf("%d out of range [1, %d]", n, MaxBatchTokensLimit)}
+		}
+		o.eng.batchTokens = n
+		return nil
+	}
+}
+
+// WithMaxQueue bounds the generations waiting for a sequence of the
+// model (New only; 0, the default: unbounded). A generation beyond it
+// fails at once with ErrQueueFull.
+func WithMaxQueue(n int) Option {
+	return func(o *options) error {
+		if n < 0 || n > MaxQueueLimit {
+			return &OptionError{"WithMaxQueue", fmt.Sprintf("%d out of range [0, %d]", n, MaxQueueLimit)}
+		}
+		o.eng.maxQueue = n
+		return nil
+	}
+}
+
+// WithGrammarCacheBytes bounds the compiled grammars the engine keeps, in
+// bytes (New only; default DefaultGrammarCacheBytes). The least recently
+// used ones go first; the one just compiled stays even when it alone is
+// larger.
+func WithGrammarCacheBytes(n int64) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return &OptionError{"WithGrammarCacheBytes", fmt.Sprintf("%d is negative", n)}
+		}
+		o.eng.cacheBytes = n
+		return nil
+	}
 }

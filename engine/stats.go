@@ -20,11 +20,12 @@ type Stats struct {
 	Forced      int // committed by jump-forward without sampling
 	CloseOut    int // committed by the budget close-out
 
-	DecodeCalls   int // model Decode calls after the prefill
-	DecodedTokens int // tokens they decoded
+	DecodeCalls   int // model Decode calls after the prefill that carried tokens of this generation
+	DecodedTokens int // this generation's tokens they decoded
 
-	Prefill          time.Duration // tokenizing excluded
-	Decode           time.Duration // model time after the prefill
+	Queue            time.Duration // waiting for a sequence of the model (admission)
+	Prefill          time.Duration // from admission to the prompt's logits (chunks interleaved with other sequences' steps)
+	Decode           time.Duration // model time after the prefill (whole batches, shared with the other sequences in them)
 	Mask             time.Duration // grammar work: masks, jump-forward, budget checks
 	Sample           time.Duration // samplers
 	Total            time.Duration // the whole generation
@@ -44,13 +45,16 @@ func perSecond(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
+// generating is the time after the prompt's logits.
+func (s *Stats) generating() time.Duration { return s.Total - s.Queue - s.Prefill }
+
 // PrefillTokensPerSecond is the prompt processing speed.
 func (s *Stats) PrefillTokensPerSecond() float64 { return perSecond(s.PromptTokens, s.Prefill) }
 
 // TokensPerSecond is the generation speed seen by a caller: output tokens
 // per second after the prefill (jump-forward raises it; masks and
 // samplers lower it).
-func (s *Stats) TokensPerSecond() float64 { return perSecond(s.Tokens, s.Total-s.Prefill) }
+func (s *Stats) TokensPerSecond() float64 { return perSecond(s.Tokens, s.generating()) }
 
 // DecodeTokensPerSecond is the model's speed on the tokens it decoded
 // after the prefill.
@@ -65,10 +69,10 @@ func (s *Stats) ForcedShare() float64 {
 }
 
 // MaskShare is the grammar work as a share of the time after the prefill.
-func (s *Stats) MaskShare() float64 { return share(s.Mask, s.Total-s.Prefill) }
+func (s *Stats) MaskShare() float64 { return share(s.Mask, s.generating()) }
 
 // SampleShare is the sampler time as a share of the time after the prefill.
-func (s *Stats) SampleShare() float64 { return share(s.Sample, s.Total-s.Prefill) }
+func (s *Stats) SampleShare() float64 { return share(s.Sample, s.generating()) }
 
 // MaskOverhead is the grammar work relative to the model's decode time:
 // what constraining costs on top of decoding.

@@ -62,9 +62,13 @@ type Options struct {
 	// min(the model's trained context, DefaultContextSize). Larger than
 	// the trained context is an error (ErrContextTooLarge).
 	ContextSize int
-	// BatchSize is the largest number of tokens per llama_decode call
-	// during prefill; 0 means DefaultBatchSize.
+	// BatchSize is the most entries of one llama_decode call (n_batch and
+	// n_ubatch); 0 means DefaultBatchSize.
 	BatchSize int
+	// Sequences is the number of sequences the context holds at once
+	// (n_seq_max): concurrent generations of an engine, in one unified
+	// KV cache of ContextSize cells; 0 means DefaultSequences.
+	Sequences int
 	// Threads is the number of CPU threads for decoding; 0 means
 	// runtime.NumCPU().
 	Threads int
@@ -91,6 +95,12 @@ const (
 	MaxBatchSize = 8192
 	// MaxThreads bounds Threads; more threads than this only contend.
 	MaxThreads = 512
+	// DefaultSequences is how many generations share a context by
+	// default: on a CPU, batches of 4 cost little more than 1 for small
+	// models, and each sequence's default budget is ContextSize/Sequences.
+	DefaultSequences = 4
+	// MaxSequences is llama.cpp's own bound (LLAMA_MAX_SEQ).
+	MaxSequences = 256
 )
 
 // FileInfo is what Inspect reads from a GGUF header.
@@ -195,11 +205,11 @@ const minVocabTokens = 104
 
 // resolved is Options with defaults filled in and checked against a file.
 type resolved struct {
-	ctx, batch, threads int
+	ctx, batch, threads, seqs int
 }
 
 func (o Options) resolve(info *FileInfo) (resolved, error) {
-	r := resolved{ctx: o.ContextSize, batch: o.BatchSize, threads: o.Threads}
+	r := resolved{ctx: o.ContextSize, batch: o.BatchSize, threads: o.Threads, seqs: o.Sequences}
 	switch {
 	case o.ContextSize < 0:
 		return r, fmt.Errorf("%w: ContextSize %d is negative", ErrBadOptions, o.ContextSize)
@@ -207,6 +217,8 @@ func (o Options) resolve(info *FileInfo) (resolved, error) {
 		return r, fmt.Errorf("%w: BatchSize %d is outside 0..%d", ErrBadOptions, o.BatchSize, MaxBatchSize)
 	case o.Threads < 0 || o.Threads > MaxThreads:
 		return r, fmt.Errorf("%w: Threads %d is outside 0..%d", ErrBadOptions, o.Threads, MaxThreads)
+	case o.Sequences < 0 || o.Sequences > MaxSequences:
+		return r, fmt.Errorf("%w: Sequences %d is outside 0..%d (llama.cpp's LLAMA_MAX_SEQ)", ErrBadOptions, o.Sequences, MaxSequences)
 	}
 	if !o.VocabOnly {
 		if encoderArch[info.Arch] {
@@ -230,6 +242,12 @@ func (o Options) resolve(info *FileInfo) (resolved, error) {
 	r.batch = min(r.batch, r.ctx)
 	if r.threads == 0 {
 		r.threads = runtime.NumCPU()
+	}
+	if r.seqs == 0 {
+		r.seqs = DefaultSequences
+	}
+	if r.seqs > r.ctx {
+		return r, fmt.Errorf("%w: %d sequences in a context of %d positions", ErrBadOptions, r.seqs, r.ctx)
 	}
 	return r, nil
 }

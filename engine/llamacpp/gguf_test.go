@@ -140,19 +140,22 @@ func TestResolve(t *testing.T) {
 		err  error
 		msg  string
 	}{
-		{"defaults", stories, Options{Threads: 3}, resolved{ctx: 2048, batch: DefaultBatchSize, threads: 3}, nil, ""},
-		{"default ctx capped", &FileInfo{Arch: "llama", TrainContext: 131072, Tensors: 3}, Options{Threads: 1}, resolved{ctx: DefaultContextSize, batch: DefaultBatchSize, threads: 1}, nil, ""},
-		{"no trained ctx", noCtx, Options{ContextSize: 100000, Threads: 1}, resolved{ctx: 100000, batch: DefaultBatchSize, threads: 1}, nil, ""},
-		{"batch capped by ctx", stories, Options{ContextSize: 64, BatchSize: 512, Threads: 1}, resolved{ctx: 64, batch: 64, threads: 1}, nil, ""},
-		{"exact trained ctx", stories, Options{ContextSize: 2048, BatchSize: 7, Threads: 2}, resolved{ctx: 2048, batch: 7, threads: 2}, nil, ""},
+		{"defaults", stories, Options{Threads: 3}, resolved{ctx: 2048, batch: DefaultBatchSize, threads: 3, seqs: DefaultSequences}, nil, ""},
+		{"default ctx capped", &FileInfo{Arch: "llama", TrainContext: 131072, Tensors: 3}, Options{Threads: 1}, resolved{ctx: DefaultContextSize, batch: DefaultBatchSize, threads: 1, seqs: DefaultSequences}, nil, ""},
+		{"no trained ctx", noCtx, Options{ContextSize: 100000, Threads: 1}, resolved{ctx: 100000, batch: DefaultBatchSize, threads: 1, seqs: DefaultSequences}, nil, ""},
+		{"batch capped by ctx", stories, Options{ContextSize: 64, BatchSize: 512, Threads: 1}, resolved{ctx: 64, batch: 64, threads: 1, seqs: DefaultSequences}, nil, ""},
+		{"exact trained ctx", stories, Options{ContextSize: 2048, BatchSize: 7, Threads: 2}, resolved{ctx: 2048, batch: 7, threads: 2, seqs: DefaultSequences}, nil, ""},
 		{"ctx too large", stories, Options{ContextSize: 4096}, resolved{}, ErrContextTooLarge, "ContextSize 4096 > 2048 (llama.context_length)"},
 		{"negative ctx", stories, Options{ContextSize: -1}, resolved{}, ErrBadOptions, "ContextSize -1"},
 		{"batch too large", stories, Options{BatchSize: MaxBatchSize + 1}, resolved{}, ErrBadOptions, "BatchSize 8193"},
 		{"negative threads", stories, Options{Threads: -2}, resolved{}, ErrBadOptions, "Threads -2"},
+		{"sequences", stories, Options{Sequences: 16, Threads: 1}, resolved{ctx: 2048, batch: DefaultBatchSize, threads: 1, seqs: 16}, nil, ""},
+		{"too many sequences", stories, Options{Sequences: MaxSequences + 1}, resolved{}, ErrBadOptions, "Sequences 257"},
+		{"sequences beyond the context", stories, Options{ContextSize: 8, Sequences: 9}, resolved{}, ErrBadOptions, "9 sequences in a context of 8"},
 		{"vocab-only file", vocabOnly, Options{}, resolved{}, ErrLlama, "Options.VocabOnly"},
-		{"vocab-only load", vocabOnly, Options{VocabOnly: true, Threads: 1}, resolved{ctx: 4096, batch: DefaultBatchSize, threads: 1}, nil, ""},
+		{"vocab-only load", vocabOnly, Options{VocabOnly: true, Threads: 1}, resolved{ctx: 4096, batch: DefaultBatchSize, threads: 1, seqs: DefaultSequences}, nil, ""},
 		{"encoder", bert, Options{}, resolved{}, ErrUnsupportedArch, "encoder"},
-		{"encoder vocab", bert, Options{VocabOnly: true, Threads: 1}, resolved{ctx: 512, batch: 512, threads: 1}, nil, ""},
+		{"encoder vocab", bert, Options{VocabOnly: true, Threads: 1}, resolved{ctx: 512, batch: 512, threads: 1, seqs: DefaultSequences}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.opts.resolve(tc.info)

@@ -37,10 +37,11 @@ var (
 	loadMu sync.Mutex
 )
 
-// Model is a GGUF model loaded into llama.cpp with one sequence of context.
-// It implements engine.Model.
+// Model is a GGUF model loaded into llama.cpp with a context of
+// Options.Sequences sequences in one unified KV cache. It implements
+// engine.Model.
 type Model struct {
-	mu     sync.Mutex // guards the C handles against Close
+	mu     sync.RWMutex // guards the C handles against Close: Close writes, the rest read
 	info   FileInfo
 	opts   resolved
 	vocab  bool // loaded vocabulary-only
@@ -61,9 +62,18 @@ type Model struct {
 	bos    int32
 	addBOS bool
 	tmpl   string
-	nCtx   int // positions the cache may hold
-	n      int // positions the cache holds now
-	logits []float32
+	nCtx   int   // cells of the cache, shared by all sequences
+	nSeq   int   // sequences
+	rec    bool  // recurrent memory: no partial removal, no sharing
+	npos   []int // positions each sequence holds
+	rows   []bool // entries of the last successful Decode that have logits
+
+	// Cell accounting, so that ContextSize is exact (llama.cpp pads its
+	// cache, and would take more): the cell of each position of each
+	// sequence, how many sequences hold each cell, and the free cells.
+	cells [][]int32
+	refs  []int32
+	spare []int32
 }
 
 // llama_token_attr bits (llama.h) that make a token special: grammar text
@@ -149,7 +159,8 @@ func (m *Model) load(path string, opts Options) error {
 	cp.n_ctx = C.uint32_t(m.opts.ctx)
 	cp.n_batch = C.uint32_t(m.opts.batch)
 	cp.n_ubatch = C.uint32_t(m.opts.batch)
-	cp.n_seq_max = 1
+	cp.n_seq_max = C.uint32_t(m.opts.seqs)
+	cp.kv_unified = true // one pool of cells for all sequences; shared prefixes cost nothing
 	cp.n_threads = C.int32_t(m.opts.threads)
 	cp.n_threads_batch = C.int32_t(m.opts.threads)
 	cp.embeddings = false
@@ -159,6 +170,18 @@ func (m *Model) load(path string, opts Options) error {
 		return llamaErr("llama_init_from_model")
 	}
 	m.nCtx = min(m.opts.ctx, int(C.llama_n_ctx(m.ctx)))
+	m.nSeq = int(C.llama_n_seq_max(m.ctx))
+	if m.nSeq != m.opts.seqs {
+		return fmt.Errorf("%w: asked for %d sequences, llama.cpp made %d", ErrLlama, m.opts.seqs, m.nSeq)
+	}
+	m.npos = make([]int, m.nSeq)
+	m.cells = make([][]int32, m.nSeq)
+	m.refs = make([]int32, m.nCtx)
+	m.spare = make([]int32, m.nCtx)
+	for i := range m.spare {
+		m.spare[i] = int32(m.nCtx - 1 - i)
+	}
+	m.rec = bool(C.llama_model_is_recurrent(m.model)) || bool(C.llama_model_is_hybrid(m.model))
 	m.mem = C.llama_get_memory(m.ctx)
 	m.batch = C.llama_batch_init(C.int32_t(m.opts.batch), 0, 1)
 	if m.batch.token == nil || m.batch.pos == nil || m.batch.n_seq_id == nil || m.batch.seq_id == nil || m.batch.logits == nil {
@@ -170,8 +193,7 @@ func (m *Model) load(path string, opts Options) error {
 		if seqIDs[i] == nil {
 			return fmt.Errorf("%w: cannot allocate a batch of %d tokens", ErrLlama, m.opts.batch)
 		}
-		*seqIDs[i] = 0 // the only sequence
-		nSeq[i] = 1
+		nSeq[i] = 1 // one sequence per entry; its id is set by Decode
 	}
 	return nil
 }
@@ -238,7 +260,7 @@ func (m *Model) free() {
 		m.model = nil
 		m.voc = nil
 	}
-	m.logits = nil
+	m.rows = nil
 }
 
 // Close frees the model and its context. It is idempotent.
@@ -296,8 +318,15 @@ func (m *Model) BOS() (int32, bool) { return m.bos, m.addBOS }
 // ChatTemplate implements engine.Model.
 func (m *Model) ChatTemplate() string { return m.tmpl }
 
-// ContextSize implements engine.Model; 0 for a vocabulary-only model.
+// ContextSize implements engine.Model: the cells of the unified cache; 0
+// for a vocabulary-only model.
 func (m *Model) ContextSize() int { return m.nCtx }
+
+// Sequences implements engine.Model; 0 for a vocabulary-only model.
+func (m *Model) Sequences() int { return m.nSeq }
+
+// BatchSize implements engine.Model.
+func (m *Model) BatchSize() int { return m.opts.batch }
 
 // maxTokenizeBytes bounds Tokenize's input: llama.cpp counts bytes and
 // tokens in int32.
@@ -309,8 +338,8 @@ var emptyText [1]byte
 
 // Tokenize implements engine.Model.
 func (m *Model) Tokenize(text []byte, addSpecial, parseSpecial bool) ([]int32, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
@@ -342,8 +371,8 @@ func (m *Model) Tokenize(text []byte, addSpecial, parseSpecial bool) ([]int32, e
 // removeSpecial, BOS/EOS the model adds are dropped; with unparseSpecial,
 // special tokens are rendered as text instead of dropped.
 func (m *Model) Detokenize(tokens []int32, removeSpecial, unparseSpecial bool) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	if m.closed {
 		return nil, ErrClosed
 	}
@@ -378,62 +407,102 @@ func (m *Model) checkTokens(tokens []int32) error {
 	return nil
 }
 
-// Decode implements engine.Model. It does not allocate when it succeeds.
-func (m *Model) Decode(tokens []int32, pos int) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// Decode implements engine.Model: one llama_decode of the batch. It does
+// not allocate when it succeeds. The batch is checked in Go first (sizes,
+// sequence ids, tokens, positions that continue each sequence's cache), so
+// that a malformed batch is an error naming the entry rather than an abort
+// in C.
+func (m *Model) Decode(b *engine.Batch) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := b.Len()
 	switch {
 	case m.closed:
 		return ErrClosed
 	case m.vocab:
 		return ErrVocabOnly
-	case len(tokens) == 0:
-		return errors.New("llamacpp: Decode of no tokens")
-	case pos != m.n:
-		return fmt.Errorf("llamacpp: Decode at position %d, but the cache holds positions 0..%d (Truncate first)", pos, m.n-1)
-	case len(tokens) > m.nCtx-pos:
-		return fmt.Errorf("llamacpp: %d tokens at position %d need %d positions, the context holds %d: %w",
-			len(tokens), pos, pos+len(tokens), m.nCtx, ErrKVCacheFull)
+	case n == 0:
+		return errors.New("llamacpp: Decode of an empty batch")
+	case n > m.opts.batch:
+		return fmt.Errorf("llamacpp: a batch of %d entries, more than the batch size %d", n, m.opts.batch)
+	case len(b.Seq) != n || len(b.Pos) != n || len(b.Logits) != n:
+		return errors.New("llamacpp: a batch whose slices differ in length (use Batch.Add)")
+	case n > len(m.spare):
+		return fmt.Errorf("llamacpp: a batch of %d entries, %d of the %d cells are free: %w", n, len(m.spare), m.nCtx, ErrKVCacheFull)
 	}
-	if err := m.checkTokens(tokens); err != nil {
-		return err
-	}
-	m.logits = nil
-	nb := m.opts.batch
-	tok := unsafe.Slice(m.batch.token, nb)
-	bpos := unsafe.Slice(m.batch.pos, nb)
-	out := unsafe.Slice(m.batch.logits, nb)
-	for start := 0; start < len(tokens); start += nb {
-		chunk := tokens[start:min(start+nb, len(tokens))]
-		for i, t := range chunk {
-			tok[i] = C.llama_token(t)
-			bpos[i] = C.llama_pos(pos + start + i)
-			out[i] = 0
+	m.rows = m.rows[:0]
+	tok := unsafe.Slice(m.batch.token, n)
+	bpos := unsafe.Slice(m.batch.pos, n)
+	seqIDs := unsafe.Slice(m.batch.seq_id, n)
+	out := unsafe.Slice(m.batch.logits, n)
+	var next [MaxSequences]int32 // expected next position per sequence, +1 (0: not seen yet)
+	for i := range n {
+		t, seq, pos := b.Token[i], b.Seq[i], b.Pos[i]
+		if t < 0 || int(t) >= m.nVocab {
+			return fmt.Errorf("llamacpp: entry %d: token %d is out of range [0, %d)", i, t, m.nVocab)
 		}
-		last := start+len(chunk) == len(tokens)
-		if last {
-			out[len(chunk)-1] = 1
+		if seq < 0 || int(seq) >= m.nSeq {
+			return fmt.Errorf("llamacpp: entry %d: sequence %d is out of range [0, %d)", i, seq, m.nSeq)
 		}
-		m.batch.n_tokens = C.int32_t(len(chunk))
-		if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
-			// Leave the cache as it was before this call.
-			C.llama_memory_seq_rm(m.mem, 0, C.llama_pos(pos), -1)
-			m.n = pos
-			return decodeErr(int(rc), pos+start, len(chunk))
+		want := int32(m.npos[seq])
+		if next[seq] > 0 {
+			want = next[seq] - 1
 		}
-		m.n = pos + start + len(chunk)
+		if pos != want {
+			return fmt.Errorf("llamacpp: entry %d: sequence %d at position %d, but it continues at %d", i, seq, pos, want)
+		}
+		if int(pos) >= m.nCtx {
+			return fmt.Errorf("llamacpp: entry %d: position %d of sequence %d is past the context of %d: %w", i, pos, seq, m.nCtx, ErrKVCacheFull)
+		}
+		next[seq] = pos + 2
+		tok[i] = C.llama_token(t)
+		bpos[i] = C.llama_pos(pos)
+		*seqIDs[i] = C.llama_seq_id(seq)
+		out[i] = 0
+		if b.Logits[i] {
+			out[i] = 1
+		}
 	}
-	p := C.llama_get_logits_ith(m.ctx, -1)
-	if p == nil {
-		return fmt.Errorf("%w: no logits after decoding position %d", ErrLlama, m.n-1)
+	m.batch.n_tokens = C.int32_t(n)
+	if rc := C.llama_decode(m.ctx, m.batch); rc != 0 {
+		// Status 1 and -1 leave the memory as it was; after others
+		// (aborted, fatal) drop what the batch added.
+		for seq, p := range next {
+			if p > 0 {
+				C.llama_memory_seq_rm(m.mem, C.llama_seq_id(seq), C.llama_pos(m.npos[seq]), -1)
+			}
+		}
+		return decodeErr(int(rc), n)
 	}
-	m.logits = unsafe.Slice((*float32)(unsafe.Pointer(p)), m.nVocab)
+	for seq, p := range next {
+		if p > 0 {
+			m.npos[seq] = int(p - 1)
+		}
+	}
+	for _, seq := range b.Seq {
+		c := m.spare[len(m.spare)-1]
+		m.spare = m.spare[:len(m.spare)-1]
+		m.refs[c] = 1
+		m.cells[seq] = append(m.cells[seq], c)
+	}
+	m.rows = append(m.rows, b.Logits...)
 	return nil
 }
 
+// drop releases the cells of positions pos.. of seq.
+func (m *Model) drop(seq, pos int) {
+	for _, c := range m.cells[seq][pos:] {
+		if m.refs[c]--; m.refs[c] == 0 {
+			m.spare = append(m.spare, c)
+		}
+	}
+	m.cells[seq] = m.cells[seq][:pos]
+	m.npos[seq] = pos
+}
+
 // decodeErr turns llama_decode's status into an error.
-func decodeErr(rc, pos, n int) error {
-	what := fmt.Sprintf("llamacpp: decoding %d tokens at position %d", n, pos)
+func decodeErr(rc, n int) error {
+	what := fmt.Sprintf("llamacpp: decoding a batch of %d entries", n)
 	switch {
 	case rc == 1:
 		return fmt.Errorf("%s: %w", what, ErrKVCacheFull)
@@ -446,30 +515,73 @@ func decodeErr(rc, pos, n int) error {
 	}
 }
 
-// Logits implements engine.Model: a view of llama.cpp's output buffer.
-func (m *Model) Logits() []float32 { return m.logits }
+// Logits implements engine.Model: a view of llama.cpp's output buffer
+// for entry i of the last Decode; nil if that entry asked for no logits
+// or the buffer was invalidated (Remove, Copy, Close).
+func (m *Model) Logits(i int) []float32 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed || i < 0 || i >= len(m.rows) || !m.rows[i] {
+		return nil
+	}
+	p := C.llama_get_logits_ith(m.ctx, C.int32_t(i))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(p)), m.nVocab)
+}
 
-// Truncate implements engine.Model.
-func (m *Model) Truncate(pos int) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// Remove implements engine.Model. A recurrent model can only drop a
+// whole sequence (pos 0).
+func (m *Model) Remove(seq, pos int) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	switch {
 	case m.closed:
 		return ErrClosed
 	case m.vocab:
 		return ErrVocabOnly
-	case pos < 0 || pos > m.n:
-		return fmt.Errorf("llamacpp: Truncate(%d): the cache holds positions 0..%d", pos, m.n-1)
-	case pos == m.n:
+	case seq < 0 || seq >= m.nSeq:
+		return fmt.Errorf("llamacpp: Remove: sequence %d is out of range [0, %d)", seq, m.nSeq)
+	case pos < 0 || pos > m.npos[seq]:
+		return fmt.Errorf("llamacpp: Remove(%d, %d): the sequence holds positions 0..%d", seq, pos, m.npos[seq]-1)
+	case pos == m.npos[seq]:
 		return nil
 	}
-	m.logits = nil
-	if !bool(C.llama_memory_seq_rm(m.mem, 0, C.llama_pos(pos), -1)) {
-		// Recurrent models cannot drop a suffix; start over.
-		C.llama_memory_clear(m.mem, true)
-		m.n = 0
-		return fmt.Errorf("%w: this model's memory cannot drop positions %d.. (recurrent state); the cache was cleared", ErrLlama, pos)
+	m.rows = m.rows[:0]
+	if !bool(C.llama_memory_seq_rm(m.mem, C.llama_seq_id(seq), C.llama_pos(pos), -1)) {
+		return fmt.Errorf("%w: this model's memory cannot drop positions %d.. of a sequence (recurrent state): %w", ErrLlama, pos, engine.ErrUnsupported)
 	}
-	m.n = pos
+	m.drop(seq, pos)
+	return nil
+}
+
+// Copy implements engine.Model with llama_memory_seq_cp: in the unified
+// cache the cells get dst's id too, so nothing is duplicated. Recurrent
+// models return an error wrapping engine.ErrUnsupported.
+func (m *Model) Copy(src, dst, n int) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	switch {
+	case m.closed:
+		return ErrClosed
+	case m.vocab:
+		return ErrVocabOnly
+	case m.rec:
+		return fmt.Errorf("llamacpp: Copy: a recurrent model's sequences cannot share positions: %w", engine.ErrUnsupported)
+	case src < 0 || src >= m.nSeq || dst < 0 || dst >= m.nSeq || src == dst:
+		return fmt.Errorf("llamacpp: Copy(%d, %d): sequences out of range [0, %d) or equal", src, dst, m.nSeq)
+	case n < 0 || n > m.npos[src]:
+		return fmt.Errorf("llamacpp: Copy of %d positions: sequence %d holds %d", n, src, m.npos[src])
+	case m.npos[dst] != 0:
+		return fmt.Errorf("llamacpp: Copy into sequence %d, which holds %d positions (Remove it first)", dst, m.npos[dst])
+	}
+	m.rows = m.rows[:0]
+	C.llama_memory_seq_cp(m.mem, C.llama_seq_id(src), C.llama_seq_id(dst), 0, C.llama_pos(n))
+	m.npos[dst] = n
+	m.cells[dst] = append(m.cells[dst][:0], m.cells[src][:n]...)
+	for _, c := range m.cells[dst] {
+		m.refs[c]++
+	}
 	return nil
 }

@@ -79,13 +79,58 @@ func load(tb testing.TB, path string, opts Options) *Model {
 	return m
 }
 
-// checkLogits fails unless logits is a vocabulary-long slice of finite
-// values that are not all equal.
-func checkLogits(t *testing.T, m *Model) {
+// driver runs one sequence of a Model by itself: decode appends tokens
+// at pos (where the sequence ends) in batches of the model's batch size,
+// asking for the logits of the last; logits returns them.
+type driver struct {
+	m   *Model
+	seq int
+	b   engine.Batch
+	row int
+}
+
+func drive(m *Model, seq int) *driver { return &driver{m: m, seq: seq, row: -1} }
+
+func (d *driver) decode(toks []int32, pos int) error {
+	if len(toks) == 0 {
+		return errors.New("no tokens")
+	}
+	nb := d.m.BatchSize()
+	for start := 0; start < len(toks); start += nb {
+		chunk := toks[start:min(start+nb, len(toks))]
+		d.b.Reset()
+		last := start+len(chunk) == len(toks)
+		for i, t := range chunk {
+			d.b.Add(d.seq, pos+start+i, t, last && i == len(chunk)-1)
+		}
+		if err := d.m.Decode(&d.b); err != nil {
+			d.row = -1
+			return err
+		}
+	}
+	d.row = d.b.Len() - 1
+	return nil
+}
+
+func (d *driver) logits() []float32 {
+	if d.row < 0 {
+		return nil
+	}
+	return d.m.Logits(d.row)
+}
+
+func (d *driver) truncate(pos int) error {
+	d.row = -1
+	return d.m.Remove(d.seq, pos)
+}
+
+// checkLogits fails unless the driver's logits are a vocabulary-long slice
+// of finite values that are not all equal.
+func checkLogits(t *testing.T, d *driver) {
 	t.Helper()
-	l := m.Logits()
-	if len(l) != m.VocabSize() {
-		t.Fatalf("len(Logits()) = %d, want %d", len(l), m.VocabSize())
+	l := d.logits()
+	if len(l) != d.m.VocabSize() {
+		t.Fatalf("len(Logits()) = %d, want %d", len(l), d.m.VocabSize())
 	}
 	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
 	for i, x := range l {
@@ -110,21 +155,21 @@ func argmax(l []float32) int32 {
 }
 
 // greedy decodes n tokens greedily after prompt, starting from an empty
-// cache, and returns them.
-func greedy(t *testing.T, m *Model, prompt []int32, n int) []int32 {
+// sequence, and returns them.
+func greedy(t *testing.T, d *driver, prompt []int32, n int) []int32 {
 	t.Helper()
-	if err := m.Truncate(0); err != nil {
+	if err := d.truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Decode(prompt, 0); err != nil {
+	if err := d.decode(prompt, 0); err != nil {
 		t.Fatal(err)
 	}
 	var out []int32
 	pos := len(prompt)
 	for range n {
-		tok := argmax(m.Logits())
+		tok := argmax(d.logits())
 		out = append(out, tok)
-		if err := m.Decode([]int32{tok}, pos); err != nil {
+		if err := d.decode([]int32{tok}, pos); err != nil {
 			t.Fatal(err)
 		}
 		pos++
@@ -225,38 +270,39 @@ func TestStoriesTokenizeRoundTrip(t *testing.T) {
 
 func TestStoriesDecode(t *testing.T) {
 	m := load(t, storiesPath(t), Options{Threads: 1})
+	d := drive(m, 0)
 	prompt, err := m.Tokenize([]byte("Once upon a time, there was a"), true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Logits() != nil {
+	if d.logits() != nil {
 		t.Error("Logits before the first Decode must be nil")
 	}
-	if err := m.Decode(prompt, 0); err != nil {
+	if err := d.decode(prompt, 0); err != nil {
 		t.Fatal(err)
 	}
-	checkLogits(t, m)
-	prefill := slices.Clone(m.Logits())
+	checkLogits(t, d)
+	prefill := slices.Clone(d.logits())
 
 	// Token by token gives the same logits as one batch.
-	if err := m.Truncate(0); err != nil {
+	if err := d.truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	if m.Logits() != nil {
+	if d.logits() != nil {
 		t.Error("Logits after Truncate must be nil")
 	}
 	for i, tok := range prompt {
-		if err := m.Decode([]int32{tok}, i); err != nil {
+		if err := d.decode([]int32{tok}, i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := maxDiff(prefill, m.Logits()); d > 1e-3 {
+	if d := maxDiff(prefill, d.logits()); d > 1e-3 {
 		t.Errorf("step-by-step logits differ from the batch by %g", d)
 	}
 
 	// Greedy decoding is reproducible, and the story goes on.
-	a := greedy(t, m, prompt, 24)
-	b := greedy(t, m, prompt, 24)
+	a := greedy(t, d, prompt, 24)
+	b := greedy(t, d, prompt, 24)
 	if !slices.Equal(a, b) {
 		t.Fatalf("greedy runs differ:\n%v\n%v", a, b)
 	}
@@ -272,26 +318,26 @@ func TestStoriesDecode(t *testing.T) {
 	// Rollback: truncate into the generated tokens, decode one again, and
 	// the logits are those of the first run at that position.
 	base := len(prompt)
-	if err := m.Truncate(0); err != nil {
+	if err := d.truncate(0); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Decode(append(slices.Clone(prompt), a[:5]...), 0); err != nil {
+	if err := d.decode(append(slices.Clone(prompt), a[:5]...), 0); err != nil {
 		t.Fatal(err)
 	}
-	want := slices.Clone(m.Logits())
+	want := slices.Clone(d.logits())
 	if argmax(want) != a[5] {
 		t.Fatalf("logits after 5 generated tokens pick %d, the greedy run picked %d", argmax(want), a[5])
 	}
-	if err := m.Decode(a[5:10], base+5); err != nil {
+	if err := d.decode(a[5:10], base+5); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Truncate(base + 4); err != nil {
+	if err := d.truncate(base + 4); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Decode(a[4:5], base+4); err != nil {
+	if err := d.decode(a[4:5], base+4); err != nil {
 		t.Fatal(err)
 	}
-	if d := maxDiff(want, m.Logits()); d > 1e-3 {
+	if d := maxDiff(want, d.logits()); d > 1e-3 {
 		t.Errorf("logits after Truncate+Decode differ by %g", d)
 	}
 }
@@ -308,61 +354,102 @@ func TestStoriesSmallBatches(t *testing.T) {
 	if len(prompt) <= 3*2 {
 		t.Fatalf("prompt of %d tokens is too short to need several batches", len(prompt))
 	}
-	for _, m := range []*Model{one, small} {
-		if err := m.Decode(prompt, 0); err != nil {
+	d1, d3 := drive(one, 0), drive(small, 0)
+	for _, d := range []*driver{d1, d3} {
+		if err := d.decode(prompt, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := maxDiff(one.Logits(), small.Logits()); d > 1e-3 {
+	if d := maxDiff(d1.logits(), d3.logits()); d > 1e-3 {
 		t.Errorf("batch size 3 changes the logits by %g", d)
 	}
 }
 
 func TestDecodeErrors(t *testing.T) {
-	m := load(t, storiesPath(t), Options{ContextSize: 16, Threads: 1})
-	if m.ContextSize() != 16 {
-		t.Fatalf("ContextSize = %d, want 16", m.ContextSize())
+	m := load(t, storiesPath(t), Options{ContextSize: 16, Threads: 1, Sequences: 2})
+	if m.ContextSize() != 16 || m.Sequences() != 2 {
+		t.Fatalf("ContextSize = %d, Sequences = %d, want 16, 2", m.ContextSize(), m.Sequences())
 	}
-	toks := []int32{1, 100, 200, 300}
+	batch := func(entries ...[3]int32) *engine.Batch {
+		var b engine.Batch
+		for i, e := range entries {
+			b.Add(int(e[0]), int(e[1]), e[2], i == len(entries)-1)
+		}
+		return &b
+	}
 	for _, tc := range []struct {
-		name   string
-		tokens []int32
-		pos    int
-		is     error
-		msg    string
+		name string
+		b    *engine.Batch
+		is   error
+		msg  string
 	}{
-		{"empty", nil, 0, nil, "no tokens"},
-		{"gap", toks, 1, nil, "Decode at position 1, but the cache holds positions 0..-1"},
-		{"out of range", []int32{1, 512}, 0, nil, "token 512 at index 1 is out of range [0, 512)"},
-		{"negative", []int32{-3}, 0, nil, "token -3 at index 0"},
-		{"too long", make([]int32, 17), 0, engine.ErrContextFull, "need 17 positions, the context holds 16"},
+		{"empty", batch(), nil, "empty batch"},
+		{"gap", batch([3]int32{0, 1, 1}), nil, "entry 0: sequence 0 at position 1, but it continues at 0"},
+		{"out of order", batch([3]int32{0, 0, 1}, [3]int32{0, 2, 1}), nil, "entry 1: sequence 0 at position 2, but it continues at 1"},
+		{"token out of range", batch([3]int32{0, 0, 1}, [3]int32{0, 1, 512}), nil, "entry 1: token 512 is out of range [0, 512)"},
+		{"negative token", batch([3]int32{0, 0, -3}), nil, "entry 0: token -3"},
+		{"sequence out of range", batch([3]int32{2, 0, 1}), nil, "entry 0: sequence 2 is out of range [0, 2)"},
+		{"too long", batch(func() (e [][3]int32) {
+			for i := range 17 {
+				e = append(e, [3]int32{0, int32(i), 1})
+			}
+			return
+		}()...), nil, "a batch of 17 entries, more than the batch size 16"},
 	} {
-		err := m.Decode(tc.tokens, tc.pos)
+		err := m.Decode(tc.b)
 		if err == nil || !strings.Contains(err.Error(), tc.msg) || (tc.is != nil && !errors.Is(err, tc.is)) {
 			t.Errorf("%s: Decode = %v, want %q", tc.name, err, tc.msg)
 		}
 	}
-	// Fill the context exactly, then one more is ErrKVCacheFull; the cache
-	// is unchanged by the failure.
-	if err := m.Decode(make([]int32, 16), 0); err != nil {
+	if m.Logits(0) != nil {
+		t.Error("Logits after failed decodes must be nil")
+	}
+	// Fill the cache with two sequences, then one more cell is
+	// ErrKVCacheFull; the cache is unchanged by the failure.
+	d0, d1 := drive(m, 0), drive(m, 1)
+	if err := d0.decode(make([]int32, 10), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Decode([]int32{5}, 16); !errors.Is(err, ErrKVCacheFull) || !errors.Is(err, engine.ErrContextFull) {
+	if err := d1.decode(make([]int32, 6), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.decode([]int32{5}, 6); !errors.Is(err, ErrKVCacheFull) || !errors.Is(err, engine.ErrContextFull) {
+		t.Errorf("Decode past the cache = %v, want ErrKVCacheFull", err)
+	}
+	if err := m.Remove(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d0.decode(make([]int32, 6), 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := d0.decode([]int32{5}, 16); !errors.Is(err, ErrKVCacheFull) {
 		t.Errorf("Decode past the context = %v, want ErrKVCacheFull", err)
 	}
-	if err := m.Truncate(17); err == nil {
-		t.Error("Truncate past the cache: no error")
-	}
-	if err := m.Truncate(-1); err == nil {
-		t.Error("Truncate(-1): no error")
-	}
-	if err := m.Truncate(15); err != nil {
+	if err := m.Remove(0, 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Decode([]int32{5}, 15); err != nil {
+	if err := d1.decode(make([]int32, 6), 0); err != nil {
 		t.Fatal(err)
 	}
-	checkLogits(t, m)
+	if err := m.Remove(0, 11); err == nil {
+		t.Error("Remove past the sequence: no error")
+	}
+	if err := m.Remove(0, -1); err == nil {
+		t.Error("Remove(-1): no error")
+	}
+	if err := m.Remove(3, 0); err == nil {
+		t.Error("Remove of sequence 3 of 2: no error")
+	}
+	if err := m.Copy(0, 1, 2); err == nil {
+		t.Error("Copy into a sequence that holds positions: no error")
+	}
+	if err := m.Remove(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.decode([]int32{5, 6, 7}, 0); err != nil {
+		t.Fatal(err)
+	}
+	checkLogits(t, d1)
 
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
@@ -370,22 +457,135 @@ func TestDecodeErrors(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal("second Close:", err)
 	}
-	if err := m.Decode([]int32{1}, 0); !errors.Is(err, ErrClosed) {
+	if err := m.Decode(batch([3]int32{0, 0, 1})); !errors.Is(err, ErrClosed) {
 		t.Errorf("Decode after Close = %v", err)
 	}
 	if _, err := m.Tokenize([]byte("x"), false, false); !errors.Is(err, ErrClosed) {
 		t.Errorf("Tokenize after Close = %v", err)
 	}
-	if m.Logits() != nil {
+	if m.Logits(0) != nil {
 		t.Error("Logits after Close must be nil")
 	}
 
 	v := load(t, storiesPath(t), Options{VocabOnly: true})
-	if err := v.Decode([]int32{1}, 0); !errors.Is(err, ErrVocabOnly) {
+	if err := v.Decode(batch([3]int32{0, 0, 1})); !errors.Is(err, ErrVocabOnly) {
 		t.Errorf("Decode on a vocabulary-only model = %v", err)
 	}
-	if err := v.Truncate(0); !errors.Is(err, ErrVocabOnly) {
-		t.Errorf("Truncate on a vocabulary-only model = %v", err)
+	if err := v.Remove(0, 0); !errors.Is(err, ErrVocabOnly) {
+		t.Errorf("Remove on a vocabulary-only model = %v", err)
+	}
+	if _, err := Load(storiesPath(t), Options{Sequences: MaxSequences + 1}); !errors.Is(err, ErrBadOptions) {
+		t.Errorf("Sequences %d: %v", MaxSequences+1, err)
+	}
+}
+
+// Sequences in one batch give each the logits it gets alone, a copied
+// prefix gives the logits of decoding it, and removing a sequence frees
+// its cells for another.
+func TestSequences(t *testing.T) {
+	m := load(t, storiesPath(t), Options{Threads: 1, ContextSize: 64, Sequences: 3})
+	prompts := [][]int32{}
+	for _, p := range []string{"Once upon a time", "The dog", "Lily and Tom went to the big park"} {
+		toks, err := m.Tokenize([]byte(p), true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = append(prompts, toks)
+	}
+	// Alone, one after another.
+	var alone [][]float32
+	for i, p := range prompts {
+		d := drive(m, i)
+		if err := d.decode(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		alone = append(alone, slices.Clone(d.logits()))
+		if err := m.Remove(i, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Together, in one batch (entries of the sequences interleaved).
+	var b engine.Batch
+	rows := make([]int, len(prompts))
+	for k := 0; ; k++ {
+		added := false
+		for i, p := range prompts {
+			if k < len(p) {
+				r := b.Add(i, k, p[k], k == len(p)-1)
+				if k == len(p)-1 {
+					rows[i] = r
+				}
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	if err := m.Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range prompts {
+		if d := maxDiff(alone[i], m.Logits(rows[i])); d > 1e-3 {
+			t.Errorf("sequence %d: batched logits differ from alone by %g", i, d)
+		}
+	}
+	if m.Logits(0) != nil {
+		t.Error("Logits of an entry that asked for none must be nil")
+	}
+	// A prefix copied from sequence 2 into 0, then its last token: the
+	// logits of decoding the prefix and then the token in one sequence.
+	p := prompts[2]
+	for _, s := range []int{0, 1, 2} {
+		if err := m.Remove(s, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d2 := drive(m, 2)
+	if err := d2.decode(p[:len(p)-1], 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.decode(p[len(p)-1:], len(p)-1); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(d2.logits())
+	if err := m.Copy(2, 0, len(p)-1); err != nil {
+		t.Fatal(err)
+	}
+	d := drive(m, 0)
+	if err := d.decode(p[len(p)-1:], len(p)-1); err != nil {
+		t.Fatal(err)
+	}
+	if diff := maxDiff(want, d.logits()); diff > 1e-3 {
+		t.Errorf("after Copy: logits differ by %g", diff)
+	}
+	// Fill what is left of the cache: 64 cells, of which the shared
+	// prefix holds len(p)-1 (counted once), sequences 2 and 0 one more
+	// each (the last prompt token).
+	free := 64 - len(p) - 1
+	d1 := drive(m, 1)
+	if err := d1.decode(make([]int32, free), 0); err != nil {
+		t.Fatalf("%d free cells: %v", free, err)
+	}
+	if err := d1.decode([]int32{1}, free); !errors.Is(err, ErrKVCacheFull) {
+		t.Fatalf("cell 65 of 64: %v", err)
+	}
+	// Removing sequence 2 frees only its own last cell: sequence 0 shares
+	// the prefix. Removing 0 too frees the prefix.
+	if err := m.Remove(2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.decode([]int32{1}, free); err != nil {
+		t.Fatalf("after removing one sharer: %v", err)
+	}
+	if err := d1.decode([]int32{1}, free+1); !errors.Is(err, ErrKVCacheFull) {
+		t.Fatalf("after removing one sharer, a second cell: %v", err)
+	}
+	if err := m.Remove(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.decode(make([]int32, len(p)), free+1); err != nil {
+		t.Fatalf("after removing both sharers: %v", err)
 	}
 }
 
@@ -567,12 +767,13 @@ func TestLlama3Random(t *testing.T) {
 	}
 
 	prompt, _ := m.Tokenize([]byte("The answer is"), true, false)
-	if err := m.Decode(prompt, 0); err != nil {
+	d := drive(m, 0)
+	if err := d.decode(prompt, 0); err != nil {
 		t.Fatal(err)
 	}
-	checkLogits(t, m)
-	a := greedy(t, m, prompt, 8)
-	b := greedy(t, m, prompt, 8)
+	checkLogits(t, d)
+	a := greedy(t, d, prompt, 8)
+	b := greedy(t, d, prompt, 8)
 	if !slices.Equal(a, b) {
 		t.Errorf("greedy runs differ: %v vs %v", a, b)
 	}
@@ -599,28 +800,29 @@ func firstDiff(a, b []int32) int {
 // reporting ms/token; the cache is truncated back when the context fills.
 func benchDecode(b *testing.B, path string, opts Options) {
 	m := load(b, path, opts)
+	d := drive(m, 0)
 	prompt, err := m.Tokenize([]byte("Once upon a time"), true, false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := m.Decode(prompt, 0); err != nil {
+	if err := d.decode(prompt, 0); err != nil {
 		b.Fatal(err)
 	}
 	pos := len(prompt)
-	tok := argmax(m.Logits())
+	tok := argmax(d.logits())
 	b.ReportAllocs()
 	for b.Loop() {
 		if pos == m.ContextSize() {
-			if err := m.Truncate(len(prompt)); err != nil {
+			if err := d.truncate(len(prompt)); err != nil {
 				b.Fatal(err)
 			}
 			pos = len(prompt)
 		}
-		if err := m.Decode([]int32{tok}, pos); err != nil {
+		if err := d.decode([]int32{tok}, pos); err != nil {
 			b.Fatal(err)
 		}
 		pos++
-		tok = argmax(m.Logits())
+		tok = argmax(d.logits())
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/token")
 }
@@ -638,16 +840,17 @@ func BenchmarkDecodeLlama3Random(b *testing.B) {
 func BenchmarkPrefillLlama3Random(b *testing.B) {
 	path, _ := llama3Model(b)
 	m := load(b, path, Options{ContextSize: 512, Threads: 1})
+	d := drive(m, 0)
 	prompt := make([]int32, 256)
 	for i := range prompt {
 		prompt[i] = int32(1000 + i)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := m.Truncate(0); err != nil {
+		if err := d.truncate(0); err != nil {
 			b.Fatal(err)
 		}
-		if err := m.Decode(prompt, 0); err != nil {
+		if err := d.decode(prompt, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,558 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// In this file s is always the *scheduler, g a *group and r a *run.
+
+// Scheduler defaults and limits.
+const (
+	// DefaultBatchTokens bounds the entries of one decode: the committed
+	// tokens of every running sequence come first, prompt chunks fill the
+	// rest. llama.cpp's own default batch (n_batch, n_ubatch) is 512; a
+	// larger chunk makes running sequences wait longer for their next
+	// token while a long prompt is read (on a CPU a 512-token chunk of an
+	// 8B model takes seconds, of the 128k-vocabulary test model ~30 ms).
+	DefaultBatchTokens = 512
+	// MaxChoices bounds the completions of one prompt (GenerateN): each
+	// takes a sequence of the model's cache for the whole generation.
+	MaxChoices = 128
+)
+
+// ErrQueueFull reports a generation refused because WithMaxQueue
+// generations are already waiting for a sequence of the model.
+var ErrQueueFull = errors.New("engine: queue full: too many generations waiting for the model")
+
+// SchedulerStats describes the work of an engine's scheduler since the
+// engine was made (counters) and now (gauges).
+type SchedulerStats struct {
+	Steps    int64         // decodes
+	Entries  int64         // batch entries decoded (prompt and generated tokens)
+	Sampled  int64         // steps of sequences (one sampled token each)
+	Decode   time.Duration // in Model.Decode
+	Grammar  time.Duration // wall time of the parallel phase after each decode: masks, samplers, jump-forward
+	Admitted int64         // generations admitted
+	Finished int64         // generations ended (done, failed or cancelled)
+	Queued   int           // generations waiting for admission now
+	Active   int           // sequences running now
+	Cells    int           // cells of the cache reserved now
+}
+
+// GrammarShare is the share of the step time spent after the decodes:
+// what masks and samplers add to the model's time.
+func (st SchedulerStats) GrammarShare() float64 { return share(st.Grammar, st.Decode+st.Grammar) }
+
+// group is one call of Generate or GenerateN: runs that share a prompt.
+// With several runs the prompt's first len(prompt)-1 positions are
+// decoded once, in the first run's sequence, and copied to the others
+// (the cells are shared); each run then decodes the last prompt token
+// itself and goes on alone.
+type group struct {
+	ctx    context.Context
+	prompt []int32
+	runs   []*run
+	shared int // prompt positions decoded once and shared (0 with one run)
+	sdone  int // of which in the cache (in runs[0]'s sequence)
+	addS   int // of which in the batch being decoded
+	copied bool
+	live   int // runs not released yet
+	stream func(i int, piece []byte) error
+
+	ready chan struct{} // capacity 1: a run has stream text
+	done  chan struct{} // closed when every run is released
+	err   error         // a failure of the whole group (queue, admission)
+}
+
+// scheduler runs the model for every generation of an engine: it admits
+// groups at step boundaries while there are sequences and cells for them,
+// decodes one batch per step with the committed tokens of every running
+// sequence and prompt chunks of admitted ones, then runs each sequence's
+// step (mask, sample, commit) in parallel, and releases ended sequences at
+// once. Its goroutine runs while there is work and exits when idle.
+type scheduler struct {
+	m         Model
+	nseq      int
+	cells     int
+	batchToks int
+	maxQueue  int
+
+	mu      sync.Mutex
+	queue   []*group
+	running bool
+	stats   SchedulerStats
+
+	// Owned by the loop goroutine.
+	groups []*group
+	seqs   []*run // by sequence id; nil: free
+	used   int    // cells reserved by admitted runs
+	batch  Batch
+	work   []*run // runs with logits this step
+	jobs   chan *run
+	wg     sync.WaitGroup
+}
+
+func newScheduler(m Model, batchToks, maxQueue int) (*scheduler, error) {
+	nseq, cells, mb := m.Sequences(), m.ContextSize(), m.BatchSize()
+	switch {
+	case nseq < 1:
+		return nil, fmt.Errorf("engine: the model holds %d sequences", nseq)
+	case cells < 2:
+		return nil, fmt.Errorf("engine: the model's context holds %d positions", cells)
+	case mb < 1:
+		return nil, fmt.Errorf("engine: the model's batch size is %d", mb)
+	}
+	if batchToks == 0 {
+		batchToks = DefaultBatchTokens
+	}
+	batchToks = min(batchToks, mb)
+	return &scheduler{m: m, nseq: nseq, cells: cells, batchToks: batchToks, maxQueue: maxQueue,
+		seqs: make([]*run, nseq)}, nil
+}
+
+// budget is the default token budget of a run with a prompt of n tokens:
+// the context left after the prompt within one sequence's share of the
+// cache, or all the context left when the prompt alone fills its share.
+func (s *scheduler) budget(n int) int {
+	if b := s.cells/s.nseq - n; b > 0 {
+		return b
+	}
+	return s.cells - n
+}
+
+// reserve is what a run holds in the cache at most.
+func (r *run) reserve() int { return len(r.prompt) + r.budget }
+
+// submit queues g and makes sure the loop runs. It fails at once when g
+// can never be admitted or the queue is full.
+func (s *scheduler) submit(g *group) error {
+	need := 0
+	for _, r := range g.runs {
+		need += r.reserve()
+	}
+	switch {
+	case len(g.runs) > s.nseq:
+		return fmt.Errorf("engine: %d completions need %d sequences, the model holds %d", len(g.runs), len(g.runs), s.nseq)
+	case need > s.cells:
+		return fmt.Errorf("engine: the generation needs %d positions (%d prompt tokens + a budget of %d tokens, × %d), the model's cache holds %d: %w",
+			need, len(g.prompt), g.runs[0].budget, len(g.runs), s.cells, ErrContextFull)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.maxQueue > 0 && len(s.queue) >= s.maxQueue {
+		return ErrQueueFull
+	}
+	now := time.Now()
+	for _, r := range g.runs {
+		r.queued = now
+	}
+	s.queue = append(s.queue, g)
+	s.stats.Queued = len(s.queue)
+	if !s.running {
+		s.running = true
+		go s.loop()
+	}
+	return nil
+}
+
+// withdraw takes g out of the queue; false if it was admitted already.
+func (s *scheduler) withdraw(g *group) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, q := range s.queue {
+		if q == g {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			s.stats.Queued = len(s.queue)
+			return true
+		}
+	}
+	return false
+}
+
+// Stats returns the scheduler's counters and gauges.
+func (s *scheduler) Stats() SchedulerStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+func (s *scheduler) loop() {
+	workers := min(runtime.GOMAXPROCS(0), s.nseq)
+	jobs := make(chan *run)
+	s.jobs = jobs
+	for range workers {
+		go s.worker(jobs)
+	}
+	defer close(jobs)
+	for {
+		s.admit()
+		if len(s.groups) == 0 {
+			s.mu.Lock()
+			if len(s.queue) == 0 {
+				s.running = false
+				s.mu.Unlock()
+				return
+			}
+			// An idle cache admits any group submit accepted; should the
+			// head still not fit, fail it rather than spin.
+			g := s.queue[0]
+			s.queue = s.queue[1:]
+			s.stats.Queued = len(s.queue)
+			s.mu.Unlock()
+			g.err = errors.New("engine: scheduler: the generation does not fit the idle cache")
+			close(g.done)
+			continue
+		}
+		s.cancel()
+		s.fill()
+		if s.batch.Len() == 0 {
+			// Every run is waiting for a prefix that nothing decodes:
+			// cannot happen (the first run of a group decodes it).
+			s.failAll(errors.New("engine: scheduler: nothing to decode"))
+			s.reap()
+			continue
+		}
+		t := time.Now()
+		err := s.m.Decode(&s.batch)
+		dt := time.Since(t)
+		if err != nil {
+			s.decodeFailed(err)
+			s.reap()
+			continue
+		}
+		s.decoded(dt)
+		s.share()
+		t = time.Now()
+		s.steps()
+		gt := time.Since(t)
+		s.reap()
+		s.mu.Lock()
+		s.stats.Steps++
+		s.stats.Entries += int64(s.batch.Len())
+		s.stats.Sampled += int64(len(s.work))
+		s.stats.Decode += dt
+		s.stats.Grammar += gt
+		s.mu.Unlock()
+	}
+}
+
+func (s *scheduler) worker(jobs <-chan *run) {
+	for r := range jobs {
+		r.stepRow()
+		s.wg.Done()
+	}
+}
+
+// admit moves groups from the head of the queue to the running set while
+// the cache has sequences and cells for them (first come, first served: a
+// large request is not overtaken by smaller ones behind it).
+func (s *scheduler) admit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) > 0 {
+		g := s.queue[0]
+		need, free := 0, 0
+		for _, r := range g.runs {
+			need += r.reserve()
+		}
+		for _, r := range s.seqs {
+			if r == nil {
+				free++
+			}
+		}
+		if len(g.runs) > free || s.used+need > s.cells {
+			return
+		}
+		s.queue = s.queue[1:]
+		now := time.Now()
+		for _, r := range g.runs {
+			r.seq = s.freeSeq()
+			s.seqs[r.seq] = r
+			r.admit = now
+			r.stats.Queue = now.Sub(r.queued)
+			s.used += r.reserve()
+		}
+		g.live = len(g.runs)
+		s.groups = append(s.groups, g)
+		s.stats.Admitted++
+	}
+	s.stats.Queued = len(s.queue)
+	s.stats.Active = s.active()
+	s.stats.Cells = s.used
+}
+
+func (s *scheduler) freeSeq() int {
+	for i, r := range s.seqs {
+		if r == nil {
+			return i
+		}
+	}
+	panic("engine: scheduler: no free sequence") // admit checked
+}
+
+func (s *scheduler) active() int {
+	n := 0
+	for _, r := range s.seqs {
+		if r != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// cancel ends the runs whose context is done or whose stream failed.
+func (s *scheduler) cancel() {
+	for _, g := range s.groups {
+		err := g.ctx.Err()
+		for _, r := range g.runs {
+			if r.ended() {
+				continue
+			}
+			if err != nil {
+				r.err = err
+			} else if p := r.streamErr.Load(); p != nil {
+				r.err = fmt.Errorf("engine: stream: %w", *p)
+			}
+		}
+	}
+}
+
+// ended reports whether the run has its outcome.
+func (r *run) ended() bool { return r.stop != "" || r.err != nil }
+
+// waiting reports whether r waits for its group's shared prefix.
+func (r *run) waiting() bool { return r.g.shared > 0 && !r.g.copied }
+
+// pending is the number of tokens r has to decode before its next step.
+func (r *run) pending() int {
+	return len(r.prompt) - r.pdone + len(r.gen) - r.decoded
+}
+
+// fill builds the batch of this step: first the committed tokens of the
+// runs that are generating (so that they keep streaming while prompts are
+// read), then prompt chunks, oldest group first, up to the batch budget.
+func (s *scheduler) fill() {
+	s.batch.Reset()
+	room := s.batchToks
+	for _, g := range s.groups {
+		for _, r := range g.runs {
+			r.row, r.addP, r.addG = -1, 0, 0
+		}
+	}
+	for pass := range 2 {
+		for _, g := range s.groups {
+			if pass == 1 && g.shared > 0 && g.sdone < g.shared && room > 0 {
+				// The shared prefix, into the first run's sequence.
+				k := min(g.shared-g.sdone, room)
+				seq := g.runs[0].seq
+				for i := range k {
+					s.batch.Add(seq, g.sdone+i, g.prompt[g.sdone+i], false)
+				}
+				g.addS = k
+				room -= k
+			}
+			for _, r := range g.runs {
+				if r.ended() || r.waiting() || (pass == 0) != (r.pdone == len(r.prompt)) {
+					continue
+				}
+				room -= r.add(&s.batch, room)
+			}
+		}
+	}
+}
+
+// add puts up to room of r's pending tokens into b and returns how many.
+// The logits are wanted after the last pending one.
+func (r *run) add(b *Batch, room int) int {
+	n := min(r.pending(), room)
+	for i := range n {
+		if p := r.pdone + i; p < len(r.prompt) {
+			b.Add(r.seq, p, r.prompt[p], false)
+			r.addP++
+		} else {
+			j := r.decoded + r.addG
+			b.Add(r.seq, len(r.prompt)+j, r.gen[j], false)
+			r.addG++
+		}
+	}
+	if n > 0 && n == r.pending() {
+		r.row = b.Len() - 1
+		b.Logits[r.row] = true
+	}
+	return n
+}
+
+// decoded books a successful decode: what each run has in the cache, the
+// rows of the runs that step now, and their stats.
+func (s *scheduler) decoded(dt time.Duration) {
+	s.work = s.work[:0]
+	for _, g := range s.groups {
+		g.sdone += g.addS
+		g.addS = 0
+		for _, r := range g.runs {
+			if r.addP+r.addG == 0 {
+				continue
+			}
+			prefill := r.pdone < len(r.prompt)
+			r.pdone += r.addP
+			r.decoded += r.addG
+			if prefill {
+				if r.pdone == len(r.prompt) {
+					r.stats.Prefill = time.Since(r.admit)
+				}
+			} else {
+				r.stats.Decode += dt
+				r.stats.DecodeCalls++
+				r.stats.DecodedTokens += r.addG
+			}
+			if r.row >= 0 {
+				r.logits = s.m.Logits(r.row)
+				s.work = append(s.work, r)
+			}
+		}
+	}
+}
+
+// share copies each group's decoded prefix to the group's other
+// sequences. A model that cannot share (ErrUnsupported) makes each
+// sequence read the prefix itself (the cells were reserved for that).
+func (s *scheduler) share() {
+	for _, g := range s.groups {
+		if g.shared == 0 || g.copied || g.sdone < g.shared {
+			continue
+		}
+		g.copied = true
+		first := g.runs[0]
+		first.pdone = g.shared
+		for _, r := range g.runs[1:] {
+			if r.ended() {
+				continue
+			}
+			err := s.m.Copy(first.seq, r.seq, g.shared)
+			switch {
+			case err == nil:
+				r.pdone = g.shared
+			case errors.Is(err, ErrUnsupported):
+				r.pdone = 0
+			default:
+				r.err = fmt.Errorf("engine: share the prompt: %w", err)
+			}
+		}
+	}
+}
+
+// steps runs the step of every run with logits, in parallel.
+func (s *scheduler) steps() {
+	if len(s.work) == 1 {
+		s.work[0].stepRow()
+		return
+	}
+	s.wg.Add(len(s.work))
+	for _, r := range s.work {
+		s.jobs <- r
+	}
+	s.wg.Wait()
+}
+
+// stepRow runs step on the run's logits row and records a failure.
+func (r *run) stepRow() {
+	defer func() {
+		if p := recover(); p != nil {
+			r.err = fmt.Errorf("engine: panic in the step of a sequence: %v", p)
+		}
+	}()
+	logits := r.logits
+	r.logits = nil
+	if err := r.step(logits); err != nil {
+		r.err = err
+	}
+}
+
+// decodeFailed ends the runs that had entries in the failed batch.
+func (s *scheduler) decodeFailed(err error) {
+	for _, g := range s.groups {
+		gerr := error(nil)
+		if g.addS > 0 {
+			gerr = err
+			g.addS = 0
+		}
+		for _, r := range g.runs {
+			if !r.ended() && (gerr != nil || r.addP+r.addG > 0) {
+				r.err = fmt.Errorf("engine: decode %d tokens at position %d: %w", r.addP+r.addG, len(r.prompt)+r.decoded, err)
+				if r.addG == 0 {
+					r.err = fmt.Errorf("engine: prefill: %w", err)
+				}
+			}
+		}
+	}
+}
+
+func (s *scheduler) failAll(err error) {
+	for _, g := range s.groups {
+		for _, r := range g.runs {
+			if !r.ended() {
+				r.err = err
+			}
+		}
+	}
+}
+
+// reap releases the sequences of ended runs (their cells at once) and
+// signals groups whose runs are all released. The first run of a group
+// keeps its sequence until the shared prefix is copied.
+func (s *scheduler) reap() {
+	kept := s.groups[:0]
+	for _, g := range s.groups {
+		for _, r := range g.runs {
+			if r.seq < 0 || !r.ended() || (r == g.runs[0] && r.waitingFirst()) {
+				continue
+			}
+			s.release(r)
+			g.live--
+		}
+		if g.live > 0 {
+			kept = append(kept, g)
+			continue
+		}
+		s.mu.Lock()
+		s.stats.Finished++
+		s.mu.Unlock()
+		close(g.done)
+	}
+	clear(s.groups[len(kept):])
+	s.groups = kept
+	s.mu.Lock()
+	s.stats.Active = s.active()
+	s.stats.Cells = s.used
+	s.mu.Unlock()
+}
+
+// waitingFirst reports whether r, the first run of its group, holds the
+// shared prefix that other live runs still wait for.
+func (r *run) waitingFirst() bool {
+	g := r.g
+	if g.shared == 0 || g.copied {
+		return false
+	}
+	for _, o := range g.runs[1:] {
+		if !o.ended() {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scheduler) release(r *run) {
+	if err := s.m.Remove(r.seq, 0); err != nil && r.err == nil {
+		r.err = fmt.Errorf("engine: free the sequence: %w", err)
+	}
+	s.seqs[r.seq] = nil
+	r.seq = -1
+	s.used -= r.reserve()
+	r.stats.Total = time.Since(r.start)
+}
