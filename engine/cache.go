@@ -56,13 +56,13 @@ type cacheEntry struct {
 // of conversion and compilation allow, and the next request may differ
 // only in what the caller fixed).
 type grammarCache struct {
-	mu       sync.Mutex
-	entries  map[cacheKey]*cacheEntry
-	lru      list.List // front: most recently used
-	bytes    int64
-	max      int64
-	stats    CacheStats
-	onEvict  func(*constraint)
+	mu      sync.Mutex
+	entries map[cacheKey]*cacheEntry
+	lru     list.List // front: most recently used
+	bytes   int64
+	max     int64
+	stats   CacheStats
+	onEvict func(*constraint)
 }
 
 // refreshEvery is how many compiles pass between two re-measurements of

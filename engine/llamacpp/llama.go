@@ -62,10 +62,10 @@ type Model struct {
 	bos    int32
 	addBOS bool
 	tmpl   string
-	nCtx   int   // cells of the cache, shared by all sequences
-	nSeq   int   // sequences
-	rec    bool  // recurrent memory: no partial removal, no sharing
-	npos   []int // positions each sequence holds
+	nCtx   int    // cells of the cache, shared by all sequences
+	nSeq   int    // sequences
+	rec    bool   // recurrent memory: no partial removal, no sharing
+	npos   []int  // positions each sequence holds
 	rows   []bool // entries of the last successful Decode that have logits
 
 	// Cell accounting, so that ContextSize is exact (llama.cpp pads its
