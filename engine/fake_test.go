@@ -44,11 +44,15 @@ type fakeModel struct {
 	cells    [][]int   // cell id of each position of each sequence
 	refs     map[int]int
 	nextCell int
-	rows     map[int][]float32 // logits of the last Decode, by batch entry
-	decodes  []int             // per Decode: entries after the prompt (summed over sequences)
-	batches  []int             // per Decode: entries
-	maxSeqs  int               // most sequences in one Decode
-	done     [][]int32         // contents of sequences when they were removed whole
+	rows     [][]float32 // logits of the last Decode by batch entry (nil: none asked)
+	bufs     [][]float32 // reused logits buffers
+	decodes  []int       // per Decode: entries after the prompt (summed over sequences)
+	batches  []int       // per Decode: entries
+	mixed    int         // Decodes holding prompt entries of one sequence and output entries of another
+	inPrompt int         // entries decoded at prompt positions
+	maxSeqs  int         // most sequences in one Decode
+	done     [][]int32   // contents of sequences when they were removed whole
+	gate     chan struct{} // if set, each Decode takes a value from it first
 	closed   bool
 }
 
@@ -143,6 +147,19 @@ func (f *fakeModel) promptLen(seq []int32) int {
 	return n
 }
 
+// inPromptAt reports whether position pos of seq is part of a recorded
+// prompt (seq[:pos+1] starts one).
+func (f *fakeModel) inPromptAt(seq []int32, pos int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.prompts {
+		if pos < len(p) && slices.Equal(p[:pos+1], seq[:pos+1]) {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *fakeModel) init() {
 	if f.seqs == nil {
 		f.seqs = make([][]int32, f.nseq)
@@ -155,6 +172,9 @@ func (f *fakeModel) init() {
 func (f *fakeModel) usedCells() int { return len(f.refs) }
 
 func (f *fakeModel) Decode(b *engine.Batch) error {
+	if f.gate != nil {
+		<-f.gate
+	}
 	f.init()
 	switch {
 	case f.closed:
@@ -187,21 +207,39 @@ func (f *fakeModel) Decode(b *engine.Batch) error {
 			return errors.New("fake: decode failure")
 		}
 	}
-	f.rows = map[int][]float32{}
-	after := 0
+	f.rows = f.rows[:0]
+	after, nbuf := 0, 0
 	for i := range b.Len() {
 		seq := b.Seq[i]
 		f.seqs[seq] = append(f.seqs[seq], b.Token[i])
 		f.cells[seq] = append(f.cells[seq], f.nextCell)
 		f.refs[f.nextCell] = 1
 		f.nextCell++
+		var row []float32
 		if b.Logits[i] {
-			f.rows[i] = f.compute(f.seqs[seq])
+			if nbuf == len(f.bufs) {
+				f.bufs = append(f.bufs, make([]float32, len(f.toks)))
+			}
+			row = f.bufs[nbuf]
+			nbuf++
+			f.compute(row, f.seqs[seq])
+		}
+		f.rows = append(f.rows, row)
+	}
+	promptSeqs, outSeqs := map[int32]bool{}, map[int32]bool{}
+	for i := range b.Len() {
+		if !f.inPromptAt(f.seqs[b.Seq[i]], int(b.Pos[i])) {
+			after++
+			outSeqs[b.Seq[i]] = true
+		} else {
+			promptSeqs[b.Seq[i]] = true
+			f.inPrompt++
 		}
 	}
-	for i := range b.Len() {
-		if int(b.Pos[i]) >= f.promptLen(f.seqs[b.Seq[i]]) {
-			after++
+	for s := range promptSeqs {
+		if len(outSeqs) > 1 || (len(outSeqs) == 1 && !outSeqs[s]) {
+			f.mixed++
+			break
 		}
 	}
 	if after > 0 {
@@ -213,11 +251,10 @@ func (f *fakeModel) Decode(b *engine.Batch) error {
 }
 
 func (f *fakeModel) Logits(i int) []float32 {
-	l, ok := f.rows[i]
-	if !ok {
+	if i < 0 || i >= len(f.rows) || f.rows[i] == nil {
 		panic(fmt.Sprintf("fake: Logits(%d) of an entry that did not ask for logits", i))
 	}
-	return l
+	return f.rows[i]
 }
 
 func (f *fakeModel) Remove(seq, pos int) error {
@@ -260,9 +297,8 @@ func (f *fakeModel) last() (prompt, output []int32) {
 	return s[:n], s[n:]
 }
 
-// compute returns the logits after the tokens of a sequence.
-func (f *fakeModel) compute(seq []int32) []float32 {
-	l := make([]float32, len(f.toks))
+// compute writes the logits after the tokens of a sequence into l.
+func (f *fakeModel) compute(l []float32, seq []int32) {
 	if f.script != nil {
 		var done []byte
 		for _, t := range seq[f.promptLen(seq):] {
@@ -284,7 +320,7 @@ func (f *fakeModel) compute(seq []int32) []float32 {
 		if ok && len(rest) == 0 {
 			l[f.eos] = 30
 		}
-		return l
+		return
 	}
 	// Noise: a deterministic function of position and last token.
 	pos, last := uint64(len(seq)), uint64(seq[len(seq)-1])
@@ -294,7 +330,6 @@ func (f *fakeModel) compute(seq []int32) []float32 {
 	if f.noEOS {
 		l[f.eos] = float32(math.Inf(-1))
 	}
-	return l
 }
 
 func splitmix(x uint64) uint64 {

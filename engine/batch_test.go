@@ -1,0 +1,481 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/structgen/structgen/engine"
+)
+
+// A request of the batched tests: what to generate and how.
+type request struct {
+	name string
+	opts []engine.Option
+}
+
+// mixedRequests are generations of every kind the loop has: a schema, a
+// grammar, a lazy trigger, a small budget that closes out, no grammar, a
+// flexible-whitespace schema and one without jump-forward.
+func mixedRequests() []request {
+	return []request{
+		{"schema", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60)}},
+		{"grammar", []engine.Option{engine.WithGrammar(`root ::= "[" [0-9]+ ("," [0-9]+)* "]"`), engine.WithMaxTokens(30)}},
+		{"lazy", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithLazyTrigger("{"), engine.WithMaxTokens(50)}},
+		{"budget", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(16)}},
+		{"free", []engine.Option{engine.WithMaxTokens(12)}},
+		{"flexible", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithWhitespace(engine.Flexible), engine.WithMaxTokens(70)}},
+		{"nojump", []engine.Option{engine.WithGrammar(`root ::= "{\"id\":" [0-9]{1,4} "}"`), engine.WithJumpForward(false)}},
+	}
+}
+
+// waitIdle waits until the engine's scheduler has no work and its
+// goroutines had time to exit.
+func waitIdle(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	for range 1000 {
+		if st := e.SchedulerStats(); st.Active == 0 && st.Queued == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("scheduler still busy: %+v", e.SchedulerStats())
+}
+
+// checkNoLeak fails if goroutines started after base are still running.
+func checkNoLeak(t *testing.T, base int) {
+	t.Helper()
+	for range 1000 {
+		if runtime.NumGoroutine() <= base {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 1<<16)
+	t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+}
+
+// Many generations of every kind, started at random moments over many
+// steps, some cancelled: each one that is not cancelled gives exactly
+// what it gives alone; the cache ends empty and no goroutine is left.
+func TestBatchedEqualsAlone(t *testing.T) {
+	base := runtime.NumGoroutine()
+	reqs := mixedRequests()
+	const n = 48
+	type job struct {
+		req    request
+		seed   uint32
+		prompt string
+		cancel int           // cancel after this many streamed pieces (0: never)
+		delay  time.Duration // before the call
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	jobs := make([]job, n)
+	for i := range jobs {
+		jobs[i] = job{req: reqs[i%len(reqs)], seed: uint32(i), prompt: strings.Repeat("x", 1+rng.IntN(40)),
+			delay: time.Duration(rng.IntN(200)) * 10 * time.Microsecond}
+		if i%7 == 3 {
+			jobs[i].cancel = 1 + rng.IntN(3)
+		}
+	}
+
+	// Alone: one engine, one generation at a time.
+	want := make([]string, n)
+	{
+		f := newFakeModel()
+		e := newEngine(t, f, engine.WithBatchTokens(16))
+		for i, j := range jobs {
+			res, err := e.Generate(context.Background(), j.prompt, append(j.req.opts, engine.WithSeed(j.seed))...)
+			if err != nil {
+				t.Fatalf("%s alone: %v", j.req.name, err)
+			}
+			checkResult(t, res)
+			want[i] = res.Text
+		}
+		if f.maxSeqs != 1 {
+			t.Fatalf("alone: %d sequences in one decode", f.maxSeqs)
+		}
+	}
+
+	// Together: 48 callers on one engine of 4 sequences, a batch budget
+	// of 16 entries (so that prompts are read in chunks between steps).
+	f := newFakeModel()
+	e := newEngine(t, f, engine.WithBatchTokens(16))
+	got := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(j.delay)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := append(j.req.opts, engine.WithSeed(j.seed))
+			if j.cancel > 0 {
+				pieces := 0
+				opts = append(opts, engine.WithStream(func([]byte) error {
+					if pieces++; pieces == j.cancel {
+						cancel()
+					}
+					return nil
+				}))
+			}
+			res, err := e.Generate(ctx, j.prompt, opts...)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			checkResult(t, res)
+			got[i] = res.Text
+		}()
+	}
+	wg.Wait()
+	cancelled := 0
+	for i, j := range jobs {
+		switch {
+		case errs[i] != nil && j.cancel > 0 && errors.Is(errs[i], context.Canceled):
+			cancelled++
+		case errs[i] != nil:
+			t.Errorf("job %d (%s): %v", i, j.req.name, errs[i])
+		case got[i] != want[i]:
+			t.Errorf("job %d (%s, seed %d): batched %q, alone %q", i, j.req.name, j.seed, got[i], want[i])
+		}
+	}
+	t.Logf("%d cancelled; %d decodes, up to %d sequences each, %d mixing a prompt with others' outputs", cancelled, len(f.batches), f.maxSeqs, f.mixed)
+	if f.maxSeqs < 2 {
+		t.Errorf("never more than %d sequence in a decode", f.maxSeqs)
+	}
+	if f.mixed == 0 {
+		t.Error("no decode held a prompt chunk beside another sequence's output")
+	}
+	for _, b := range f.batches {
+		if b > 16 {
+			t.Fatalf("a decode of %d entries, budget 16", b)
+		}
+	}
+	waitIdle(t, e)
+	if c := f.usedCells(); c != 0 {
+		t.Errorf("%d cells still used", c)
+	}
+	st := e.SchedulerStats()
+	if st.Admitted < int64(n-cancelled) || st.Finished != st.Admitted {
+		t.Errorf("admitted %d finished %d of %d (%d cancelled)", st.Admitted, st.Finished, n, cancelled)
+	}
+	checkNoLeak(t, base)
+}
+
+// A cancelled generation leaves within a step, frees its sequence and its
+// cells, and the next generation runs.
+func TestCancelFreesSequence(t *testing.T) {
+	f := newFakeModel()
+	f.nseq = 1
+	f.noEOS = true
+	e := newEngine(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	steps := 0
+	_, err := e.Generate(ctx, "x", engine.WithMaxTokens(1000), engine.WithStream(func([]byte) error {
+		if steps++; steps == 5 {
+			cancel()
+		}
+		return nil
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	waitIdle(t, e)
+	if c := f.usedCells(); c != 0 {
+		t.Errorf("%d cells used after the cancel", c)
+	}
+	if n := len(f.done[len(f.done)-1]); n > 200 {
+		t.Errorf("the cancelled sequence reached %d positions", n)
+	}
+	res := generate(t, e, "x", engine.WithMaxTokens(10), engine.WithSeed(1))
+	if len(res.Tokens) != 10 {
+		t.Errorf("next generation: %d tokens", len(res.Tokens))
+	}
+
+	// A stream error ends its generation the same way.
+	stop := errors.New("client gone")
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(1000), engine.WithStream(func([]byte) error { return stop })); !errors.Is(err, stop) {
+		t.Errorf("stream error: %v", err)
+	}
+	waitIdle(t, e)
+	if c := f.usedCells(); c != 0 {
+		t.Errorf("%d cells used after a stream error", c)
+	}
+}
+
+// A generation cancelled while it waits for admission leaves the queue.
+func TestCancelWhileQueued(t *testing.T) {
+	f := newFakeModel()
+	f.nseq = 1
+	f.noEOS = true
+	f.gate = make(chan struct{})
+	e := newEngine(t, f)
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(5))
+		first <- err
+	}()
+	f.gate <- struct{}{} // the first generation is running
+	ctx, cancel := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(ctx, "y", engine.WithMaxTokens(5))
+		second <- err
+	}()
+	for e.SchedulerStats().Queued == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Errorf("queued and cancelled: %v", err)
+	}
+	if q := e.SchedulerStats().Queued; q != 0 {
+		t.Errorf("%d still queued", q)
+	}
+	close(f.gate)
+	if err := <-first; err != nil {
+		t.Error(err)
+	}
+}
+
+// WithMaxQueue refuses generations beyond the queue at once.
+func TestQueueFull(t *testing.T) {
+	f := newFakeModel()
+	f.nseq = 1
+	f.noEOS = true
+	f.gate = make(chan struct{})
+	e := newEngine(t, f, engine.WithMaxQueue(1))
+	errs := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			_, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(3))
+			errs <- err
+		}()
+		// The first is admitted (and held in its first decode), the second
+		// waits in the queue.
+		for st := e.SchedulerStats(); st.Queued+st.Active < i+1; st = e.SchedulerStats() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(3)); !errors.Is(err, engine.ErrQueueFull) {
+		t.Errorf("third generation: %v, want ErrQueueFull", err)
+	}
+	close(f.gate)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Admission waits while the cache has no room for a generation's prompt
+// and budget, and a generation that cannot fit at all is an error.
+func TestAdmissionByCells(t *testing.T) {
+	f := newFakeModel()
+	f.ctx = 60
+	f.noEOS = true
+	e := newEngine(t, f)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// 2 prompt tokens + 24: two fit in 60 cells, not three.
+			res, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(24), engine.WithSeed(uint32(i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if len(res.Tokens) != 24 {
+				t.Errorf("%d tokens", len(res.Tokens))
+			}
+		}()
+	}
+	wg.Wait()
+	if f.maxSeqs != 2 {
+		t.Errorf("up to %d sequences per decode, want 2 (cells for two)", f.maxSeqs)
+	}
+	if _, err := e.GenerateN(context.Background(), "x", 2, engine.WithMaxTokens(40)); !errors.Is(err, engine.ErrContextFull) {
+		t.Errorf("a generation larger than the cache: %v", err)
+	}
+	if _, err := e.Generate(context.Background(), strings.Repeat("long ", 5)); err != nil {
+		t.Errorf("default budget: %v", err)
+	}
+	if _, err := e.Generate(context.Background(), strings.Repeat("x", 60)); !errors.Is(err, engine.ErrContextFull) {
+		t.Errorf("a prompt longer than the context: %v", err)
+	}
+}
+
+// GenerateN decodes the prompt once and shares it: choice i is what
+// Generate gives with seed+i.
+func TestGenerateN(t *testing.T) {
+	f := newFakeModel()
+	opts := []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60), engine.WithSeed(10)}
+	e := newEngine(t, f, opts...)
+	prompt := "a prompt of several tokens for the choices"
+	var want []string
+	for i := range 3 {
+		want = append(want, generate(t, e, prompt, engine.WithSeed(uint32(10+i))).Text)
+	}
+	f.inPrompt = 0
+	streamed := make([]strings.Builder, 3)
+	res, err := e.GenerateN(context.Background(), prompt, 3, engine.WithChoiceStream(func(i int, p []byte) error {
+		streamed[i].Write(p)
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptoks, _ := f.Tokenize([]byte(prompt), true, false)
+	for i, r := range res {
+		checkResult(t, r)
+		if r.Text != want[i] || r.Seed != uint32(10+i) {
+			t.Errorf("choice %d: %q seed %d, want %q seed %d", i, r.Text, r.Seed, want[i], 10+i)
+		}
+		if streamed[i].String() != r.Text {
+			t.Errorf("choice %d streamed %q", i, streamed[i].String())
+		}
+	}
+	// The prompt minus its last token once, the last token three times.
+	if f.inPrompt != len(ptoks)-1+3 {
+		t.Errorf("%d prompt entries decoded for 3 choices of a %d-token prompt, want %d", f.inPrompt, len(ptoks), len(ptoks)+2)
+	}
+	waitIdle(t, e)
+	if c := f.usedCells(); c != 0 {
+		t.Errorf("%d cells used", c)
+	}
+	if _, err := e.GenerateN(context.Background(), prompt, 5); err == nil || !strings.Contains(err.Error(), "5 completions need 5 sequences") {
+		t.Errorf("more choices than sequences: %v", err)
+	}
+	if _, err := e.GenerateN(context.Background(), prompt, 0); err == nil {
+		t.Error("GenerateN(0): no error")
+	}
+	if _, err := e.GenerateN(context.Background(), prompt, 2, engine.WithStream(func([]byte) error { return nil })); err == nil {
+		t.Error("WithStream with 2 choices: no error")
+	}
+}
+
+// A slow stream consumer never holds up the batch: one generation's
+// stream blocks; its sequence still runs to its end in the scheduler, and
+// another generation runs meanwhile.
+func TestSlowStreamDoesNotBlock(t *testing.T) {
+	f := newFakeModel()
+	f.noEOS = true
+	e := newEngine(t, f)
+	release := make(chan struct{})
+	slow := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(40), engine.WithStream(func([]byte) error {
+			<-release
+			return nil
+		}))
+		slow <- err
+	}()
+	for e.SchedulerStats().Finished == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	res := generate(t, e, "y", engine.WithMaxTokens(40))
+	if len(res.Tokens) != 40 {
+		t.Errorf("%d tokens", len(res.Tokens))
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestEngineOptions(t *testing.T) {
+	f := newFakeModel()
+	for _, tc := range []struct {
+		opt  engine.Option
+		want string
+	}{
+		{engine.WithBatchTokens(0), "WithBatchTokens: 0 out of range"},
+		{engine.WithMaxQueue(-1), "WithMaxQueue"},
+		{engine.WithGrammarCacheBytes(-1), "WithGrammarCacheBytes"},
+	} {
+		if _, err := engine.New(f, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New: %v, want %q", err, tc.want)
+		}
+	}
+	e := newEngine(t, f)
+	if _, err := e.Generate(context.Background(), "x", engine.WithBatchTokens(8)); err == nil || !strings.Contains(err.Error(), "engine settings") {
+		t.Errorf("an engine setting in Generate: %v", err)
+	}
+	f.nseq = 0
+	if _, err := engine.New(f); err == nil {
+		t.Error("a model of 0 sequences: no error")
+	}
+}
+
+// The grammar cache compiles a schema once for concurrent callers, keeps
+// compiled grammars within its byte bound (least recently used out), and
+// counts hits, misses and evictions.
+func TestGrammarCache(t *testing.T) {
+	e, err := engine.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Compile(engine.WithSchema([]byte(personSchema))); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	st := e.CacheStats()
+	if st.Misses != 1 || st.Hits != 7 || st.Entries != 1 || st.Bytes <= 0 {
+		t.Errorf("8 concurrent compiles of one schema: %+v", st)
+	}
+	one := st.Bytes
+
+	small, err := engine.New(nil, engine.WithGrammarCacheBytes(2*one+one/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := func(i int) engine.Option {
+		return engine.WithSchema([]byte(strings.Replace(personSchema, `"maxLength": 12`, fmt.Sprintf(`"maxLength": %d`, 10+i), 1)))
+	}
+	for i := range 4 {
+		if _, err := small.Compile(schema(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st = small.CacheStats()
+	if st.Entries != 2 || st.Evictions != 2 || st.Bytes > st.MaxBytes {
+		t.Errorf("4 schemas in room for 2: %+v", st)
+	}
+	// The two most recent are kept; the first was evicted.
+	if _, err := small.Compile(schema(3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.Compile(schema(0)); err != nil {
+		t.Fatal(err)
+	}
+	if st2 := small.CacheStats(); st2.Hits != st.Hits+1 || st2.Misses != st.Misses+1 {
+		t.Errorf("after a hit and a miss: %+v (before %+v)", st2, st)
+	}
+	// Failures are not kept.
+	bad := engine.WithGrammar(`root ::= "a`)
+	for range 2 {
+		if _, err := small.Compile(bad); err == nil {
+			t.Fatal("bad grammar compiled")
+		}
+	}
+	if st3 := small.CacheStats(); st3.Entries != 2 {
+		t.Errorf("a failure was cached: %+v", st3)
+	}
+}
