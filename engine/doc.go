@@ -13,11 +13,46 @@
 //	res, err := e.Generate(ctx, "An order for three apples:", engine.WithSeed(1))
 //	fmt.Println(res.Output, res.Stats.String())
 //
-// # The loop
+// # Batching
 //
-// Generate tokenizes the prompt (wrapped in the model's chat template with
-// WithChat; see FormatChat), resets the model's cache and decodes the prompt
-// as one batch. Then, per step:
+// One model serves every generation of an engine at once. The model's cache
+// holds Model.Sequences() sequences in ContextSize() cells (a unified KV
+// cache); each generation takes a sequence, and every decode carries the
+// next tokens of all running generations in one batch (continuous
+// batching, as llama.cpp's server and vLLM do):
+//
+//   - Admission. Generate tokenizes the prompt, prepares the grammar's
+//     forced start and first mask on the caller's goroutine, and queues the
+//     generation. The scheduler admits queued generations at step
+//     boundaries, first come first served, while there is a free sequence
+//     and room in the cache for the prompt and the whole token budget (so
+//     that no admitted generation can run out of cells halfway). A
+//     generation that could never fit is an error at once (ErrContextFull);
+//     with WithMaxQueue, one beyond the queue is ErrQueueFull.
+//   - Batches. Each step decodes, within WithBatchTokens entries
+//     (DefaultBatchTokens), first the committed tokens of every running
+//     generation (the sampled token and whatever jump-forward added), then
+//     chunks of the prompts being read: a long prompt is read over several
+//     steps while the others keep streaming.
+//   - Grammar work in parallel. After the decode, every generation that got
+//     logits runs its step (mask, sampler, commit, jump-forward, budget
+//     check, the next mask) on a pool of worker goroutines, one shared
+//     mask.Compiled per grammar and a Matcher per generation; nothing on
+//     this path allocates per token after warm-up (the output buffers grow
+//     amortized).
+//   - Leaving. A generation that ends (grammar, end-of-generation, budget,
+//     error), whose context is done, or whose stream fails, leaves at that
+//     step boundary and its sequence's cells are freed at once.
+//   - Sharing. GenerateN decodes its prompt once and shares its cells
+//     (Model.Copy, llama_memory_seq_cp) with the other choices.
+//
+// Streams are fed from the scheduler into a buffer per generation and
+// handed to the stream function on the caller's goroutine, so a slow
+// consumer gets longer pieces and never holds up the batch.
+//
+// # The loop of one generation
+//
+// Per step, with the logits of everything it committed:
 //
 //   - constrained (a grammar is active): the matcher fills the token mask;
 //     if it allows nothing but end-of-generation, the output is complete
@@ -34,9 +69,30 @@
 //     allows one only where the grammar can end.
 //
 // Tokens are committed before they are decoded, so that a commit can still
-// be undone: the next Decode batch holds the sampled token and whatever
+// be undone: the next batch holds the sampled token and whatever
 // jump-forward added after it. The model's cache and the matcher never
 // disagree: nothing decoded is ever rolled back within a generation.
+//
+// # Determinism
+//
+// A seed (WithSeed; choice i of GenerateN uses seed+i) fixes every random
+// choice: the CPU chain is seeded per generation, and Gumbel-max noise is a
+// function of the seed and the position. So the output is a deterministic
+// function of the seed and the model's logits. What is guaranteed:
+//
+//   - No-model mode: the same seed, grammar and options give the same
+//     output, whatever else runs.
+//   - With a model, a seeded generation that runs alone (no other
+//     generation in its batches) gives the same output every time, on the
+//     same machine, build and thread count.
+//   - With other generations in the same batches, llama.cpp computes the
+//     logits with other matrix shapes and over more cache cells, and their
+//     last bits can differ; a near-tie between two tokens can then flip and
+//     the output differ from there on. It is still a valid sample of the
+//     same distribution, and every constraint holds. The engine itself adds
+//     no such effect: with a model whose logits do not depend on the batch
+//     (the tests' fake model), every generation gives exactly what it gives
+//     alone, under any interleaving of admission, finish and cancellation.
 //
 // # Jump-forward
 //
@@ -54,7 +110,8 @@
 // # Budget and close-out
 //
 // WithMaxTokens bounds the generated tokens (by default the context left
-// after the prompt). With a grammar, every commit keeps room for a shortest
+// after the prompt within one sequence's share of the cache, see
+// WithMaxTokens). With a grammar, every commit keeps room for a shortest
 // completion of the output, tokenized: when a token would leave too little,
 // it is undone and the shortest completion (mask.Matcher.ShortestCompletion)
 // is committed instead, so that the output is complete and valid
@@ -91,13 +148,18 @@
 //
 // # Cost and concurrency
 //
-// An Engine is safe for concurrent use. With a model, generations run one at
-// a time (a Model is one sequence); in no-model mode they run in parallel.
-// Each grammar or schema is converted and compiled once per engine
-// (milliseconds; see mask.Compile) and kept (up to MaxCachedGrammars). New
-// builds the model's mask vocabulary (tens of milliseconds for 128k tokens);
-// the first constrained generation also sorts the vocabulary for
-// jump-forward. Per step the grammar work costs microseconds to tens of
-// microseconds (about 2.5% of a decode step of the 128k-vocabulary test
-// model); the chain costs 50-100 µs on 128k logits, Gumbel-max less.
+// An Engine is safe for concurrent use; with a model, concurrent
+// generations share decodes (see Batching), in no-model mode they run in
+// parallel. Each grammar or schema is converted and compiled once per
+// engine (milliseconds; see mask.Compile) and kept in a cache bounded by
+// bytes (WithGrammarCacheBytes, DefaultGrammarCacheBytes; least recently
+// used out); concurrent requests for a grammar being compiled wait for that
+// one compile (CacheStats counts hits, misses and evictions). New builds
+// the model's mask vocabulary (tens of milliseconds for 128k tokens); the
+// first constrained generation also sorts the vocabulary for jump-forward.
+// Per step and generation the grammar work costs microseconds to tens of
+// microseconds and the chain 50-100 µs on 128k logits (Gumbel-max less),
+// run in parallel across the batch: about 2-3% of a step of the
+// 128k-vocabulary test model (SchedulerStats.GrammarShare). The scheduler's
+// goroutines run while there is work and exit when the engine is idle.
 package engine

@@ -37,6 +37,7 @@ type run struct {
 
 	bits    []uint32 // the mask of the next step (filled by prepare)
 	scratch []uint32 // jump-forward's look-ahead mask
+	forced  []byte   // jump-forward's forced bytes
 	prompt  []int32  // prompt tokens: positions 0..len(prompt)-1
 	budget  int      // most generated tokens
 	gen     []int32  // generated tokens
@@ -488,7 +489,8 @@ func (r *run) spells(toks []int32, text []byte) bool {
 func (r *run) jumpForward(replace bool) error {
 	t := time.Now()
 	defer func() { r.stats.Mask += time.Since(t) }()
-	forced := r.mt.Forced()
+	r.forced = r.mt.AppendForced(r.forced[:0])
+	forced := r.forced
 	if len(forced) == 0 {
 		return nil
 	}

@@ -436,20 +436,25 @@ const maxForced = 512
 // Forced returns the bytes the grammar forces next: the longest string
 // that every continuation of the output starts with, stopping where the
 // output could end. It is empty when there is a choice.
-func (m *Matcher) Forced() []byte {
+func (m *Matcher) Forced() []byte { return m.AppendForced(nil) }
+
+// AppendForced appends the bytes Forced returns to dst and returns the
+// extended slice. It does not allocate beyond growing dst (the decode
+// loop calls it after every token).
+func (m *Matcher) AppendForced(dst []byte) []byte {
 	if m.ended {
-		return nil
+		return dst
 	}
 	a := m.c.a
-	cur := append([]node(nil), m.cfg...)
-	var out []byte
-	for len(out) < maxForced {
+	cur := append(m.spCur[:0], m.cfg...)
+	next := m.spNext[:0]
+	defer func() { m.spCur, m.spNext = cur[:0], next[:0] }()
+	for n := 0; n < maxForced; n++ {
 		if m.anyCanEnd(cur) || m.hasTokEdges(cur) {
 			break
 		}
 		// Which byte classes can come next?
 		only := -1
-		var next []node
 		for c := 0; c < a.nc; c++ {
 			cand := m.stepClass(cur, c)
 			if cand == nil {
@@ -465,10 +470,10 @@ func (m *Matcher) Forced() []byte {
 		if only < 0 {
 			break
 		}
-		out = append(out, a.classLo[only])
-		cur = next
+		dst = append(dst, a.classLo[only])
+		cur, next = next, cur
 	}
-	return out
+	return dst
 }
 
 func (m *Matcher) anyCanEnd(cfg []node) bool { return m.st.anyCanEnd(cfg) }
