@@ -256,8 +256,14 @@ func (r *run) step(logits []float32) error {
 	if r.o.metrics {
 		r.stats.Surprisal = append(r.stats.Surprisal, float32(logZ-float64(logits[tok])))
 	}
-	if r.stats.TimeToFirstToken == 0 {
-		r.stats.TimeToFirstToken = time.Since(r.start)
+	if r.stats.TimeToFirstToken == 0 || r.o.stepTimes {
+		d := time.Since(r.start)
+		if r.stats.TimeToFirstToken == 0 {
+			r.stats.TimeToFirstToken = d
+		}
+		if r.o.stepTimes {
+			r.stats.StepTimes = append(r.stats.StepTimes, d)
+		}
 	}
 	if r.v.IsEOG(tok) {
 		if r.mt != nil {

@@ -99,6 +99,7 @@ type options struct {
 	system    string
 	noJump    bool
 	metrics   bool
+	stepTimes bool
 	noGumbel  bool
 
 	choiceStream func(int, []byte) error
@@ -284,6 +285,13 @@ func WithJumpForward(on bool) Option {
 // default.
 func WithTokenMetrics(on bool) Option {
 	return func(o *options) error { o.metrics = on; return nil }
+}
+
+// WithStepTimes records when each token was sampled (Stats.StepTimes),
+// for latency measurements such as inter-token latency. It costs one clock
+// read per token.
+func WithStepTimes(on bool) Option {
+	return func(o *options) error { o.stepTimes = on; return nil }
 }
 
 // WithGumbel lets unconstrained spans use the Gumbel-max sampler (the

@@ -36,6 +36,10 @@ type Stats struct {
 	// token's surprisal -ln p (nats). Only with WithTokenMetrics.
 	Entropy   []float32
 	Surprisal []float32
+
+	// StepTimes[i] is when the i-th token was sampled, from the call
+	// (its jump-forward tokens come with it). Only with WithStepTimes.
+	StepTimes []time.Duration
 }
 
 func perSecond(n int, d time.Duration) float64 {
