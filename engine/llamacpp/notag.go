@@ -101,8 +101,9 @@ func (p *GrammarPeer) Replay(tokens []int32, maxSteps int) (*Replay, error) {
 
 var _ engine.Model = (*Model)(nil)
 
-// Model is a GGUF model loaded into llama.cpp with one sequence of context.
-// It implements engine.Model.
+// Model is a GGUF model loaded into llama.cpp with a context of
+// Options.Sequences sequences in one unified KV cache. It implements
+// engine.Model.
 type Model struct {
 	_ struct{}
 }
@@ -167,8 +168,19 @@ func (m *Model) ChatTemplate() string {
 	panic(ErrNotBuilt)
 }
 
-// ContextSize implements engine.Model; 0 for a vocabulary-only model.
+// ContextSize implements engine.Model: the cells of the unified cache; 0
+// for a vocabulary-only model.
 func (m *Model) ContextSize() int {
+	panic(ErrNotBuilt)
+}
+
+// Sequences implements engine.Model; 0 for a vocabulary-only model.
+func (m *Model) Sequences() int {
+	panic(ErrNotBuilt)
+}
+
+// BatchSize implements engine.Model.
+func (m *Model) BatchSize() int {
 	panic(ErrNotBuilt)
 }
 
@@ -187,18 +199,32 @@ func (m *Model) Detokenize(tokens []int32, removeSpecial, unparseSpecial bool) (
 	return r0, ErrNotBuilt
 }
 
-// Decode implements engine.Model. It does not allocate when it succeeds.
-func (m *Model) Decode(tokens []int32, pos int) error {
+// Decode implements engine.Model: one llama_decode of the batch. It does
+// not allocate when it succeeds. The batch is checked in Go first (sizes,
+// sequence ids, tokens, positions that continue each sequence's cache), so
+// that a malformed batch is an error naming the entry rather than an abort
+// in C.
+func (m *Model) Decode(b *engine.Batch) error {
 	return ErrNotBuilt
 }
 
-// Logits implements engine.Model: a view of llama.cpp's output buffer.
-func (m *Model) Logits() []float32 {
+// Logits implements engine.Model: a view of llama.cpp's output buffer
+// for entry i of the last Decode; nil if that entry asked for no logits
+// or the buffer was invalidated (Remove, Copy, Close).
+func (m *Model) Logits(i int) []float32 {
 	panic(ErrNotBuilt)
 }
 
-// Truncate implements engine.Model.
-func (m *Model) Truncate(pos int) error {
+// Remove implements engine.Model. A recurrent model can only drop a
+// whole sequence (pos 0).
+func (m *Model) Remove(seq, pos int) error {
+	return ErrNotBuilt
+}
+
+// Copy implements engine.Model with llama_memory_seq_cp: in the unified
+// cache the cells get dst's id too, so nothing is duplicated. Recurrent
+// models return an error wrapping engine.ErrUnsupported.
+func (m *Model) Copy(src, dst, n int) error {
 	return ErrNotBuilt
 }
 

@@ -54,7 +54,7 @@ func TestNoTagStub(t *testing.T) {
 func TestGoDocWithoutTag(t *testing.T) {
 	for sym, want := range map[string]string{
 		"Load":              "func Load(path string, opts Options) (*Model, error)",
-		"Model.Decode":      "func (m *Model) Decode(tokens []int32, pos int) error",
+		"Model.Decode":      "func (m *Model) Decode(b *engine.Batch) error",
 		"NewGrammarPeer":    "func NewGrammarPeer(gbnf string, vocab [][]byte, eog []int32) (*GrammarPeer, error)",
 		"SetLogOutput":      "func SetLogOutput(w io.Writer)",
 		"Options.VocabOnly": "VocabOnly",
