@@ -48,6 +48,15 @@ func waitIdle(t *testing.T, e *engine.Engine) {
 	t.Fatalf("scheduler still busy: %+v", e.SchedulerStats())
 }
 
+// openWhenQueued lets every decode of f through once n generations are
+// queued or running.
+func openWhenQueued(e *engine.Engine, f *fakeModel, n int) {
+	for st := e.SchedulerStats(); st.Queued+st.Active < n; st = e.SchedulerStats() {
+		time.Sleep(100 * time.Microsecond)
+	}
+	close(f.gate)
+}
+
 // checkNoLeak fails if goroutines started after base are still running.
 func checkNoLeak(t *testing.T, base int) {
 	t.Helper()
@@ -105,8 +114,12 @@ func TestBatchedEqualsAlone(t *testing.T) {
 
 	// Together: 48 callers on one engine of 4 sequences, a batch budget
 	// of 16 entries (so that prompts are read in chunks between steps).
+	// The first decode waits until 8 generations are in, so that they
+	// overlap however slow the machine; later ones come at random moments.
 	f := newFakeModel()
+	f.gate = make(chan struct{})
 	e := newEngine(t, f, engine.WithBatchTokens(16))
+	go openWhenQueued(e, f, 8)
 	got := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -172,29 +185,46 @@ func TestBatchedEqualsAlone(t *testing.T) {
 }
 
 // A cancelled generation leaves within a step, frees its sequence and its
-// cells, and the next generation runs.
+// cells, and the next generation runs. The test holds every decode until
+// it lets it through, so that "within a step" is exact: after the cancel,
+// at most the decode that is already past its check of the context runs.
 func TestCancelFreesSequence(t *testing.T) {
 	f := newFakeModel()
 	f.nseq = 1
 	f.noEOS = true
+	f.gate = make(chan struct{})
 	e := newEngine(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
-	steps := 0
-	_, err := e.Generate(ctx, "x", engine.WithMaxTokens(1000), engine.WithStream(func([]byte) error {
-		if steps++; steps == 5 {
-			cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(ctx, "x", engine.WithMaxTokens(1000))
+		done <- err
+	}()
+	for range 5 {
+		f.gate <- struct{}{}
+	}
+	cancel()
+	extra := 0
+	var err error
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case f.gate <- struct{}{}:
+			extra++
 		}
-		return nil
-	}))
+	}
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
+	if extra > 1 {
+		t.Errorf("%d decodes after the cancel, want at most 1", extra)
+	}
+	f.gate = nil
 	waitIdle(t, e)
 	if c := f.usedCells(); c != 0 {
 		t.Errorf("%d cells used after the cancel", c)
-	}
-	if n := len(f.done[len(f.done)-1]); n > 200 {
-		t.Errorf("the cancelled sequence reached %d positions", n)
 	}
 	res := generate(t, e, "x", engine.WithMaxTokens(10), engine.WithSeed(1))
 	if len(res.Tokens) != 10 {
@@ -283,7 +313,9 @@ func TestAdmissionByCells(t *testing.T) {
 	f := newFakeModel()
 	f.ctx = 60
 	f.noEOS = true
+	f.gate = make(chan struct{})
 	e := newEngine(t, f)
+	go openWhenQueued(e, f, 6)
 	var wg sync.WaitGroup
 	for i := range 6 {
 		wg.Add(1)

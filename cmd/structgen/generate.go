@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/structgen/structgen/engine"
 	"github.com/structgen/structgen/sampling/cpu"
@@ -17,6 +20,12 @@ const (
 	// maxInstances bounds -n: a million instances of a typical schema is
 	// already hundreds of MB of output.
 	maxInstances = 1_000_000
+	// maxParallel bounds --parallel: llama.cpp holds at most 256
+	// sequences (LLAMA_MAX_SEQ).
+	maxParallel = 256
+	// defaultParallel is how many outputs run at once on a model by
+	// default: batches of 4 cost little more than 1 on a CPU.
+	defaultParallel = 4
 )
 
 // modelLoader loads a GGUF model; nil in builds without llama.cpp (the
@@ -25,6 +34,7 @@ var modelLoader func(path string, o modelOptions) (engine.Model, error)
 
 type modelOptions struct {
 	ContextSize int
+	Sequences   int // generations at once (the context's sequences)
 	Threads     int
 	Progress    func(float32) // nil: no progress display
 }
@@ -93,14 +103,15 @@ type generateCmd struct {
 	RepeatPenalty float32 `help:"Repeat penalty over the last 64 tokens (1: off)." default:"1"`
 	Samplers      string  `help:"Sampler order, llama.cpp names separated by ';' or ',' (e.g. 'top_k;top_p;temperature'); samplers not in it are not used, whatever their flags say." placeholder:"LIST"`
 
-	MaxTokens int      `help:"Most tokens per output (0: the context left); constrained output is closed out validly before it." default:"0"`
+	MaxTokens int      `help:"Most tokens per output (0: the context left in the output's share, context/parallel); constrained output is closed out validly before it." default:"0"`
 	MaxBytes  int      `help:"Most bytes per output without a model (0: 4096)." default:"0"`
 	Stream    bool     `help:"Print output as it is generated."`
 	Chat      bool     `help:"Wrap the prompt in the model's chat template."`
 	System    string   `help:"System message for --chat." placeholder:"TEXT"`
 	Trigger   []string `help:"Lazy grammar: free text until one of these strings, then the grammar." placeholder:"TEXT"`
 	NoJump    bool     `help:"Turn jump-forward off (sample forced tokens one by one)."`
-	Context   int      `help:"Context size of the model (0: min(trained, 4096))." default:"0"`
+	Context   int      `help:"Context size of the model (0: min(trained, 4096)), shared by the generations that run at once." default:"0"`
+	Parallel  int      `help:"Outputs generated at once (batched on the model; 0: min(n, 4) with a model, min(n, cores) without). Outputs are printed in order; --stream makes it 1." default:"0"`
 	Threads   int      `help:"CPU threads for the model (0: all)." default:"0"`
 	Stats     bool     `help:"Print generation statistics to stderr."`
 }
@@ -126,6 +137,18 @@ func (c *generateCmd) Run(e *env) error {
 	}
 	if c.MaxTokens < 0 || c.MaxBytes < 0 || c.Context < 0 || c.Threads < 0 {
 		return usagef("--max-tokens, --max-bytes, --context and --threads must not be negative")
+	}
+	if c.Parallel < 0 || c.Parallel > maxParallel {
+		return usagef("--parallel %d: want 0..%d", c.Parallel, maxParallel)
+	}
+	parallel := c.Parallel
+	switch {
+	case c.Stream:
+		parallel = 1
+	case parallel == 0 && c.Model != "":
+		parallel = min(c.N, defaultParallel)
+	case parallel == 0:
+		parallel = min(c.N, runtime.GOMAXPROCS(0))
 	}
 	p := cpu.LlamaDefaults()
 	p.Temperature, p.TopK, p.TopP, p.MinP, p.RepeatPenalty = c.Temperature, c.TopK, c.TopP, c.MinP, c.RepeatPenalty
@@ -164,7 +187,7 @@ func (c *generateCmd) Run(e *env) error {
 
 	var m engine.Model
 	if c.Model != "" {
-		mo := modelOptions{ContextSize: c.Context, Threads: c.Threads}
+		mo := modelOptions{ContextSize: c.Context, Sequences: parallel, Threads: c.Threads}
 		if isTerminal(os.Stderr) && e.stderr == os.Stderr {
 			mo.Progress = func(f float32) { fmt.Fprintf(e.stderr, "\rloading %s: %3.0f%%", c.Model, 100*f) }
 		}
@@ -198,7 +221,7 @@ func (c *generateCmd) Run(e *env) error {
 	if c.Seed != nil {
 		seed = uint32(*c.Seed)
 	}
-	for i := 0; i < c.N; i++ {
+	gen := func(ctx context.Context, i int) (*engine.Result, error) {
 		gopts := []engine.Option{}
 		if c.Seed != nil {
 			gopts = append(gopts, engine.WithSeed(seed+uint32(i)))
@@ -211,7 +234,9 @@ func (c *generateCmd) Run(e *env) error {
 				return out.Flush()
 			}))
 		}
-		res, err := eng.Generate(e.ctx, prompt, gopts...)
+		return eng.Generate(ctx, prompt, gopts...)
+	}
+	return inOrder(e.ctx, c.N, parallel, gen, func(i int, res *engine.Result, err error) error {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			return fmt.Errorf("output %d: %w", i+1, err)
@@ -240,8 +265,60 @@ func (c *generateCmd) Run(e *env) error {
 			out.Flush()
 			return fmt.Errorf("output %d: no trigger (%s) appeared in %d tokens, so the grammar never applied: the output is free text", i+1, strings.Join(c.Trigger, ", "), res.Stats.Tokens)
 		}
+		return out.Flush()
+	})
+}
+
+// inOrder runs gen for 0..n-1, up to parallel at a time, and hands the
+// results to emit in index order as soon as each is ready. The first
+// error from emit cancels what still runs and is returned.
+func inOrder(ctx context.Context, n, parallel int, gen func(context.Context, int) (*engine.Result, error), emit func(int, *engine.Result, error) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type outcome struct {
+		res *engine.Result
+		err error
 	}
-	return out.Flush()
+	futures := make(chan chan outcome, parallel) // in index order; bounds the results held
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	go func() {
+		defer close(futures)
+		for i := range n {
+			f := make(chan outcome, 1)
+			select {
+			case futures <- f:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				f <- outcome{err: ctx.Err()}
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := gen(ctx, i)
+				<-sem
+				f <- outcome{res, err}
+			}()
+		}
+	}()
+	i := 0
+	for f := range futures {
+		o := <-f
+		if err := emit(i, o.res, o.err); err != nil {
+			cancel()
+			for range futures {
+			}
+			return err
+		}
+		i++
+	}
+	return ctx.Err()
 }
 
 // singleLine writes JSON text with each line break, and the indentation

@@ -12,7 +12,7 @@ import (
 // bench --peer.
 func init() {
 	modelLoader = func(path string, o modelOptions) (engine.Model, error) {
-		return llamacpp.Load(path, llamacpp.Options{ContextSize: o.ContextSize, Threads: o.Threads, Progress: o.Progress})
+		return llamacpp.Load(path, llamacpp.Options{ContextSize: o.ContextSize, Sequences: o.Sequences, Threads: o.Threads, Progress: o.Progress})
 	}
 	benchPeer = llamapeer.New
 }
