@@ -271,8 +271,19 @@ func (c *generateCmd) Run(e *env) error {
 
 // inOrder runs gen for 0..n-1, up to parallel at a time, and hands the
 // results to emit in index order as soon as each is ready. The first
-// error from emit cancels what still runs and is returned.
+// error from emit cancels what still runs and is returned. With parallel
+// 1, gen and emit alternate on the caller's goroutine (a streaming gen
+// writes where emit writes).
 func inOrder(ctx context.Context, n, parallel int, gen func(context.Context, int) (*engine.Result, error), emit func(int, *engine.Result, error) error) error {
+	if parallel == 1 {
+		for i := range n {
+			res, err := gen(ctx, i)
+			if err := emit(i, res, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type outcome struct {

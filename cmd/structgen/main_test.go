@@ -370,3 +370,20 @@ func TestBench(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// --parallel runs outputs at once and prints them in order: the same lines
+// as one at a time.
+func TestParallelInOrder(t *testing.T) {
+	schema := writeFile(t, "person.json", personSchema)
+	one := runCLI(t, "", "--schema", schema, "-n", "40", "--seed", "5", "--parallel", "1")
+	many := runCLI(t, "", "--schema", schema, "-n", "40", "--seed", "5", "--parallel", "7")
+	if one.code != 0 || many.code != 0 {
+		t.Fatalf("exit %d %q, %d %q", one.code, one.stderr, many.code, many.stderr)
+	}
+	if n := strings.Count(one.stdout, "\n"); n != 40 || one.stdout != many.stdout {
+		t.Errorf("--parallel 7 differs from --parallel 1 (%d lines):\n%s\n---\n%s", n, many.stdout, one.stdout)
+	}
+	if r := runCLI(t, "", "--schema", schema, "--parallel", "999"); r.code != exitUsage {
+		t.Errorf("--parallel 999: exit %d", r.code)
+	}
+}
