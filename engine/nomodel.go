@@ -1,10 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/structgen/structgen/engine/nomodel"
 	"github.com/structgen/structgen/mask"
@@ -27,7 +32,15 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 		return nil, err
 	}
 	start := time.Now()
-	p := nomodel.Params{Seed: uint64(o.seed), MaxBytes: o.maxBytes, MaxTokens: o.maxTokens}
+	p := nomodel.Params{Seed: uint64(o.seed), MaxBytes: o.maxBytes, MaxTokens: o.maxTokens,
+		Uniform: o.uniform, Policy: &o.policy}
+	if con.validator != nil && !o.uniform {
+		sch, err := preparedSchema(con.validator, o.schema)
+		if err != nil {
+			return nil, err
+		}
+		p.Schema = sch
+	}
 	pool := e.samplerPool(con.compiled)
 	s, _ := pool.Get().(*nomodel.Sampler)
 	var err error
@@ -51,10 +64,14 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 			break
 		}
 		// A sentence the schema validator cannot check (a number with an
-		// exponent of millions; about one in 10^4 order instances) is
-		// drawn again, from the same random stream.
+		// exponent of millions; about one in 10^4 uniform order
+		// instances) is drawn again, from the same random stream; so is
+		// one with a repeated key.
 		invalid = validate(con.validator, string(out))
-		if try == maxRedraws || !errors.Is(invalid, errUncheckable) {
+		if invalid == nil {
+			invalid = duplicateKey(out)
+		}
+		if try == maxRedraws || !errors.Is(invalid, errUncheckable) && !errors.Is(invalid, errDuplicateKey) {
 			break
 		}
 	}
@@ -76,6 +93,82 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 	}
 	res.Stats.Total = time.Since(start)
 	return res, nil
+}
+
+// preparedSchemas caches nomodel.PrepareSchema per compiled schema (the
+// engines' schema caches hold the compiled schemas; this one is bounded
+// the same way).
+var preparedSchemas struct {
+	sync.Mutex
+	m map[*jsonschema.Schema]*nomodel.Schema
+}
+
+func preparedSchema(v *jsonschema.Schema, raw []byte) (*nomodel.Schema, error) {
+	preparedSchemas.Lock()
+	defer preparedSchemas.Unlock()
+	if s := preparedSchemas.m[v]; s != nil {
+		return s, nil
+	}
+	s, err := nomodel.PrepareSchema(v, raw)
+	if err != nil {
+		return nil, err
+	}
+	if preparedSchemas.m == nil || len(preparedSchemas.m) >= MaxCachedGrammars {
+		preparedSchemas.m = map[*jsonschema.Schema]*nomodel.Schema{}
+	}
+	preparedSchemas.m[v] = s
+	return s, nil
+}
+
+// errDuplicateKey reports an object with a repeated key.
+//
+// TEMPORARY (until issue 14a's key tracker lands in mask): the
+// structural sampler never repeats a key by construction, but the
+// uniform one and budget close-outs can; such a sentence is redrawn.
+var errDuplicateKey = errors.New("an object repeats a key")
+
+// duplicateKey returns errDuplicateKey if a JSON document has an object
+// with a repeated key (nil for documents that do not decode).
+func duplicateKey(doc []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	type level struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next string token is a key
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, level{obj: true, keys: map[string]bool{}, key: true})
+				continue
+			case '[':
+				stack = append(stack, level{})
+				continue
+			default:
+				stack = stack[:top]
+			}
+		case string:
+			if top >= 0 && stack[top].obj && stack[top].key {
+				if stack[top].keys[t] {
+					return fmt.Errorf("%w: %q", errDuplicateKey, t)
+				}
+				stack[top].keys[t] = true
+				stack[top].key = false
+				continue
+			}
+		}
+		if top = len(stack) - 1; top >= 0 && stack[top].obj {
+			stack[top].key = true
+		}
+	}
 }
 
 func (e *Engine) samplerPool(c *mask.Compiled) *sync.Pool {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/structgen/structgen/engine"
 	"github.com/structgen/structgen/sampling/cpu"
@@ -98,6 +100,56 @@ type generateCmd struct {
 	Context   int      `help:"Context size of the model (0: min(trained, 4096))." default:"0"`
 	Threads   int      `help:"CPU threads for the model (0: all)." default:"0"`
 	Stats     bool     `help:"Print generation statistics to stderr."`
+
+	noModelFlags
+}
+
+// noModelFlags shape the test data drawn without a model (package
+// nomodel describes the policy).
+type noModelFlags struct {
+	Realistic    bool    `help:"Without a model: follow the schema's (or grammar's) structure with realistic values checked by the grammar. --no-realistic is --uniform." default:"true" negatable:""`
+	Uniform      bool    `help:"Without a model: draw allowed tokens uniformly by weight instead (the structure-blind sampler)."`
+	OptionalRate float64 `help:"Without a model: probability that an optional property is present." default:"0.5" placeholder:"P"`
+	ExampleRate  float64 `help:"Without a model: probability that a value with examples or a default in the schema takes one of them." default:"0.5" placeholder:"P"`
+	ArrayLen     string  `help:"Without a model: lengths of arrays and maps, within the schema's own bounds." default:"0,4" placeholder:"MIN,MAX"`
+	Today        string  `help:"Without a model: generated dates fall around this date (default: today, UTC); a seed reproduces its output exactly for the same date." placeholder:"YYYY-MM-DD"`
+	DateWindow   int     `help:"Without a model: how many days from --today dates may fall." default:"365" placeholder:"DAYS"`
+	Invalid      bool    `help:"Without a model: write near-miss invalid instances, each breaking exactly one constraint (checked by the validator), as {\"pointer\",\"keyword\",\"message\",\"instance\"} lines."`
+}
+
+// options returns the engine options of the no-model flags.
+func (f *noModelFlags) options() ([]engine.Option, error) {
+	var lo, hi int
+	if _, err := fmt.Sscanf(f.ArrayLen, "%d,%d", &lo, &hi); err != nil || strings.Count(f.ArrayLen, ",") != 1 {
+		return nil, usagef("--array-len %q: want MIN,MAX", f.ArrayLen)
+	}
+	var today time.Time
+	if f.Today != "" {
+		t, err := time.Parse("2006-01-02", f.Today)
+		if err != nil {
+			return nil, usagef("--today %q: want YYYY-MM-DD", f.Today)
+		}
+		today = t
+	}
+	if f.DateWindow < 0 || f.DateWindow > 200*365 {
+		return nil, usagef("--date-window %d: want 0..%d days", f.DateWindow, 200*365)
+	}
+	opts := []engine.Option{
+		engine.WithUniform(f.Uniform || !f.Realistic),
+		engine.WithOptionalRate(f.OptionalRate),
+		engine.WithExampleRate(f.ExampleRate),
+		engine.WithArrayLen(lo, hi),
+		engine.WithDates(today, time.Duration(f.DateWindow)*24*time.Hour),
+	}
+	// Validate here, so that a bad value is a usage error.
+	if _, err := engine.New(nil, opts...); err != nil {
+		var oe *engine.OptionError
+		if errors.As(err, &oe) {
+			return nil, usagef("%s", oe.Msg)
+		}
+		return nil, err
+	}
+	return opts, nil
 }
 
 func (c *generateCmd) Run(e *env) error {
@@ -122,6 +174,13 @@ func (c *generateCmd) Run(e *env) error {
 	if c.MaxTokens < 0 || c.MaxBytes < 0 || c.Context < 0 || c.Threads < 0 {
 		return usagef("--max-tokens, --max-bytes, --context and --threads must not be negative")
 	}
+	nmopts, err := c.noModelFlags.options()
+	if err != nil {
+		return err
+	}
+	if c.Invalid && (c.Model != "" || c.Schema == "") {
+		return usagef("--invalid needs --schema and no --model")
+	}
 	p := cpu.LlamaDefaults()
 	p.Temperature, p.TopK, p.TopP, p.MinP, p.RepeatPenalty = c.Temperature, c.TopK, c.TopP, c.MinP, c.RepeatPenalty
 	if c.RepeatPenalty == 1 {
@@ -137,7 +196,7 @@ func (c *generateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	opts := append(copts,
+	opts := append(append(copts, nmopts...),
 		engine.WithSampling(p),
 		engine.WithMaxTokens(c.MaxTokens),
 		engine.WithMaxBytes(c.MaxBytes),
@@ -189,6 +248,23 @@ func (c *generateCmd) Run(e *env) error {
 		gopts := []engine.Option{}
 		if c.Seed != nil {
 			gopts = append(gopts, engine.WithSeed(seed+uint32(i)))
+		}
+		if c.Invalid {
+			inv, err := eng.GenerateInvalid(e.ctx, gopts...)
+			if err != nil {
+				return fmt.Errorf("output %d: %w", i+1, err)
+			}
+			enc := json.NewEncoder(out)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(struct {
+				Pointer  string          `json:"pointer"`
+				Keyword  string          `json:"keyword"`
+				Message  string          `json:"message"`
+				Instance json.RawMessage `json:"instance"`
+			}{inv.Pointer, inv.Keyword, inv.Message, json.RawMessage(inv.Output)}); err != nil {
+				return err
+			}
+			continue
 		}
 		if c.Stream {
 			gopts = append(gopts, engine.WithStream(func(p []byte) error {
