@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,11 +94,17 @@ func (s *Schema) NearMiss(doc []byte, seed uint64) (*NearMiss, error) {
 	// Keywords in random order, then sites: every kind of break is as
 	// likely as any other, however many sites each has.
 	rng.Shuffle(len(muts), func(i, j int) { muts[i], muts[j] = muts[j], muts[i] })
-	rank := map[string]int{}
+	var kws []string
 	for _, mu := range muts {
-		if _, ok := rank[mu.keyword]; !ok {
-			rank[mu.keyword] = len(rank)
+		if !slices.Contains(kws, mu.keyword) {
+			kws = append(kws, mu.keyword)
 		}
+	}
+	slices.Sort(kws) // independent of the shuffle, then shuffled alone
+	rng.Shuffle(len(kws), func(i, j int) { kws[i], kws[j] = kws[j], kws[i] })
+	rank := map[string]int{}
+	for i, k := range kws {
+		rank[k] = i
 	}
 	seen := map[string]int{}
 	order := make([]int, len(muts)) // round-robin over keywords
@@ -105,8 +112,13 @@ func (s *Schema) NearMiss(doc []byte, seed uint64) (*NearMiss, error) {
 		order[i] = seen[mu.keyword]*len(rank) + rank[mu.keyword]
 		seen[mu.keyword]++
 	}
-	sort.SliceStable(muts, func(i, j int) bool { return order[i] < order[j] })
-	for i, mu := range muts {
+	idx := make([]int, len(muts))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return order[idx[a]] < order[idx[b]] })
+	for i, j := range idx {
+		mu := muts[j]
 		if i == maxMutationTries {
 			break
 		}
