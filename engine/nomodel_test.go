@@ -67,42 +67,39 @@ func TestNoModelConcurrent(t *testing.T) {
 func BenchmarkNoModel(b *testing.B) {
 	for _, mode := range []string{"realistic", "uniform"} {
 		b.Run(mode, func(b *testing.B) {
-			e, err := engine.New(nil, engine.WithSchema(benchOrderSchema(b)), engine.WithUniform(mode == "uniform"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			seed := uint32(0)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := e.Generate(ctx, "", engine.WithSeed(seed)); err != nil {
-					b.Fatal(err)
-				}
-				seed++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
+			benchInstances(b, func(e *engine.Engine, seed uint32) error {
+				_, err := e.Generate(context.Background(), "", engine.WithSeed(seed))
+				return err
+			}, engine.WithUniform(mode == "uniform"))
 		})
 	}
+}
+
+// benchInstances reports instances per second of gen on the order schema.
+func benchInstances(b *testing.B, gen func(e *engine.Engine, seed uint32) error, opts ...engine.Option) {
+	e, err := engine.New(nil, append([]engine.Option{engine.WithSchema(benchOrderSchema(b))}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seed := uint32(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := gen(e, seed); err != nil {
+			b.Fatal(err)
+		}
+		seed++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
 }
 
 // BenchmarkNoModelInvalid measures near-miss instances per second of the
 // order schema (a valid instance, its changes, one validation per change
 // tried).
 func BenchmarkNoModelInvalid(b *testing.B) {
-	e, err := engine.New(nil, engine.WithSchema(benchOrderSchema(b)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	seed := uint32(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.GenerateInvalid(ctx, engine.WithSeed(seed)); err != nil {
-			b.Fatal(err)
-		}
-		seed++
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
+	benchInstances(b, func(e *engine.Engine, seed uint32) error {
+		_, err := e.GenerateInvalid(context.Background(), engine.WithSeed(seed))
+		return err
+	})
 }
 
 // No-model options are validated, and shape the output: --uniform is the

@@ -395,6 +395,9 @@ func (v *view) build(sch *Schema, ss []*jsonschema.Schema, pick func(int) int) {
 		switch {
 		case in != nil && in.hasEnum && (s.Constant != nil || len(s.Enum) == len(in.enum)):
 			v.enum, v.hasEnum = in.enum, true // document order and spelling
+		case in != nil && in.hasEnum && len(s.Enum) == len(in.enum)+1:
+			// OpenAPI nullable: true added null to the compiled enum
+			v.enum, v.hasEnum = append(in.enum[:len(in.enum):len(in.enum)], nil), true
 		case s.Constant != nil:
 			v.enum, v.hasEnum = s.Constant[:1], true
 		case s.Enum != nil && !v.hasEnum:

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -689,7 +688,9 @@ func appendQuoted(dst []byte, s string) []byte {
 
 // appendJSON appends a decoded JSON value (objects as *object, numbers as
 // json.Number or float64) in canonical form: no whitespace, objects in
-// their document order.
+// their document order. Anything else (a compiled schema's map, whose key
+// order is lost) is written as null, which the grammar then rejects in
+// its place.
 func appendJSON(dst []byte, v any) []byte {
 	switch v := v.(type) {
 	case nil:
@@ -720,23 +721,6 @@ func appendJSON(dst []byte, v any) []byte {
 			dst = appendQuoted(dst, k)
 			dst = append(dst, ':')
 			dst = appendJSON(dst, v.vals[i])
-		}
-		return append(dst, '}')
-	case map[string]any:
-		// compiled enum/const values: keys in sorted order
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendQuoted(dst, k)
-			dst = append(dst, ':')
-			dst = appendJSON(dst, v[k])
 		}
 		return append(dst, '}')
 	}
