@@ -198,11 +198,11 @@ func (s *Sampler) viewAt(depth int) *view {
 	return s.views[depth]
 }
 
-func (s *Sampler) namesAt(depth int) []string {
-	for len(s.words[0]) <= depth {
-		s.words[0] = append(s.words[0], "")
+func (s *Sampler) setName(depth int, name string) {
+	for len(s.names) <= depth {
+		s.names = append(s.names, "")
 	}
-	return s.words[0]
+	s.names[depth] = name
 }
 
 // value writes one JSON value for the schemas ss at nesting depth.
@@ -210,7 +210,7 @@ func (s *Sampler) namesAt(depth int) []string {
 func (s *Sampler) value(f follow, ss []*jsonschema.Schema, depth int, name string) error {
 	v := s.viewAt(depth)
 	v.build(s.p.Schema, ss, s.rng.IntN)
-	s.namesAt(depth)[depth] = name
+	s.setName(depth, name)
 	allowed := s.firstTypes()
 	if allowed == 0 {
 		return s.walkValue(f, depth)
@@ -341,13 +341,12 @@ func (s *Sampler) popPtr() {
 // str writes a string: from the format's generator, the name's, the
 // pattern's derivation, or words; the grammar byte by byte if none fits.
 func (s *Sampler) str(v *view, f follow, depth int) error {
-	names := s.words[0]
-	words := nameWords(s.words[1][:0], names[depth])
+	words := nameWords(s.words[:0], s.names[depth])
+	s.words = words
 	var parent []string
 	if depth > 0 {
-		parent = nameWords(nil, names[depth-1])
+		parent = nameWords(nil, s.names[depth-1])
 	}
-	s.words[1] = words
 	fg := formatGen(v.format)
 	ng := nameGen(words, parent, false)
 	if ng == genNone {
@@ -388,9 +387,8 @@ func (s *Sampler) str(v *view, f follow, depth int) error {
 // number writes a number in the plausible range of its name, inside the
 // schema's bounds.
 func (s *Sampler) number(v *view, integer bool, f follow, depth int) error {
-	names := s.words[0]
-	words := nameWords(s.words[1][:0], names[depth])
-	s.words[1] = words
+	words := nameWords(s.words[:0], s.names[depth])
+	s.words = words
 	g := nameGen(words, nil, true)
 	if g == genNone {
 		g = annotationGen(v.title, v.desc, true)

@@ -119,7 +119,8 @@ type Sampler struct {
 	views  []*view      // one per nesting level, reused
 	pbuf   []byte       // pattern derivation
 	vbuf   []byte       // a proposed value
-	words  [2][]string  // name words of the current value and its parent
+	names  []string     // property name of the value at each depth (an array's for its items)
+	words  []string     // name words of the current value (scratch)
 	ptr    []string     // JSON pointer of the current value (OnValue only)
 	keys   [][]string   // keys of the objects being written, per level
 	budget int          // min(MaxBytes, MaxTokens) in structural modes

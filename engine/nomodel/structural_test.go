@@ -207,6 +207,19 @@ func prepare(t testing.TB, schema []byte) *nomodel.Schema {
 	return sch
 }
 
+// nextValid draws a sentence and checks it against the schema.
+func nextValid(t *testing.T, s *nomodel.Sampler, validate func([]byte) error) []byte {
+	t.Helper()
+	out, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(out); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	return out
+}
+
 // schemaSampler compiles a schema's grammar and prepares the schema.
 func schemaSampler(t testing.TB, schema []byte, p nomodel.Params) (*nomodel.Sampler, func(doc []byte) error) {
 	t.Helper()
@@ -265,13 +278,7 @@ func TestSchemaChoicesUniform(t *testing.T) {
 	itemsLen := make([]int, 5)
 	phonesLen := make([]int, 4)
 	for range n {
-		out, err := s.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := validate(out); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
+		out := nextValid(t, s, validate)
 		doc := decodeDoc(t, out)
 		status[doc["status"].(string)]++
 		cust := doc["customer"].(map[string]any)
@@ -332,13 +339,7 @@ func TestOptionalWithAdditional(t *testing.T) {
 	const n = 3000
 	present := map[string]int{}
 	for range n {
-		out, err := s.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := validate(out); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
+		out := nextValid(t, s, validate)
 		for k := range decodeDoc(t, out) {
 			present[k]++
 		}
@@ -350,13 +351,7 @@ func TestOptionalWithAdditional(t *testing.T) {
 	maps := []byte(`{"type":"object","additionalProperties":{"type":"object","additionalProperties":true}}`)
 	s, validate = schemaSampler(t, maps, nomodel.Params{Seed: 5, Policy: testPolicy()})
 	for range 500 {
-		out, err := s.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := validate(out); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
+		out := nextValid(t, s, validate)
 		if k, ok := repeatedKey(out); ok {
 			t.Fatalf("%s: key %q repeated", out, k)
 		}
@@ -482,13 +477,7 @@ func TestRealism(t *testing.T) {
 			s, validate := schemaSampler(t, tc.schema, p)
 			const n = 1000
 			for range n {
-				out, err := s.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := validate(out); err != nil {
-					t.Fatalf("%s: %v", out, err)
-				}
+				nextValid(t, s, validate)
 			}
 			for kind, tl := range tallies {
 				share := float64(tl.gen) / float64(tl.total)
@@ -617,8 +606,6 @@ func TestStructuralBudget(t *testing.T) {
 		}
 		t.Logf("budget %d: %d of 200 closed out", mb, closed)
 	}
-	g := grammarSampler(t, sqlGrammar, 1)
-	_ = g
 	s, err := nomodel.NewSampler(compile(t, readShared(t, "corpus", "llama-grammars", "arithmetic.gbnf")), nomodel.Params{Seed: 2, MaxBytes: 64})
 	if err != nil {
 		t.Fatal(err)
@@ -656,13 +643,7 @@ func TestPatternDerivation(t *testing.T) {
 	}})
 	var sample []string
 	for i := range 600 {
-		out, err := s.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := validate(out); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
+		out := nextValid(t, s, validate)
 		if i < 3 {
 			sample = append(sample, string(out))
 		}
