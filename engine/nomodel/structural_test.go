@@ -110,7 +110,7 @@ func TestGrammarChoicesUniform(t *testing.T) {
 	}{
 		{"sql", sqlGrammar, 3000},
 		{"json.gbnf", readShared(t, "corpus", "llama-grammars", "json.gbnf"), 1000},
-		{"arithmetic.gbnf", readShared(t, "corpus", "llama-grammars", "arithmetic.gbnf"), 1000},
+		{"arithmetic.gbnf", readShared(t, "corpus", "llama-grammars", "arithmetic.gbnf"), 300},
 		{"order schema", schemaGrammar(t, orderSchema(t)), 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
