@@ -105,13 +105,13 @@ func scalarByte(b byte) bool {
 const (
 	wbLower    = 1.0   // a-z
 	wbUpper    = 0.1   // A-Z
-	wbDigit    = 0.3   // 0-9 (in numbers every allowed byte weighs the same)
+	wbDigit    = 0.3   // 0-9, in strings and numbers alike
 	wbSpace    = 0.3   // a space inside a string, not after another
 	wbPunct    = 0.03  // other printable ASCII
 	wbQuote    = 0.08  // the closing quote of a string (before the length is reached)
 	wbControl  = 0.001 // control bytes and backslash escapes
 	wbNonASCII = 0.01  // a UTF-8 lead byte
-	wbStop     = 0.3   // ending a number or literal where it may end
+	wbStop     = 1.0   // ending a number or literal where it may end (numbers run ~4 digits)
 	spellOdds  = 0.9   // the next letter of the word being spelt, when allowed
 )
 
@@ -165,6 +165,8 @@ func (s *Sampler) pickByte(lx *jsonLexer, word *string, canStop bool) (int, bool
 			}
 		} else if lx.atScalar() && !scalarByte(byte(b)) {
 			continue // ends the scalar: that is the stop choice
+		} else if b >= '0' && b <= '9' {
+			x = wbDigit
 		}
 		w[b] = x
 		total += x
