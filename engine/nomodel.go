@@ -105,13 +105,21 @@ var preparedSchemas struct {
 
 func preparedSchema(v *jsonschema.Schema, raw []byte) (*nomodel.Schema, error) {
 	preparedSchemas.Lock()
-	defer preparedSchemas.Unlock()
-	if s := preparedSchemas.m[v]; s != nil {
+	s := preparedSchemas.m[v]
+	preparedSchemas.Unlock()
+	if s != nil {
 		return s, nil
 	}
+	// Prepared outside the lock (a large schema takes milliseconds); two
+	// first uses at once prepare it twice and keep one.
 	s, err := nomodel.PrepareSchema(v, raw)
 	if err != nil {
 		return nil, err
+	}
+	preparedSchemas.Lock()
+	defer preparedSchemas.Unlock()
+	if old := preparedSchemas.m[v]; old != nil {
+		return old, nil
 	}
 	if preparedSchemas.m == nil || len(preparedSchemas.m) >= MaxCachedGrammars {
 		preparedSchemas.m = map[*jsonschema.Schema]*nomodel.Schema{}
