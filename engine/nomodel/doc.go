@@ -19,7 +19,9 @@
 // Choices, each with the documented weights of Policy:
 //
 //   - Value type: uniform among the JSON types the schema allows and the
-//     grammar accepts here ("number or null" is an even choice).
+//     grammar accepts here ("number or null" is an even choice). A schema
+//     without "type" counts as the types its keywords apply to
+//     ("properties" without "type" is an object), if it has any.
 //   - enum and const: uniform among the members the grammar accepts here.
 //   - examples and default: with probability Policy.ExampleRate a value
 //     whose schema has them takes one (uniform among examples and

@@ -312,6 +312,7 @@ func typeBit(name string) typeSet {
 // are left to the grammar).
 type view struct {
 	types    typeSet
+	facets   typeSet // the types whose keywords the schemas use
 	enum     []any
 	hasEnum  bool
 	examples []any
@@ -384,6 +385,7 @@ func (v *view) build(sch *Schema, ss []*jsonschema.Schema, pick func(int) int) {
 		if s.Always != nil && !*s.Always {
 			v.types = 0
 		}
+		v.facets |= facetsOf(s)
 		if len(s.Types) > 0 {
 			var t typeSet
 			for _, name := range s.Types {
@@ -473,6 +475,30 @@ func (v *view) build(sch *Schema, ss []*jsonschema.Schema, pick func(int) int) {
 	for _, s := range ss {
 		add(s)
 	}
+	if v.types == tAny && v.facets != 0 {
+		// No type, but keywords of one kind ("properties" without
+		// "type": object): take the schema as that kind.
+		v.types = v.facets
+	}
+}
+
+// facetsOf returns the types whose keywords s uses.
+func facetsOf(s *jsonschema.Schema) typeSet {
+	var t typeSet
+	if len(s.Properties) > 0 || len(s.Required) > 0 || len(s.PatternProperties) > 0 || s.PropertyNames != nil ||
+		s.MinProperties >= 0 || s.MaxProperties >= 0 || s.AdditionalProperties != nil {
+		t |= tObject
+	}
+	if s.Items != nil || len(s.PrefixItems) > 0 || s.Items2020 != nil || s.Contains != nil || s.MinItems >= 0 || s.MaxItems >= 0 {
+		t |= tArray
+	}
+	if s.Pattern != nil || s.MinLength >= 0 || s.MaxLength >= 0 || formatGen(s.Format) != genNone {
+		t |= tString
+	}
+	if s.Minimum != nil || s.Maximum != nil || s.ExclusiveMinimum != nil || s.ExclusiveMaximum != nil || s.MultipleOf != nil {
+		t |= tNumber | tInteger
+	}
+	return t
 }
 
 func (v *view) addProps(s *jsonschema.Schema, order []string) {
