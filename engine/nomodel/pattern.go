@@ -20,6 +20,7 @@ const maxPatternText = 1024
 // class, text too long); the caller then lets the grammar choose.
 func (s *Sampler) patternText(p *syntax.Regexp) (string, bool) {
 	s.pbuf = s.pbuf[:0]
+	s.pwork = 0
 	if !s.derive(p, 0) || len(s.pbuf) > maxPatternText {
 		return "", false
 	}
@@ -30,8 +31,14 @@ func (s *Sampler) patternText(p *syntax.Regexp) (string, bool) {
 // regexp/syntax limits nesting to 1000).
 const maxPatternDepth = 200
 
+// maxPatternWork bounds the nodes one derivation visits: nested
+// repetitions of empty matches ((a?){0,1000}){0,1000} would otherwise
+// spin without growing the text.
+const maxPatternWork = 100_000
+
 func (s *Sampler) derive(p *syntax.Regexp, depth int) bool {
-	if depth > maxPatternDepth || len(s.pbuf) > maxPatternText {
+	s.pwork++
+	if depth > maxPatternDepth || len(s.pbuf) > maxPatternText || s.pwork > maxPatternWork {
 		return false
 	}
 	switch p.Op {

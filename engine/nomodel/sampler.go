@@ -118,6 +118,7 @@ type Sampler struct {
 	gram   *grammarPlan // grammar mode, built on first use
 	views  []*view      // one per nesting level, reused
 	pbuf   []byte       // pattern derivation
+	pwork  int          // nodes the current pattern derivation visited
 	vbuf   []byte       // a proposed value
 	names  []string     // property name of the value at each depth (an array's for its items)
 	words  []string     // name words of the current value (scratch)
