@@ -7,6 +7,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/structgen/structgen/engine/nomodel"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
@@ -158,6 +159,10 @@ type constraint struct {
 	validator *jsonschema.Schema // schema constraints only
 	warnings  []jsonschema2gbnf.Warning
 	schemaLen int
+
+	nmOnce   sync.Once // no-model mode's prepared schema (noModelSchema)
+	nmSchema *nomodel.Schema
+	nmErr    error
 }
 
 // size is what the cache counts for a constraint: the automaton with its

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -27,7 +30,16 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 		return nil, err
 	}
 	start := time.Now()
-	p := nomodel.Params{Seed: uint64(o.seed), MaxBytes: o.maxBytes, MaxTokens: o.maxTokens}
+	p := nomodel.Params{Seed: uint64(o.seed), MaxBytes: o.maxBytes, MaxTokens: o.maxTokens,
+		Uniform: o.uniform, Policy: &o.policy}
+	p.Policy.AnyOrder = o.anyOrder
+	if con.validator != nil && !o.uniform {
+		sch, err := con.noModelSchema(o.schema)
+		if err != nil {
+			return nil, err
+		}
+		p.Schema = sch
+	}
 	pool := e.samplerPool(con.compiled)
 	s, _ := pool.Get().(*nomodel.Sampler)
 	var err error
@@ -51,10 +63,14 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 			break
 		}
 		// A sentence the schema validator cannot check (a number with an
-		// exponent of millions; about one in 10^4 order instances) is
-		// drawn again, from the same random stream.
+		// exponent of millions; about one in 10^4 uniform order
+		// instances) is drawn again, from the same random stream; so is
+		// one with a repeated key.
 		invalid = validate(con.validator, string(out))
-		if try == maxRedraws || !errors.Is(invalid, errUncheckable) {
+		if invalid == nil {
+			invalid = duplicateKey(out)
+		}
+		if try == maxRedraws || !errors.Is(invalid, errUncheckable) && !errors.Is(invalid, errDuplicateKey) {
 			break
 		}
 	}
@@ -76,6 +92,65 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 	}
 	res.Stats.Total = time.Since(start)
 	return res, nil
+}
+
+// noModelSchema is the schema prepared for no-model sampling
+// (nomodel.PrepareSchema), made on first use and kept with the compiled
+// constraint in the engine's cache. raw is the schema's text.
+func (con *constraint) noModelSchema(raw []byte) (*nomodel.Schema, error) {
+	con.nmOnce.Do(func() { con.nmSchema, con.nmErr = nomodel.PrepareSchema(con.validator, raw) })
+	return con.nmSchema, con.nmErr
+}
+
+// errDuplicateKey reports an object with a repeated key.
+//
+// TEMPORARY (until issue 14a's key tracker lands in mask): the
+// structural sampler never repeats a key by construction, but the
+// uniform one and budget close-outs can; such a sentence is redrawn.
+var errDuplicateKey = errors.New("an object repeats a key")
+
+// duplicateKey returns errDuplicateKey if a JSON document has an object
+// with a repeated key (nil for documents that do not decode).
+func duplicateKey(doc []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	type level struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next string token is a key
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, level{obj: true, keys: map[string]bool{}, key: true})
+				continue
+			case '[':
+				stack = append(stack, level{})
+				continue
+			default:
+				stack = stack[:top]
+			}
+		case string:
+			if top >= 0 && stack[top].obj && stack[top].key {
+				if stack[top].keys[t] {
+					return fmt.Errorf("%w: %q", errDuplicateKey, t)
+				}
+				stack[top].keys[t] = true
+				stack[top].key = false
+				continue
+			}
+		}
+		if top = len(stack) - 1; top >= 0 && stack[top].obj {
+			stack[top].key = true
+		}
+	}
 }
 
 func (e *Engine) samplerPool(c *mask.Compiled) *sync.Pool {

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/structgen/structgen/engine/nomodel"
 	"github.com/structgen/structgen/sampling/cpu"
 )
 
@@ -104,6 +106,10 @@ type options struct {
 
 	choiceStream func(int, []byte) error
 
+	// no-model mode
+	uniform bool
+	policy  nomodel.Policy
+
 	eng engineOptions // New only
 }
 
@@ -115,7 +121,8 @@ type engineOptions struct {
 }
 
 func defaultOptions() options {
-	return options{sampling: cpu.LlamaDefaults(), eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes}}
+	return options{sampling: cpu.LlamaDefaults(), policy: nomodel.DefaultPolicy(),
+		eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes}}
 }
 
 func (o *options) apply(opts []Option) error {
@@ -348,6 +355,84 @@ func WithGrammarCacheBytes(n int64) Option {
 			return &OptionError{"WithGrammarCacheBytes", fmt.Sprintf("%d is negative", n)}
 		}
 		o.eng.cacheBytes = n
+		return nil
+	}
+}
+
+// No-model options. They shape the test data that no-model mode draws
+// (see package nomodel for the policy) and have no effect with a model.
+
+// WithUniform makes no-model mode draw tokens uniformly by weight (the
+// token-level sampler) instead of following the grammar's or schema's
+// structure with realistic values (the default).
+func WithUniform(on bool) Option {
+	return func(o *options) error { o.uniform = on; return nil }
+}
+
+// WithOptionalRate sets the probability in [0, 1] that an optional
+// property (or an optional part x? of a grammar) is present
+// (default nomodel.DefaultOptionalRate).
+func WithOptionalRate(p float64) Option {
+	return func(o *options) error {
+		if !(p >= 0 && p <= 1) {
+			return &OptionError{"WithOptionalRate", fmt.Sprintf("%v out of range [0, 1]", p)}
+		}
+		o.policy.OptionalRate = p
+		return nil
+	}
+}
+
+// WithExampleRate sets the probability in [0, 1] that a value whose
+// schema has examples or a default takes one of them
+// (default nomodel.DefaultExampleRate).
+func WithExampleRate(p float64) Option {
+	return func(o *options) error {
+		if !(p >= 0 && p <= 1) {
+			return &OptionError{"WithExampleRate", fmt.Sprintf("%v out of range [0, 1]", p)}
+		}
+		o.policy.ExampleRate = p
+		return nil
+	}
+}
+
+// WithExtraKeyRate sets the probability in [0, 1] that an object with
+// declared properties that allows other keys gets one or two
+// (default nomodel.DefaultExtraKeyRate).
+func WithExtraKeyRate(p float64) Option {
+	return func(o *options) error {
+		if !(p >= 0 && p <= 1) {
+			return &OptionError{"WithExtraKeyRate", fmt.Sprintf("%v out of range [0, 1]", p)}
+		}
+		o.policy.ExtraKeyRate = p
+		return nil
+	}
+}
+
+// WithArrayLen bounds the lengths drawn for arrays, maps and unbounded
+// repetitions (within the schema's own bounds; default
+// nomodel.DefaultArrayMin, nomodel.DefaultArrayMax).
+func WithArrayLen(lo, hi int) Option {
+	return func(o *options) error {
+		if lo < 0 || hi < lo || hi > nomodel.MaxArrayLen {
+			return &OptionError{"WithArrayLen", fmt.Sprintf("[%d, %d]: want 0 <= min <= max <= %d", lo, hi, nomodel.MaxArrayLen)}
+		}
+		o.policy.ArrayMin, o.policy.ArrayMax = lo, hi
+		return nil
+	}
+}
+
+// WithDates anchors generated dates: date-time and date values fall
+// within window of today (zero today: the current UTC date; zero window:
+// nomodel.DefaultWindow). A seed reproduces its instances exactly only
+// with the same today.
+func WithDates(today time.Time, window time.Duration) Option {
+	return func(o *options) error {
+		p := o.policy
+		p.Today, p.Window = today, window
+		if err := p.Check(); err != nil {
+			return &OptionError{"WithDates", err.Error()}
+		}
+		o.policy = p
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/structgen/structgen/engine"
 	"github.com/structgen/structgen/sampling/cpu"
@@ -114,6 +116,56 @@ type generateCmd struct {
 	Parallel  int      `help:"Outputs generated at once (batched on the model; 0: min(n, 4) with a model, min(n, cores) without). Outputs are printed in order; --stream makes it 1." default:"0"`
 	Threads   int      `help:"CPU threads for the model (0: all)." default:"0"`
 	Stats     bool     `help:"Print generation statistics to stderr."`
+
+	noModelFlags
+}
+
+// noModelFlags shape the test data drawn without a model (package
+// nomodel describes the policy).
+type noModelFlags struct {
+	Realistic    bool    `help:"Without a model: follow the schema's (or grammar's) structure with realistic values checked by the grammar. --no-realistic is --uniform." default:"true" negatable:""`
+	Uniform      bool    `help:"Without a model: draw allowed tokens uniformly by weight instead (the structure-blind sampler)."`
+	OptionalRate float64 `help:"Without a model: probability that an optional property is present." default:"0.5" placeholder:"P"`
+	ExampleRate  float64 `help:"Without a model: probability that a value with examples or a default in the schema takes one of them." default:"0.5" placeholder:"P"`
+	ArrayLen     string  `help:"Without a model: lengths of arrays and maps, within the schema's own bounds." default:"0,4" placeholder:"MIN,MAX"`
+	Today        string  `help:"Without a model: generated dates fall around this date (default: today, UTC); a seed reproduces its output exactly for the same date." placeholder:"YYYY-MM-DD"`
+	DateWindow   int     `help:"Without a model: how many days from --today dates may fall." default:"365" placeholder:"DAYS"`
+	Invalid      bool    `help:"Without a model: write near-miss invalid instances, each breaking exactly one constraint (checked by the validator), as {\"pointer\",\"keyword\",\"message\",\"instance\"} lines."`
+}
+
+// options returns the engine options of the no-model flags.
+func (f *noModelFlags) options() ([]engine.Option, error) {
+	var lo, hi int
+	if _, err := fmt.Sscanf(f.ArrayLen, "%d,%d", &lo, &hi); err != nil || strings.Count(f.ArrayLen, ",") != 1 {
+		return nil, usagef("--array-len %q: want MIN,MAX", f.ArrayLen)
+	}
+	var today time.Time
+	if f.Today != "" {
+		t, err := time.Parse("2006-01-02", f.Today)
+		if err != nil {
+			return nil, usagef("--today %q: want YYYY-MM-DD", f.Today)
+		}
+		today = t
+	}
+	if f.DateWindow < 0 || f.DateWindow > 200*365 {
+		return nil, usagef("--date-window %d: want 0..%d days", f.DateWindow, 200*365)
+	}
+	opts := []engine.Option{
+		engine.WithUniform(f.Uniform || !f.Realistic),
+		engine.WithOptionalRate(f.OptionalRate),
+		engine.WithExampleRate(f.ExampleRate),
+		engine.WithArrayLen(lo, hi),
+		engine.WithDates(today, time.Duration(f.DateWindow)*24*time.Hour),
+	}
+	// Validate here, so that a bad value is a usage error.
+	if _, err := engine.New(nil, opts...); err != nil {
+		var oe *engine.OptionError
+		if errors.As(err, &oe) {
+			return nil, usagef("%s", oe.Msg)
+		}
+		return nil, err
+	}
+	return opts, nil
 }
 
 func (c *generateCmd) Run(e *env) error {
@@ -150,6 +202,13 @@ func (c *generateCmd) Run(e *env) error {
 	case parallel == 0:
 		parallel = min(c.N, runtime.GOMAXPROCS(0))
 	}
+	nmopts, err := c.noModelFlags.options()
+	if err != nil {
+		return err
+	}
+	if c.Invalid && (c.Model != "" || c.Schema == "") {
+		return usagef("--invalid needs --schema and no --model")
+	}
 	p := cpu.LlamaDefaults()
 	p.Temperature, p.TopK, p.TopP, p.MinP, p.RepeatPenalty = c.Temperature, c.TopK, c.TopP, c.MinP, c.RepeatPenalty
 	if c.RepeatPenalty == 1 {
@@ -166,7 +225,7 @@ func (c *generateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	opts := append(copts,
+	opts := append(append(copts, nmopts...),
 		engine.WithSampling(p),
 		engine.WithMaxTokens(c.MaxTokens),
 		engine.WithMaxBytes(c.MaxBytes),
@@ -221,11 +280,31 @@ func (c *generateCmd) Run(e *env) error {
 	if c.Seed != nil {
 		seed = uint32(*c.Seed)
 	}
-	gen := func(ctx context.Context, i int) (*engine.Result, error) {
-		gopts := []engine.Option{}
-		if c.Seed != nil {
-			gopts = append(gopts, engine.WithSeed(seed+uint32(i)))
+	seedOpt := func(i int) []engine.Option {
+		if c.Seed == nil {
+			return nil
 		}
+		return []engine.Option{engine.WithSeed(seed + uint32(i))}
+	}
+	if c.Invalid {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		return inOrder(e.ctx, c.N, parallel, func(ctx context.Context, i int) (*engine.Invalid, error) {
+			return eng.GenerateInvalid(ctx, seedOpt(i)...)
+		}, func(i int, inv *engine.Invalid, err error) error {
+			if err != nil {
+				return fmt.Errorf("output %d: %w", i+1, err)
+			}
+			return enc.Encode(struct {
+				Pointer  string          `json:"pointer"`
+				Keyword  string          `json:"keyword"`
+				Message  string          `json:"message"`
+				Instance json.RawMessage `json:"instance"`
+			}{inv.Pointer, inv.Keyword, inv.Message, json.RawMessage(inv.Output)})
+		})
+	}
+	gen := func(ctx context.Context, i int) (*engine.Result, error) {
+		gopts := seedOpt(i)
 		if c.Stream {
 			gopts = append(gopts, engine.WithStream(func(p []byte) error {
 				if _, err := w.Write(p); err != nil {
@@ -274,7 +353,7 @@ func (c *generateCmd) Run(e *env) error {
 // error from emit cancels what still runs and is returned. With parallel
 // 1, gen and emit alternate on the caller's goroutine (a streaming gen
 // writes where emit writes).
-func inOrder(ctx context.Context, n, parallel int, gen func(context.Context, int) (*engine.Result, error), emit func(int, *engine.Result, error) error) error {
+func inOrder[T any](ctx context.Context, n, parallel int, gen func(context.Context, int) (T, error), emit func(int, T, error) error) error {
 	if parallel == 1 {
 		for i := range n {
 			res, err := gen(ctx, i)
@@ -287,7 +366,7 @@ func inOrder(ctx context.Context, n, parallel int, gen func(context.Context, int
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type outcome struct {
-		res *engine.Result
+		res T
 		err error
 	}
 	futures := make(chan chan outcome, parallel) // in index order; bounds the results held

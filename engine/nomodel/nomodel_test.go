@@ -233,24 +233,43 @@ func TestOrderSchema(t *testing.T) {
 }
 
 // BenchmarkOrderSchema measures no-model instances per second on the
-// bench's order schema (one sampler, warm).
+// bench's order schema (one sampler, warm) in each mode: realistic
+// (the schema walk with generators, the default), grammar (derivation
+// without the schema) and uniform (tokens by weight).
 func BenchmarkOrderSchema(b *testing.B) {
-	c := compile(b, schemaGrammar(b, orderSchema(b)))
-	s, err := nomodel.NewSampler(c, nomodel.Params{Seed: 1})
+	schema := orderSchema(b)
+	c := compile(b, schemaGrammar(b, schema))
+	v, err := jsonschema2gbnf.CompileSchema(schema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	bytes, toks := 0, 0
-	b.ReportAllocs()
-	for b.Loop() {
-		out, err := s.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		bytes += len(out)
-		toks += len(s.Tokens())
+	sch, err := nomodel.PrepareSchema(v, schema)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
-	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/instance")
-	b.ReportMetric(float64(toks)/float64(b.N), "tokens/instance")
+	for _, mode := range []string{"realistic", "grammar", "uniform"} {
+		b.Run(mode, func(b *testing.B) {
+			p := nomodel.Params{Seed: 1, Uniform: mode == "uniform"}
+			if mode == "realistic" {
+				p.Schema = sch
+			}
+			s, err := nomodel.NewSampler(c, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bytes, toks := 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := s.Next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes += len(out)
+				toks += len(s.Tokens())
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
+			b.ReportMetric(float64(bytes)/float64(b.N), "bytes/instance")
+			b.ReportMetric(float64(toks)/float64(b.N), "tokens/instance")
+		})
+	}
 }

@@ -6,7 +6,11 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"time"
 
+	"github.com/brianvoe/gofakeit/v7"
+
+	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -48,8 +52,24 @@ type Params struct {
 	// CloseRate in [0, 1] is the base probability per step of a step
 	// along a shortest completion (0: DefaultCloseRate). It grows with the
 	// output: at L bytes of a budget of B it is CloseRate +
-	// (1-CloseRate)·(L/B)².
+	// (1-CloseRate)·(L/B)². Uniform mode only.
 	CloseRate float64
+
+	// Uniform selects the token-level sampler: each step draws an
+	// allowed token (words, bytes) by weight, without regard to the
+	// grammar's structure. Otherwise (the default) the sampler follows
+	// the structure: the schema's when Schema is set, else the grammar's.
+	Uniform bool
+	// Schema is the JSON Schema the grammar was converted from: values
+	// are then proposed by realistic generators and checked by the
+	// grammar. It must be the schema of the compiled grammar.
+	Schema *Schema
+	// Policy is the structural policy (nil: DefaultPolicy()).
+	Policy *Policy
+	// OnValue, if set, is called with each scalar value of a schema
+	// sentence as it is generated (for tests and statistics; the Value
+	// is valid only during the call).
+	OnValue func(Value)
 }
 
 func (p *Params) check() error {
@@ -68,6 +88,11 @@ func (p *Params) check() error {
 	if p.CloseRate == 0 {
 		p.CloseRate = DefaultCloseRate
 	}
+	if p.Policy != nil {
+		if err := p.Policy.Check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -85,6 +110,24 @@ type Sampler struct {
 	toks   []int32
 	streak int // random steps since the last step along a shortest completion
 	closed int // bytes the last Next added by a budget close-out
+
+	// structural modes
+	pol    Policy
+	fk     faker
+	stats  Stats
+	gram   *grammarPlan // grammar mode, built on first use
+	views  []*view      // one per nesting level, reused
+	pbuf   []byte       // pattern derivation
+	pwork  int          // nodes the current pattern derivation visited
+	vbuf   []byte       // a proposed value
+	names  []string     // property name of the value at each depth (an array's for its items)
+	words  []string     // name words of the current value (scratch)
+	ptr    []string     // JSON pointer of the current value (OnValue only)
+	keys   [][]string   // keys of the objects being written, per level
+	budget int          // min(MaxBytes, MaxTokens) in structural modes
+	gstack []gframe     // grammar mode
+
+	onChoice func(n *gbnf.Node, k, of int) // tests: grammar-mode choices
 }
 
 // NewSampler returns a sampler for c, which must be compiled against
@@ -108,8 +151,30 @@ func (s *Sampler) Reset(p Params) error {
 	}
 	s.p = p
 	s.rng = rand.New(rand.NewPCG(p.Seed, 0x9e3779b97f4a7c15))
+	s.pol = DefaultPolicy()
+	if p.Policy != nil {
+		s.pol = *p.Policy
+	}
+	if s.pol.Window == 0 {
+		s.pol.Window = DefaultWindow
+	}
+	if s.pol.Today.IsZero() {
+		s.pol.Today = time.Now().UTC().Truncate(24 * time.Hour)
+	}
+	// The faker draws from its own stream, seeded from the same seed, so
+	// that its use of random numbers does not shift the structure's.
+	s.fk = faker{f: gofakeit.NewFaker(rand.NewPCG(p.Seed, 0x2545f4914f6cdd1d), false), anchor: s.pol.Today, window: s.pol.Window}
+	s.stats = Stats{}
+	s.budget = p.MaxBytes
+	if p.MaxTokens > 0 {
+		s.budget = min(s.budget, p.MaxTokens)
+	}
 	return nil
 }
+
+// Stats returns the value counts since the sampler was made or Reset
+// (schema sentences only).
+func (s *Sampler) Stats() Stats { return s.stats }
 
 // Tokens returns the tokens of the last sentence (the end-of-generation
 // token excluded; a close-out counts one token per byte). The slice is
@@ -122,6 +187,17 @@ func (s *Sampler) ClosedOut() int { return s.closed }
 
 // Next draws one sentence. The result is valid until the next call.
 func (s *Sampler) Next() ([]byte, error) {
+	switch {
+	case s.p.Uniform:
+		return s.nextUniform()
+	case s.p.Schema != nil:
+		return s.nextSchema()
+	}
+	return s.nextGrammar()
+}
+
+// nextUniform draws a sentence token by token (Params.Uniform).
+func (s *Sampler) nextUniform() ([]byte, error) {
 	m := s.m
 	m.Reset()
 	s.out, s.toks, s.closed = s.out[:0], s.toks[:0], 0
