@@ -1,0 +1,92 @@
+// Package jsonkeys keeps generated JSON free of duplicate object keys.
+//
+// A grammar cannot say "all keys of an object are distinct", so a schema
+// that allows free keys (additionalProperties, patternProperties,
+// propertyNames) or json_object mode lets a model write {"a":1,"a":2}:
+// valid by the grammar, read by validators as {"a":2}, so the document
+// that passes validation is not the one that was written. A Guard follows
+// the output as it grows and removes from each step's mask the tokens that
+// would close a key its object already has.
+//
+// # Use
+//
+//	t := jsonkeys.NewTable(v)     // once per vocabulary: ~10 ms on 128k tokens; shared, immutable
+//	g := t.NewGuard()             // once per sequence, beside its *mask.Matcher
+//	for {
+//		m.FillMask(bits)
+//		if err := g.Filter(bits); err != nil { … }    // *DeadEndError: report it
+//		tok := sample(logits masked by bits)
+//		m.Accept(tok); g.Accept(tok)                   // every step mirrored, in the same order
+//		if err := g.Check(m); err != nil {             // *DeadEndError
+//			m.Rollback(1); g.Rollback(1)              // undo the step (not decoded yet) ...
+//			ban tok; sample again                      // ... and draw another token
+//		}
+//	}
+//	// Near the token budget, instead of m.ShortestCompletion:
+//	sc, err := jsonkeys.ShortestCompletion(m, g)
+//	// then tokenize sc and Accept the tokens in m and g.
+//
+// Every Accept, AcceptBytes and Rollback of the matcher is mirrored on the
+// guard (jump-forward batches, undone commits, lazy triggers: the guard
+// starts where the matcher starts, and AcceptBytes takes the text after a
+// trigger), so that g.Steps() == m.Tokens() throughout. An error from
+// g.Accept means the output is not JSON (*SyntaxError: the guard was put
+// on a grammar whose sentences are not JSON texts) or that the step closes
+// a duplicate key (*DuplicateKeyError: bytes the engine added without
+// Filter, such as a forced key); in both cases the guard is unchanged.
+// Example_generate shows the whole loop with mask.Compile.
+//
+// # Semantics
+//
+// The output is read as one JSON text (RFC 8259: UTF-8, one value,
+// whitespace around it). Keys are compared as decoded strings, the way
+// encoding/json and the validator (santhosh-tekuri/jsonschema) decode
+// them: escapes are resolved ("a" and "\u0061" are one key, surrogate
+// pairs are one character), and a surrogate escape that is not part of a
+// pair reads as U+FFFD. That is the coarsest reading of the common
+// parsers (JavaScript and Python keep lone surrogates apart), so an output
+// without duplicates here has none for any of them.
+//
+// Filter is exact: it clears a token iff scanning its bytes from the
+// current output closes a key equal to an earlier key of the same object,
+// before any syntax error — at the token's first quote or later, in the
+// open object or in one the token opens, closes or returns to.
+//
+// # Dead ends
+//
+// Removing a duplicate can leave nothing: an object whose keys come from
+// a small set (an enum of names, a narrow pattern) can run out of them
+// while the grammar still offers ", another key". Filter alone would
+// notice only when the last allowed token goes, after the comma and maybe
+// part of the key have been decoded. Check prevents that: after each step
+// that ends at a key position in question, it searches what the matcher
+// allows for an unused key, and the engine undoes and redraws a step that
+// leads to none. With Filter before and Check after every step, and the
+// output starting at a viable point, every key position the output
+// reaches can still be closed with an unused key, so Filter never empties
+// the mask — except where the grammar itself requires a used key or more
+// keys than are left: a required property spelled as an earlier free key
+// (the converter excludes declared names from free keys, not their escaped
+// spellings), or minProperties above the number of distinct names the
+// grammar allows. Then no document exists, and the engine reports the
+// *DeadEndError (or the *DuplicateKeyError of the forced bytes), with the
+// JSON pointer of the object. Check gives up, returning nil, beyond
+// MaxCheckSteps; the dead end then surfaces later as an error, never as a
+// duplicate.
+//
+// # Cost
+//
+// Accept: a few nanoseconds per byte; nothing allocates per token after
+// warm-up except a new object's key list (once per key at most). Filter:
+// nothing inside a plain string value but a scan of the few tokens with
+// three quotes; inside a key, a binary search and map probes;
+// BenchmarkFilter has the numbers. Check: nothing outside key positions.
+// Memory grows with the output (its bytes, keys and containers, and one
+// snapshot of ~100 bytes per step, for Rollback).
+//
+// # Concurrency
+//
+// A Table is immutable and safe for concurrent use; a Guard is per
+// sequence and not safe for concurrent use. Duplicates and the Table
+// methods may be called from any goroutine.
+package jsonkeys
