@@ -90,9 +90,9 @@ func TestDuplicates(t *testing.T) {
 		{doc: `trUe`, err: "invalid literal"},
 		{doc: `nul l`, err: "invalid literal"},
 		{doc: "\"\xff\"", err: "invalid UTF-8"},
-		{doc: "\"\xed\xa0\x80\"", err: "invalid UTF-8"}, // a surrogate, raw
-		{doc: "\"\xc0\xaf\"", err: "invalid UTF-8"},     // overlong
-		{doc: "\"\xe2\x82\"", err: "invalid UTF-8"},     // truncated
+		{doc: "\"\xed\xa0\x80\"", err: "invalid UTF-8"},  // a surrogate, raw
+		{doc: "\"\xc0\xaf\"", err: "invalid UTF-8"},      // overlong
+		{doc: "\"\xe2\x82\"", err: "invalid UTF-8"},      // truncated
 		{doc: "\xef\xbb\xbf{}", err: "expected a value"}, // a BOM is not JSON text
 		{doc: `{"a":1`, err: "unexpected end"},
 		{doc: ``, err: "unexpected end"},
