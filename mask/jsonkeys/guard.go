@@ -7,12 +7,12 @@ import (
 	"github.com/structgen/structgen/mask"
 )
 
-// maxHeadLookups bounds the keys Filter looks up one by one inside a key:
-// each costs a map probe (~20 ns), while the alternative, scanning every
-// allowed token that contains a quote, costs about 2 µs on Llama-3 (1,345
-// such tokens, a few hundred allowed inside a key). Beyond 64 keys sharing
-// the key's prefix the scan is the cheaper of the two.
-const maxHeadLookups = 64
+// maxHeadLookups bounds the keys Filter looks up one by one: each costs a
+// map probe (about 30 ns), while the alternative, scanning every allowed
+// token that has a quote, costs about 75 µs on Llama-3 inside a free key
+// (1,345 such tokens, most of them allowed; BenchmarkFilter). Beyond 1024
+// keys sharing the open key's prefix the scan is the cheaper.
+const maxHeadLookups = 1024
 
 // A Guard follows the output of one sequence, as a JSON text, and keeps
 // for every object the keys it already has. Feed it what the matcher
@@ -32,6 +32,7 @@ type Guard struct {
 
 	scratch []uint32 // a mask, for the searches
 	one     [1]byte
+	trials  int // tokens Filter scanned one by one (a work counter for tests)
 }
 
 // histStep is the state before an accepted step.
@@ -159,12 +160,17 @@ func (g *Guard) Clone() *Guard {
 // zero. Check, after each accepted step, makes that rare; see the package
 // documentation.
 //
-// Cost: nothing allocates. Inside a key of an object that has keys: a
-// binary search among the object's keys for those that start with the key
-// so far, a map probe for each, and a scan of the few tokens with an
-// escape or three quotes (keyTrial; 103 on Llama-3). Elsewhere: a scan of
-// the allowed tokens that have at least two quotes (230 on Llama-3), three
-// inside a string value, four or five where no open object has a key.
+// Cost: nothing allocates. Inside a key of an object that has keys, and
+// right after the object's comma: a binary search among the object's keys
+// for those that start with the key so far, a map probe for each (up to
+// maxHeadLookups), and a bit test for each of the few tokens that can
+// close more than one key (Llama-3: 30 inside a key, 3 after a comma).
+// Elsewhere: a bit test for each token with at least two quotes (230 on
+// Llama-3) outside strings, three (30) inside a string value, four or five
+// (3, 0) where no open object has a key; and a scan of the token's bytes
+// for each of those the mask allows. On the bench's JSON documents with
+// Llama-3 that is 0.1-0.2 µs per step at the median and 2-4 µs at the 99th
+// percentile (BenchmarkBenchDocs), at most 70 tokens scanned in a step.
 func (g *Guard) Filter(bits []uint32) error {
 	t := g.t
 	if len(bits) < t.words {
@@ -174,19 +180,29 @@ func (g *Guard) Filter(bits []uint32) error {
 	st := &s.st
 	var list []int32
 	cleared := 0
+	keys := 0
+	if st.top >= 0 {
+		keys = len(s.nodes[st.top].keys)
+	}
 	switch {
 	case st.mode == mString && st.key && st.esc == 0 && st.hi == 0:
-		if len(s.nodes[st.top].keys) == 0 {
+		if keys == 0 {
 			// The key cannot repeat; a later one in the same token can.
 			list = t.atLeast[3]
-		} else if n, ok := g.filterHeads(bits); ok {
-			cleared, list = n, t.keyTrial
+		} else if n, ok := g.filterHeads(bits, &t.inKey, s.openKey()); ok {
+			cleared, list = n, t.inKey.trial
 		} else {
 			list = t.atLeast[1]
 		}
 	case st.mode == mString && st.key:
 		// Inside an escape: scan every candidate.
 		list = t.atLeast[1]
+	case st.mode == mKey && keys > 0:
+		if n, ok := g.filterHeads(bits, &t.atKey, nil); ok {
+			cleared, list = n, t.atKey.trial
+		} else {
+			list = t.atLeast[2]
+		}
 	case st.mode == mString && st.keyed > 0:
 		list = t.atLeast[3] // close the value, open and close a key
 	case st.mode == mString:
@@ -209,24 +225,24 @@ func (g *Guard) Filter(bits []uint32) error {
 	return nil
 }
 
-// filterHeads clears the simple tokens (Table.heads) that close the open
-// key as one its object has, looking the rest of each such key up among
-// the heads. ok is false, and nothing is done, when more than
-// maxHeadLookups keys qualify.
-func (g *Guard) filterHeads(bits []uint32) (cleared int, ok bool) {
+// filterHeads clears the tokens of index x that close the open key (or
+// the key about to open, p empty) as one its object has: it looks up the
+// rest of each of the object's keys that start with p among x's heads.
+// ok is false, and nothing is done, when more than maxHeadLookups keys
+// start with p.
+func (g *Guard) filterHeads(bits []uint32, x *keyIndex, p []byte) (cleared int, ok bool) {
 	s := &g.s
 	ks := s.nodes[s.st.top].keys
-	p := s.openKey()
 	lo, hi := s.prefixed(ks, p)
 	if hi-lo > maxHeadLookups {
 		return 0, false
 	}
 	for _, id := range ks[lo:hi] {
 		rest := s.key(id)[len(p):]
-		if len(rest) > g.t.maxHead {
+		if len(rest) > x.maxHead {
 			continue
 		}
-		for _, tok := range g.t.heads[string(rest)] {
+		for _, tok := range x.heads[string(rest)] {
 			w, bit := tok>>5, uint32(1)<<(tok&31)
 			if bits[w]&bit != 0 {
 				bits[w] &^= bit
@@ -240,6 +256,7 @@ func (g *Guard) filterHeads(bits []uint32) (cleared int, ok bool) {
 // closesDup reports whether the bytes of tok, scanned from the current
 // state, close a key that its object already has before any syntax error.
 func (g *Guard) closesDup(tok int32) bool {
+	g.trials++
 	s := &g.s
 	k := s.mark()
 	dup := false

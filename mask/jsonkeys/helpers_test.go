@@ -7,9 +7,9 @@ import (
 )
 
 // byteVocab is a vocabulary of the 256 single bytes, extra tokens after
-// them, and an end-of-generation token last.
+// them, and an end-of-generation token last. tb may be nil (it panics
+// then).
 func byteVocab(tb testing.TB, extra ...string) *mask.Vocab {
-	tb.Helper()
 	var toks [][]byte
 	for b := range 256 {
 		toks = append(toks, []byte{byte(b)})
@@ -20,6 +20,9 @@ func byteVocab(tb testing.TB, extra ...string) *mask.Vocab {
 	toks = append(toks, []byte("</s>"))
 	v, err := mask.NewVocab(toks, []int32{int32(len(toks) - 1)})
 	if err != nil {
+		if tb == nil {
+			panic(err)
+		}
 		tb.Fatal(err)
 	}
 	return v

@@ -113,6 +113,7 @@ type scanner struct {
 	keys  []keyRec
 	why   string // the reason of the last evError
 	dup   int32  // the earlier key of the last evDup
+	raw   bool   // take bytes >= 0x80 in strings unchecked (NewTable only)
 }
 
 func (s *scanner) reset() {
@@ -453,7 +454,7 @@ func (s *scanner) inString(c byte) event {
 		return evNone
 	case c < 0x20:
 		return s.fail("control character in a string")
-	case c < 0x80:
+	case c < 0x80, s.raw:
 	case c >= 0xC2 && c <= 0xDF:
 		st.u8, st.u8lo, st.u8hi = 1, 0x80, 0xBF
 	case c == 0xE0:

@@ -1,0 +1,262 @@
+package jsonkeys_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/structgen/structgen/internal/benchcases"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/mask"
+	"github.com/structgen/structgen/mask/jsonkeys"
+)
+
+// llama3 returns the Llama-3 vocabulary and its table.
+func llama3(tb testing.TB) *walkVocab { return realVocabs(tb)[0] }
+
+// keyedObject writes an object with n keys prefix0..prefix{n-1}, left
+// open after its last comma.
+func keyedObject(prefix string, n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"%s%d":1,`, prefix, i)
+	}
+	return b.String()
+}
+
+// BenchmarkFilter measures one Filter call on the Llama-3 vocabulary with
+// the mask of the json_object grammar, in the states a JSON generation
+// goes through. Each iteration copies the mask first (16 KB; the "copy"
+// case is that alone).
+func BenchmarkFilter(b *testing.B) {
+	wv := llama3(b)
+	object := compileSchema(b, `{"type":"object"}`, wv.v)
+	array := compileSchema(b, `{"type":"array"}`, wv.v)
+	for _, bc := range []struct {
+		name, prefix string
+		c            *mask.Compiled
+	}{
+		{"copy", `{"a":"x`, object},
+		{"value-string", `{"name":"Dana","city":"Mountain Vi`, object},
+		{"after-comma", `{"name":"Dana","city":"Mountain View",`, object},
+		{"number", `{"name":"Dana","age":4`, object},
+		{"no-keys-string", `[1,2,"x`, array},
+		{"no-keys-number", `[1,2,3`, array},
+		{"key-start", `{"name":"Dana","city":"Mountain View","`, object},
+		{"key-fresh-prefix", `{"name":"Dana","city":"Mountain View","zi`, object},
+		{"key-shared-prefix", `{"name":"Dana","city":"Mountain View","nam`, object},
+		{"key-64-sharing", keyedObject("k", 64) + `"k`, object},
+		{"key-1000-sharing", keyedObject("k", 1000) + `"k`, object},
+		{"key-escape", `{"name":"Dana","\u00`, object},
+	} {
+		c := bc.c
+		m := c.NewMatcher()
+		g := wv.t.NewGuard()
+		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
+			b.Fatal(err)
+		}
+		if err := g.AcceptBytes([]byte(bc.prefix)); err != nil {
+			b.Fatal(err)
+		}
+		base := make([]uint32, c.Words())
+		m.FillMask(base)
+		bits := make([]uint32, len(base))
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(bits, base)
+				if bc.name != "copy" {
+					if err := g.Filter(bits); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// benchDoc runs a bench case's document through FillMask, Filter, Accept
+// and Check, and returns the time of each Filter and Check call.
+func benchDoc(tb testing.TB, wv *walkVocab, bc *benchcases.Case, m *mask.Matcher, g *jsonkeys.Guard, bits []uint32, filter, check *[]time.Duration) {
+	m.Reset()
+	g.Reset()
+	for i, tok := range bc.Tokens {
+		m.FillMask(bits)
+		t0 := time.Now()
+		if err := g.Filter(bits); err != nil {
+			tb.Fatal(err)
+		}
+		*filter = append(*filter, time.Since(t0))
+		if bits[tok>>5]&(1<<(tok&31)) == 0 {
+			tb.Fatalf("step %d: token %q of the document cleared", i, wv.v.Token(tok))
+		}
+		if err := m.Accept(tok); err != nil {
+			tb.Fatal(err)
+		}
+		if err := g.Accept(tok); err != nil {
+			tb.Fatal(err)
+		}
+		t0 = time.Now()
+		if err := g.Check(m); err != nil {
+			tb.Fatal(err)
+		}
+		*check = append(*check, time.Since(t0))
+	}
+}
+
+func benchCaseGrammar(tb testing.TB, wv *walkVocab, bc *benchcases.Case) *mask.Compiled {
+	if bc.Grammar != "" {
+		return compileGBNF(tb, bc.Grammar, wv.v)
+	}
+	src, err := jsonschema2gbnf.Convert(bc.Schema, jsonschema2gbnf.FlexibleWhitespace(16))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return compileGBNF(tb, src, wv.v)
+}
+
+func jsonBenchCases(tb testing.TB) []*benchcases.Case {
+	cases, err := benchcases.Load(filepath.Join(sharedtest.Dir(tb), "bench"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []*benchcases.Case
+	for _, bc := range cases {
+		if bc.Kind != "ebnf" {
+			out = append(out, bc)
+		}
+	}
+	return out
+}
+
+// BenchmarkBenchDocs measures Filter and Check per step over the JSON
+// bench documents (Llama-3 tokens, the cases' grammars), warm: p50, p99
+// and max over all steps of all iterations.
+func BenchmarkBenchDocs(b *testing.B) {
+	wv := llama3(b)
+	for _, bc := range jsonBenchCases(b) {
+		c := benchCaseGrammar(b, wv, bc)
+		m := c.NewMatcher()
+		g := wv.t.NewGuard()
+		bits := make([]uint32, c.Words())
+		var warmF, warmC []time.Duration
+		benchDoc(b, wv, bc, m, g, bits, &warmF, &warmC) // warm the matcher's caches
+		b.Run(bc.ID, func(b *testing.B) {
+			filter := make([]time.Duration, 0, 1<<20)
+			check := make([]time.Duration, 0, 1<<20)
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(filter)+len(bc.Tokens) > cap(filter) {
+					filter, check = filter[:0], check[:0] // keep the last samples
+				}
+				benchDoc(b, wv, bc, m, g, bits, &filter, &check)
+			}
+			report := func(ts []time.Duration, what string) {
+				slices.Sort(ts)
+				n := len(ts)
+				b.ReportMetric(float64(ts[n/2].Nanoseconds())/1e3, what+"-p50-us")
+				b.ReportMetric(float64(ts[n*99/100].Nanoseconds())/1e3, what+"-p99-us")
+				b.ReportMetric(float64(ts[n*999/1000].Nanoseconds())/1e3, what+"-p999-us")
+				b.ReportMetric(float64(ts[n-1].Nanoseconds())/1e3, what+"-max-us")
+			}
+			report(filter, "filter")
+			report(check, "check")
+		})
+	}
+}
+
+// BenchmarkAccept measures the guard's Accept per token over the bench's
+// JSON documents (Llama-3 tokens).
+func BenchmarkAccept(b *testing.B) {
+	wv := llama3(b)
+	g := wv.t.NewGuard()
+	for _, bc := range jsonBenchCases(b) {
+		b.Run(bc.ID, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Reset()
+				for _, tok := range bc.Tokens {
+					if err := g.Accept(tok); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bc.Tokens)), "ns/token")
+		})
+	}
+}
+
+// BenchmarkCheck measures Check where it searches: at a key start of an
+// object with keys (a fresh key exists), and where the names are used up
+// (the search proves the dead end).
+func BenchmarkCheck(b *testing.B) {
+	wv := llama3(b)
+	for _, bc := range []struct{ name, schema, prefix string }{
+		{"fresh", `{"type":"object"}`, `{"name":"Dana","city":"Mountain View","`},
+		{"fresh-shared-prefix", `{"type":"object"}`, `{"name":"Dana","city":"Mountain View","nam`},
+		{"dead-enum", `{"type":"object","propertyNames":{"enum":["alpha","beta","gamma","delta"]}}`, `{"alpha":1,"beta":2,"gamma":3,"delta":4,`},
+	} {
+		c := compileSchema(b, bc.schema, wv.v)
+		m := c.NewMatcher()
+		g := wv.t.NewGuard()
+		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
+			b.Fatal(err)
+		}
+		if err := g.AcceptBytes([]byte(bc.prefix)); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				err := g.Check(m)
+				if (err != nil) != strings.HasPrefix(bc.name, "dead") {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkShortestCompletion measures the close-out: where the grammar's
+// shortest completion has no duplicate (one scan of it) and where the
+// open key must be lengthened (the search).
+func BenchmarkShortestCompletion(b *testing.B) {
+	wv := llama3(b)
+	c := compileSchema(b, `{"type":"object","additionalProperties":{"type":"object"}}`, wv.v)
+	for _, bc := range []struct{ name, prefix string }{
+		{"no-duplicate", `{"name":{"first":{},"la`},
+		{"lengthen-key", `{"name":{"first":{},"last":{},"first`},
+		{"new-key", `{"name":{},"":{},`},
+	} {
+		m := c.NewMatcher()
+		g := wv.t.NewGuard()
+		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
+			b.Fatal(err)
+		}
+		if err := g.AcceptBytes([]byte(bc.prefix)); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := jsonkeys.ShortestCompletion(m, g); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNewTable measures the per-vocabulary preparation (Llama-3).
+func BenchmarkNewTable(b *testing.B) {
+	v := llama3(b).v
+	b.ReportAllocs()
+	for b.Loop() {
+		jsonkeys.NewTable(v)
+	}
+}
