@@ -200,6 +200,8 @@ func BenchmarkCheck(b *testing.B) {
 		{"fresh", `{"type":"object"}`, `{"name":"Dana","city":"Mountain View","`},
 		{"fresh-shared-prefix", `{"type":"object"}`, `{"name":"Dana","city":"Mountain View","nam`},
 		{"dead-enum", `{"type":"object","propertyNames":{"enum":["alpha","beta","gamma","delta"]}}`, `{"alpha":1,"beta":2,"gamma":3,"delta":4,`},
+		{"dead-enum-400", enumSchema(400), enumObject(400)},
+		{"spent-enum-5000", enumSchema(5000), enumObject(5000)}, // the search runs out of MaxCheckSteps
 	} {
 		c := compileSchema(b, bc.schema, wv.v)
 		m := c.NewMatcher()
@@ -222,17 +224,51 @@ func BenchmarkCheck(b *testing.B) {
 	}
 }
 
+// enumSchema allows the keys name0000..name{n-1}; enumObject is an
+// object that uses them all, left open after a comma.
+func enumSchema(n int) string {
+	var names []string
+	for i := range n {
+		names = append(names, fmt.Sprintf(`"name%04d"`, i))
+	}
+	return `{"type":"object","propertyNames":{"enum":[` + strings.Join(names, ",") + `]}}`
+}
+
+func enumObject(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, `"name%04d":1,`, i)
+	}
+	return b.String()
+}
+
 // BenchmarkShortestCompletion measures the close-out: where the grammar's
 // shortest completion has no duplicate (one scan of it) and where the
 // open key must be lengthened (the search).
 func BenchmarkShortestCompletion(b *testing.B) {
 	wv := llama3(b)
-	c := compileSchema(b, `{"type":"object","additionalProperties":{"type":"object"}}`, wv.v)
-	for _, bc := range []struct{ name, prefix string }{
-		{"no-duplicate", `{"name":{"first":{},"la`},
-		{"lengthen-key", `{"name":{"first":{},"last":{},"first`},
-		{"new-key", `{"name":{},"":{},`},
+	free := compileSchema(b, `{"type":"object","additionalProperties":{"type":"object"}}`, wv.v)
+	three := compileGBNF(b, `root ::= "{" kv "," kv "," kv "}"`+"\n"+`kv ::= "\"" [ab] "\":1"`, wv.v)
+	pairs := compileGBNF(b, `root ::= "{" kv ("," kv)* "}"`+"\n"+`kv ::= "\"" ([a-z]{2} | [a-z]{80}) "\":1"`, wv.v)
+	var used strings.Builder // every two-letter key
+	used.WriteString("{")
+	for x := 'a'; x <= 'z'; x++ {
+		for y := 'a'; y <= 'z'; y++ {
+			fmt.Fprintf(&used, `"%c%c":1,`, x, y)
+		}
+	}
+	for _, bc := range []struct {
+		name, prefix string
+		c            *mask.Compiled
+	}{
+		{"no-duplicate", `{"name":{"first":{},"la`, free},
+		{"lengthen-key", `{"name":{"first":{},"last":{},"first`, free},
+		{"new-key", `{"name":{},"":{},`, free},
+		{"none", `{"a":1,"b":1,`, three}, // proves there is none
+		{"spent", used.String(), pairs},  // runs out of MaxCompletionSteps
 	} {
+		c := bc.c
 		m := c.NewMatcher()
 		g := wv.t.NewGuard()
 		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
@@ -244,7 +280,7 @@ func BenchmarkShortestCompletion(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := jsonkeys.ShortestCompletion(m, g); err != nil {
+				if _, err := jsonkeys.ShortestCompletion(m, g); (err != nil) != (bc.name == "none" || bc.name == "spent") {
 					b.Fatal(err)
 				}
 			}

@@ -23,7 +23,7 @@ const maxHeadLookups = 1024
 // A Guard is not safe for concurrent use; make one per sequence
 // (Table.NewGuard is cheap). Its memory grows with the output: the
 // output's bytes, its keys, a node per object or array, and one snapshot
-// (~100 bytes) per step.
+// (80 bytes) per step.
 type Guard struct {
 	t    *Table
 	s    scanner

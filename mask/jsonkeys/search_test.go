@@ -2,6 +2,8 @@ package jsonkeys
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
@@ -199,4 +201,24 @@ func TestClone(t *testing.T) {
 	}
 	checkFresh(t, c)
 	checkFresh(t, g)
+}
+
+// TestShortestCompletionBound: where the search space is large and every
+// completion within MaxCompletionExtra repeats a key, the search stops at
+// MaxCompletionSteps with an error that says so.
+func TestShortestCompletionBound(t *testing.T) {
+	var used strings.Builder // every two-letter key
+	used.WriteString("{")
+	for x := 'a'; x <= 'z'; x++ {
+		for y := 'a'; y <= 'z'; y++ {
+			fmt.Fprintf(&used, `"%c%c":1,`, x, y)
+		}
+	}
+	m, g := setup(t, `root ::= "{" kv ("," kv)* "}"`+"\n"+`kv ::= "\"" ([a-z]{2} | [a-z]{80}) "\":1"`, used.String())
+	_, err := ShortestCompletion(m, g)
+	var ce *CompletionError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "MaxCompletionSteps") || ce.Dup == nil || ce.Dup.Key != "aa" {
+		t.Fatalf("%v", err)
+	}
+	t.Log(err)
 }

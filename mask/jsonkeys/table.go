@@ -8,7 +8,7 @@ import (
 
 // A Table holds what Filter needs to know about a vocabulary: which
 // tokens can close a key, and with which name. Build it once per
-// vocabulary (NewTable: about 2 ms for the 128k-token Llama-3 vocabulary,
+// vocabulary (NewTable: 1-2 ms for the 128k-token Llama-3 vocabulary,
 // BenchmarkNewTable) and share it: a Table is immutable and safe for
 // concurrent use by any number of Guards.
 type Table struct {
