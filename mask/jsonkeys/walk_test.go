@@ -28,6 +28,9 @@ var freeKeySchemas = []struct {
 	{"enum-names", `{"type":"object","propertyNames":{"enum":["x","y","z"]},"additionalProperties":{"type":"boolean"}}`},
 	{"nested", `{"type":"array","items":{"type":"object","propertyNames":{"maxLength":1},"additionalProperties":{"type":"object","additionalProperties":{"type":"null"}}}}`},
 	{"declared", `{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":{"type":"string","maxLength":2}}`},
+	{"additional-true", `{"type":"object","properties":{"a":{"type":"boolean"}},"additionalProperties":true}`},
+	{"names-pattern", `{"type":"object","propertyNames":{"pattern":"^[a-c]+$"},"maxProperties":8,"additionalProperties":{"type":"integer"}}`},
+	{"pattern-and-additional", `{"type":"object","patternProperties":{"^x":{"type":"integer"},"^y":{"type":"string","maxLength":1}},"additionalProperties":{"type":"boolean"}}`},
 }
 
 type walkVocab struct {
@@ -101,7 +104,29 @@ func compileGBNF(tb testing.TB, src string, v *mask.Vocab) *mask.Compiled {
 }
 
 type walkStats struct {
-	docs, cleared, rejected, searched, deadEnds, steps int
+	docs, cleared, rejected, searched, steps, checked int
+}
+
+// checkFilter compares one Filter call (mask pre before, bits after) with
+// the reference: a token is cleared iff appending it to out closes a
+// duplicate key (Duplicates on out+token, which reports the duplicates
+// before the end of its input).
+func checkFilter(tb testing.TB, wv *walkVocab, out []byte, pre, bits []uint32) {
+	tb.Helper()
+	buf := bytes.Clone(out)
+	for w := range pre {
+		for word := pre[w]; word != 0; word &= word - 1 {
+			id := int32(w*32 + trailing(word))
+			cleared := bits[w]&(1<<(id&31)) == 0
+			if !cleared && !bytes.Contains(wv.v.Token(id), []byte{'"'}) {
+				continue // cannot close a key: checked by cleared only
+			}
+			ds, _ := jsonkeys.Duplicates(append(buf[:len(out)], wv.v.Token(id)...))
+			if cleared != (len(ds) > 0) {
+				tb.Fatalf("after %q, token %q: cleared %v, the reference finds %v", out, wv.v.Token(id), cleared, ds)
+			}
+		}
+	}
 }
 
 // walk decodes one random document: uniform draws among the allowed
@@ -114,16 +139,21 @@ func walk(tb testing.TB, r *rand.Rand, wv *walkVocab, c *mask.Compiled, guard bo
 	var allowed []int32
 	var out []byte // the output (an unguarded walk's guard stops at a duplicate)
 	var lastErr error
+	var pre []uint32
 	var early []int32 // tokens drawn but put back because they end the output too early
 	steps := 10 + r.IntN(100)
 	for i := 0; i < steps && !m.CanEnd() || i < 3; i++ {
 		m.FillMask(bits)
 		if guard {
-			before := count(bits)
+			pre := append(pre[:0], bits...)
 			if err := g.Filter(bits); err != nil {
 				return nil, err
 			}
-			st.cleared += before - count(bits)
+			st.cleared += count(pre) - count(bits)
+			if r.IntN(30) == 0 {
+				checkFilter(tb, wv, g.Output(), pre, bits)
+				st.checked++
+			}
 		}
 		early, late := early[:0], false
 		for {
@@ -291,7 +321,7 @@ func TestWalksRealVocabs(t *testing.T) {
 					}
 				}
 				t.Logf("e.g. %s", last)
-				t.Logf("%d docs, %d steps, %d tokens cleared by Filter, %d steps redrawn after Check, %d close-outs searched", st.docs, st.steps, st.cleared, st.rejected, st.searched)
+				t.Logf("%d docs, %d steps, %d tokens cleared by Filter, %d steps redrawn after Check, %d close-outs searched, %d masks checked against the reference", st.docs, st.steps, st.cleared, st.rejected, st.searched, st.checked)
 				if st.cleared+st.rejected == 0 {
 					t.Errorf("the guard never cleared a token: the walks do not exercise it")
 				}
