@@ -55,14 +55,7 @@ func BenchmarkFilter(b *testing.B) {
 		{"key-escape", `{"name":"Dana","\u00`, object},
 	} {
 		c := bc.c
-		m := c.NewMatcher()
-		g := wv.t.NewGuard()
-		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
-			b.Fatal(err)
-		}
-		if err := g.AcceptBytes([]byte(bc.prefix)); err != nil {
-			b.Fatal(err)
-		}
+		m, g := startAt(b, wv, c, bc.prefix)
 		base := make([]uint32, c.Words())
 		m.FillMask(base)
 		bits := make([]uint32, len(base))
@@ -80,44 +73,84 @@ func BenchmarkFilter(b *testing.B) {
 	}
 }
 
-// benchDoc runs a bench case's document through FillMask, Filter, Accept
-// and Check, and returns the time of each Filter and Check call.
-func benchDoc(tb testing.TB, wv *walkVocab, bc *benchcases.Case, m *mask.Matcher, g *jsonkeys.Guard, bits []uint32, filter, check *[]time.Duration) {
+// startAt returns a matcher of c and a guard, both at prefix.
+func startAt(tb testing.TB, wv *walkVocab, c *mask.Compiled, prefix string) (*mask.Matcher, *jsonkeys.Guard) {
+	tb.Helper()
+	m := c.NewMatcher()
+	g := wv.t.NewGuard()
+	if err := m.AcceptBytes([]byte(prefix)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := g.AcceptBytes([]byte(prefix)); err != nil {
+		tb.Fatal(err)
+	}
+	return m, g
+}
+
+// docSetup compiles a bench case's grammar and returns a matcher, a guard
+// and a mask for it.
+func docSetup(tb testing.TB, wv *walkVocab, bc *benchcases.Case) (*mask.Matcher, *jsonkeys.Guard, []uint32) {
+	c := benchCaseGrammar(tb, wv, bc)
+	return c.NewMatcher(), wv.t.NewGuard(), make([]uint32, c.Words())
+}
+
+// docStats collects the time of each Filter and Check call of runDoc and
+// the most tokens Filter scanned one by one in a step.
+type docStats struct {
+	filter, check []time.Duration
+	maxTrials     int
+}
+
+// runDoc runs a bench case's document through FillMask, Filter, Accept
+// and Check (the matcher alone if g is nil); st may be nil.
+func runDoc(tb testing.TB, wv *walkVocab, bc *benchcases.Case, m *mask.Matcher, g *jsonkeys.Guard, bits []uint32, st *docStats) {
 	m.Reset()
-	g.Reset()
+	if g != nil {
+		g.Reset()
+	}
 	for i, tok := range bc.Tokens {
 		m.FillMask(bits)
-		t0 := time.Now()
-		if err := g.Filter(bits); err != nil {
-			tb.Fatal(err)
-		}
-		*filter = append(*filter, time.Since(t0))
-		if bits[tok>>5]&(1<<(tok&31)) == 0 {
-			tb.Fatalf("step %d: token %q of the document cleared", i, wv.v.Token(tok))
+		if g != nil {
+			trials, t0 := g.Trials(), time.Now()
+			if err := g.Filter(bits); err != nil {
+				tb.Fatal(err)
+			}
+			if st != nil {
+				st.filter = append(st.filter, time.Since(t0))
+				st.maxTrials = max(st.maxTrials, g.Trials()-trials)
+			}
+			if bits[tok>>5]&(1<<(tok&31)) == 0 {
+				tb.Fatalf("step %d: token %q of the document cleared", i, wv.v.Token(tok))
+			}
 		}
 		if err := m.Accept(tok); err != nil {
 			tb.Fatal(err)
 		}
+		if g == nil {
+			continue
+		}
 		if err := g.Accept(tok); err != nil {
 			tb.Fatal(err)
 		}
-		t0 = time.Now()
+		t0 := time.Now()
 		if err := g.Check(m); err != nil {
 			tb.Fatal(err)
 		}
-		*check = append(*check, time.Since(t0))
+		if st != nil {
+			st.check = append(st.check, time.Since(t0))
+		}
 	}
 }
 
 func benchCaseGrammar(tb testing.TB, wv *walkVocab, bc *benchcases.Case) *mask.Compiled {
 	if bc.Grammar != "" {
-		return compileGBNF(tb, bc.Grammar, wv.v)
+		return jsonkeys.CompileGBNF(tb, bc.Grammar, wv.v)
 	}
 	src, err := jsonschema2gbnf.Convert(bc.Schema, jsonschema2gbnf.FlexibleWhitespace(16))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return compileGBNF(tb, src, wv.v)
+	return jsonkeys.CompileGBNF(tb, src, wv.v)
 }
 
 func jsonBenchCases(tb testing.TB) []*benchcases.Case {
@@ -140,21 +173,16 @@ func jsonBenchCases(tb testing.TB) []*benchcases.Case {
 func BenchmarkBenchDocs(b *testing.B) {
 	wv := llama3(b)
 	for _, bc := range jsonBenchCases(b) {
-		c := benchCaseGrammar(b, wv, bc)
-		m := c.NewMatcher()
-		g := wv.t.NewGuard()
-		bits := make([]uint32, c.Words())
-		var warmF, warmC []time.Duration
-		benchDoc(b, wv, bc, m, g, bits, &warmF, &warmC) // warm the matcher's caches
+		m, g, bits := docSetup(b, wv, bc)
+		runDoc(b, wv, bc, m, g, bits, nil) // warm the matcher's caches
 		b.Run(bc.ID, func(b *testing.B) {
-			filter := make([]time.Duration, 0, 1<<20)
-			check := make([]time.Duration, 0, 1<<20)
+			st := &docStats{filter: make([]time.Duration, 0, 1<<20), check: make([]time.Duration, 0, 1<<20)}
 			b.ReportAllocs()
 			for b.Loop() {
-				if len(filter)+len(bc.Tokens) > cap(filter) {
-					filter, check = filter[:0], check[:0] // keep the last samples
+				if len(st.filter)+len(bc.Tokens) > cap(st.filter) {
+					st.filter, st.check = st.filter[:0], st.check[:0] // keep the last samples
 				}
-				benchDoc(b, wv, bc, m, g, bits, &filter, &check)
+				runDoc(b, wv, bc, m, g, bits, st)
 			}
 			report := func(ts []time.Duration, what string) {
 				slices.Sort(ts)
@@ -164,8 +192,8 @@ func BenchmarkBenchDocs(b *testing.B) {
 				b.ReportMetric(float64(ts[n*999/1000].Nanoseconds())/1e3, what+"-p999-us")
 				b.ReportMetric(float64(ts[n-1].Nanoseconds())/1e3, what+"-max-us")
 			}
-			report(filter, "filter")
-			report(check, "check")
+			report(st.filter, "filter")
+			report(st.check, "check")
 		})
 	}
 }
@@ -204,14 +232,7 @@ func BenchmarkCheck(b *testing.B) {
 		{"spent-enum-5000", enumSchema(5000), enumObject(5000)}, // the search runs out of MaxCheckSteps
 	} {
 		c := compileSchema(b, bc.schema, wv.v)
-		m := c.NewMatcher()
-		g := wv.t.NewGuard()
-		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
-			b.Fatal(err)
-		}
-		if err := g.AcceptBytes([]byte(bc.prefix)); err != nil {
-			b.Fatal(err)
-		}
+		m, g := startAt(b, wv, c, bc.prefix)
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -249,8 +270,8 @@ func enumObject(n int) string {
 func BenchmarkShortestCompletion(b *testing.B) {
 	wv := llama3(b)
 	free := compileSchema(b, `{"type":"object","additionalProperties":{"type":"object"}}`, wv.v)
-	three := compileGBNF(b, `root ::= "{" kv "," kv "," kv "}"`+"\n"+`kv ::= "\"" [ab] "\":1"`, wv.v)
-	pairs := compileGBNF(b, `root ::= "{" kv ("," kv)* "}"`+"\n"+`kv ::= "\"" ([a-z]{2} | [a-z]{80}) "\":1"`, wv.v)
+	three := jsonkeys.CompileGBNF(b, `root ::= "{" kv "," kv "," kv "}"`+"\n"+`kv ::= "\"" [ab] "\":1"`, wv.v)
+	pairs := jsonkeys.CompileGBNF(b, `root ::= "{" kv ("," kv)* "}"`+"\n"+`kv ::= "\"" ([a-z]{2} | [a-z]{80}) "\":1"`, wv.v)
 	var used strings.Builder // every two-letter key
 	used.WriteString("{")
 	for x := 'a'; x <= 'z'; x++ {
@@ -269,14 +290,7 @@ func BenchmarkShortestCompletion(b *testing.B) {
 		{"spent", used.String(), pairs},  // runs out of MaxCompletionSteps
 	} {
 		c := bc.c
-		m := c.NewMatcher()
-		g := wv.t.NewGuard()
-		if err := m.AcceptBytes([]byte(bc.prefix)); err != nil {
-			b.Fatal(err)
-		}
-		if err := g.AcceptBytes([]byte(bc.prefix)); err != nil {
-			b.Fatal(err)
-		}
+		m, g := startAt(b, wv, c, bc.prefix)
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -3,8 +3,24 @@ package jsonkeys
 import (
 	"testing"
 
+	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/mask"
 )
+
+// CompileGBNF compiles grammar src against v (tests only; exported for
+// the external test package).
+func CompileGBNF(tb testing.TB, src string, v *mask.Vocab) *mask.Compiled {
+	tb.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := mask.Compile(g, v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
 
 // byteVocab is a vocabulary of the 256 single bytes, extra tokens after
 // them, and an end-of-generation token last. tb may be nil (it panics

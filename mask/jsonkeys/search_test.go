@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -15,15 +14,7 @@ import (
 func setup(t *testing.T, src, prefix string) (*mask.Matcher, *Guard) {
 	t.Helper()
 	v := byteVocab(t)
-	gr, err := gbnf.Parse(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := mask.Compile(gr, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := c.NewMatcher()
+	m := CompileGBNF(t, src, v).NewMatcher()
 	g := NewTable(v).NewGuard()
 	if err := m.AcceptBytes([]byte(prefix)); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/llama3vocab"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
@@ -87,20 +86,7 @@ func compileSchema(tb testing.TB, schema string, v *mask.Vocab) *mask.Compiled {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return compileGBNF(tb, src, v)
-}
-
-func compileGBNF(tb testing.TB, src string, v *mask.Vocab) *mask.Compiled {
-	tb.Helper()
-	g, err := gbnf.Parse(src)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c, err := mask.Compile(g, v)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
+	return jsonkeys.CompileGBNF(tb, src, v)
 }
 
 type walkStats struct {
@@ -355,7 +341,7 @@ func TestDeadEndReported(t *testing.T) {
 	// Three keys of two names: jsonschema2gbnf rejects such a schema
 	// (minProperties 3, propertyNames enum [a, b]) for this very reason,
 	// so the grammar is written by hand.
-	c := compileGBNF(t, `root ::= "{\"o\": {" kv ", " kv ", " kv "}}"
+	c := jsonkeys.CompileGBNF(t, `root ::= "{\"o\": {" kv ", " kv ", " kv "}}"
 kv ::= "\"" [ab] "\": " [0-9]`, wv.v)
 	r := rand.New(rand.NewPCG(2, 2))
 	for range 10 {
