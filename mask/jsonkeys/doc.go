@@ -17,10 +17,11 @@
 //		if err := g.Filter(bits); err != nil { … }    // *DeadEndError: report it
 //		tok := sample(logits masked by bits)
 //		m.Accept(tok); g.Accept(tok)                   // every step mirrored, in the same order
-//		if err := g.Check(m); err != nil {             // *DeadEndError
-//			m.Rollback(1); g.Rollback(1)              // undo the step (not decoded yet) ...
-//			ban tok; sample again                      // ... and draw another token
-//		}
+//		(jump-forward: Accept the forced tokens in m and g)
+//		if err := g.Check(m); err != nil {             // *DeadEndError (or g.Accept's
+//			undo the commit in m and g                // *DuplicateKeyError on forced bytes)
+//			ban tok; sample again                      // from the same logits, nothing decoded
+//		}                                              // every token banned: report the error
 //	}
 //	// Near the token budget, instead of m.ShortestCompletion:
 //	sc, err := jsonkeys.ShortestCompletion(m, g)
@@ -29,12 +30,13 @@
 // Every Accept, AcceptBytes and Rollback of the matcher is mirrored on the
 // guard (jump-forward batches, undone commits, lazy triggers: the guard
 // starts where the matcher starts, and AcceptBytes takes the text after a
-// trigger), so that g.Steps() == m.Tokens() throughout. An error from
-// g.Accept means the output is not JSON (*SyntaxError: the guard was put
-// on a grammar whose sentences are not JSON texts) or that the step closes
-// a duplicate key (*DuplicateKeyError: bytes the engine added without
-// Filter, such as a forced key); in both cases the guard is unchanged.
-// Example_generate shows the whole loop with mask.Compile.
+// trigger), so that g.Steps() == m.Tokens() throughout; a mark is a step
+// count, as for the matcher. An error from g.Accept means the output is
+// not JSON (*SyntaxError: the guard was put on a grammar whose sentences
+// are not JSON texts) or that the step closes a duplicate key
+// (*DuplicateKeyError: bytes added without Filter, such as the bytes the
+// grammar forces after a sampled token); in both cases the guard is
+// unchanged. Example_generate shows the whole loop with mask.Compile.
 //
 // # Semantics
 //
