@@ -11,8 +11,9 @@ import (
 
 // MaxDepth bounds the nesting of arrays and objects. It is encoding/json's
 // limit, which the validator (santhosh-tekuri/jsonschema) decodes with: a
-// deeper document cannot be validated anyway. A nesting level costs one
-// 40-byte node, so the bound also caps the stack at 400 KB.
+// deeper document cannot be validated, so it is a syntax error here too.
+// The scanner itself does not recurse; its memory is 32 bytes per
+// container of the output, whatever the depth.
 const MaxDepth = 10000
 
 // mode says what the scanner expects next.
