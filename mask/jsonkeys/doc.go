@@ -67,10 +67,11 @@
 // output starting at a viable point, every key position the output
 // reaches can still be closed with an unused key, so Filter never empties
 // the mask — except where the grammar itself requires a used key or more
-// keys than are left: a required property spelled as an earlier free key
-// (the converter excludes declared names from free keys, not their escaped
-// spellings), or minProperties above the number of distinct names the
-// grammar allows. Then no document exists, and the engine reports the
+// keys than are left: a grammar that forces a key the object already has,
+// or more members than it has distinct names (jsonschema2gbnf's grammars
+// do neither: free keys exclude the declared names in every spelling, and
+// a minProperties that free keys would have to fill is rejected). Then no
+// document exists, and the engine reports the
 // *DeadEndError (or the *DuplicateKeyError of the forced bytes), with the
 // JSON pointer of the object. Check gives up, returning nil, beyond
 // MaxCheckSteps; the dead end then surfaces later as an error, never as a
