@@ -70,7 +70,7 @@
 // keys than are left: a grammar that forces a key the object already has,
 // or more members than it has distinct names (jsonschema2gbnf's grammars
 // do neither: free keys exclude the declared names in every spelling, and
-// a minProperties that free keys would have to fill is rejected). Then no
+// a minProperties that needs two free keys or more is rejected). Then no
 // document exists, and the engine reports the
 // *DeadEndError (or the *DuplicateKeyError of the forced bytes), with the
 // JSON pointer of the object. Check gives up, returning nil, beyond
