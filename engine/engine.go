@@ -19,6 +19,7 @@ import (
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
+	"github.com/structgen/structgen/mask/jsonkeys"
 )
 
 // Engine generates text with a model (or without one: no-model mode),
@@ -40,6 +41,9 @@ type Engine struct {
 
 	mu       sync.Mutex
 	samplers map[*mask.Compiled]*sync.Pool // no-model mode
+
+	keysOnce sync.Once
+	keys     *jsonkeys.Table // duplicate-key masks of the vocabulary (built on first use)
 
 	derived sync.Once
 	normal  []uint32 // bit i: token i is a normal token
@@ -529,6 +533,21 @@ func (e *Engine) Compile(opts ...Option) (*mask.Compiled, error) {
 		return nil, errors.New("engine: Compile: no grammar or schema given")
 	}
 	return con.compiled, nil
+}
+
+// keyTable returns the vocabulary's duplicate-key table (built once).
+func (e *Engine) keyTable() *jsonkeys.Table {
+	e.keysOnce.Do(func() { e.keys = jsonkeys.NewTable(e.vocab) })
+	return e.keys
+}
+
+// uniqueKeys reports whether a generation's output gets a key guard: a
+// schema's by default, a grammar's with WithUniqueKeys(true).
+func (e *Engine) uniqueKeys(o *options) bool {
+	if o.uniqueKeys != 0 {
+		return o.uniqueKeys > 0
+	}
+	return o.schema != nil
 }
 
 // derive builds the vocabulary tables the model loop needs (once).

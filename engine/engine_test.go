@@ -11,6 +11,7 @@ import (
 
 	"github.com/structgen/structgen/engine"
 	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/mask/jsonkeys"
 	"github.com/structgen/structgen/sampling/cpu"
 )
 
@@ -525,5 +526,67 @@ func TestLenientValidationError(t *testing.T) {
 	}
 	if invalid == 0 || invalid == 20 {
 		t.Errorf("%d of 20 lenient outputs invalid, want some", invalid)
+	}
+}
+
+// Objects with free keys never repeat a key (the key guard), also at a
+// tight budget and where the keys run out; without the guard, the same
+// generations repeat keys. The scripted cases make the model want a
+// repeated key (and, with two names, a third member).
+func TestUniqueKeys(t *testing.T) {
+	const twoNames = `{"type":"object","additionalProperties":{"type":"boolean"},"propertyNames":{"enum":["a","b"]}}`
+	for _, tc := range []struct {
+		name, schema, script string
+		greedy               bool
+	}{
+		{"short keys", `{"type":"object","additionalProperties":{"type":"integer","minimum":0,"maximum":9},"propertyNames":{"maxLength":1},"maxProperties":40}`, "", false},
+		{"wants a repeat", twoNames, `{"a":true,"a":false}`, true},
+		{"wants a third", twoNames, `{"a":true,"b":false,"a":true}`, true},
+		{"escaped repeat", `{"type":"object","additionalProperties":{"type":"integer"}}`, `{"ab":1,"a\u0062":2}`, true},
+		{"nested", `{"type":"array","items":{"type":"object","patternProperties":{"^[a-c]$":{"type":"integer","minimum":0,"maximum":3}},"additionalProperties":false},"maxItems":4}`, `[{"a":1,"a":2},{"b":1,"c":2,"b":3}]`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := jsonschema2gbnf.CompileSchema([]byte(tc.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFakeModel()
+			f.noEOS = true
+			opts := []engine.Option{engine.WithSchema([]byte(tc.schema))}
+			if tc.script != "" {
+				f.script, f.noEOS = []byte(tc.script), false
+				opts = append(opts, engine.WithSampling(greedy))
+			}
+			e := newEngine(t, f, opts...)
+			dupsWithout := 0
+			for seed := range uint32(40) {
+				for _, budget := range []int{120, 25} {
+					res := generate(t, e, "x", engine.WithSeed(seed), engine.WithMaxTokens(budget))
+					if dups, err := jsonkeys.Duplicates([]byte(res.Output)); err != nil || len(dups) > 0 {
+						t.Fatalf("seed %d budget %d: %q: duplicates %v, %v", seed, budget, res.Output, dups, err)
+					}
+					doc, err := decodeJSON(res.Output)
+					if err != nil {
+						t.Fatalf("seed %d: %q: %v", seed, res.Output, err)
+					}
+					if err := v.Validate(doc); err != nil {
+						t.Fatalf("seed %d: %q: %v", seed, res.Output, err)
+					}
+					if seed == 0 && budget == 120 {
+						t.Logf("with the guard: %s", res.Output)
+					}
+					off, err := e.Generate(context.Background(), "x", engine.WithSeed(seed), engine.WithMaxTokens(budget), engine.WithUniqueKeys(false))
+					if err == nil {
+						if dups, _ := jsonkeys.Duplicates([]byte(off.Output)); len(dups) > 0 {
+							dupsWithout++
+						}
+					}
+				}
+			}
+			t.Logf("without the guard: %d of 80 outputs repeat a key", dupsWithout)
+			if dupsWithout == 0 {
+				t.Error("the control never repeats a key: the test does not test the guard")
+			}
+		})
 	}
 }

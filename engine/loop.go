@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/mask"
+	"github.com/structgen/structgen/mask/jsonkeys"
 	"github.com/structgen/structgen/sampling/cpu"
 	"github.com/structgen/structgen/sampling/gpu"
 )
@@ -28,7 +29,8 @@ type run struct {
 	m     Model
 	v     *mask.Vocab
 	con   *constraint
-	mt    *mask.Matcher // the active matcher: nil when unconstrained or before a lazy trigger
+	mt    *mask.Matcher   // the active matcher: nil when unconstrained or before a lazy trigger
+	gk    *jsonkeys.Guard // with mt, for JSON outputs: no object repeats a key; else nil
 	chain *cpu.Chain
 	gp    gpu.Params
 	useG  bool // unconstrained spans use Gumbel-max
@@ -78,12 +80,13 @@ type run struct {
 type mark struct {
 	gen, out, sstart int
 	mt               *mask.Matcher
+	gk               *jsonkeys.Guard
 	steps            int
 	forced           int // Stats.Forced
 }
 
 func (r *run) mark() mark {
-	k := mark{gen: len(r.gen), out: len(r.out), sstart: r.sstart, mt: r.mt, forced: r.stats.Forced}
+	k := mark{gen: len(r.gen), out: len(r.out), sstart: r.sstart, mt: r.mt, gk: r.gk, forced: r.stats.Forced}
 	if r.mt != nil {
 		k.steps = r.mt.Tokens()
 	}
@@ -92,13 +95,68 @@ func (r *run) mark() mark {
 
 func (r *run) restore(k mark) error {
 	if r.mt != nil && r.mt == k.mt {
-		if err := r.mt.Rollback(r.mt.Tokens() - k.steps); err != nil {
+		if err := r.rollback(r.mt.Tokens() - k.steps); err != nil {
 			return err
 		}
 	}
-	r.mt, r.sstart = k.mt, k.sstart
+	r.mt, r.gk, r.sstart = k.mt, k.gk, k.sstart
 	r.gen, r.out = r.gen[:k.gen], r.out[:k.out]
 	r.stats.Forced = k.forced
+	return nil
+}
+
+// newMatcher starts the grammar: a matcher, and a key guard when the
+// output is JSON (WithUniqueKeys).
+func (r *run) newMatcher() {
+	r.mt = r.con.compiled.NewMatcher()
+	r.gk = nil
+	if r.e.uniqueKeys(r.o) {
+		r.gk = r.e.keyTable().NewGuard()
+	}
+}
+
+// accept steps the matcher, and the guard in step with it, over a token.
+// A guard error (the token closes a repeated key, or the output is not
+// JSON) leaves both unchanged.
+func (r *run) accept(tok int32) error {
+	if err := r.mt.Accept(tok); err != nil {
+		return err
+	}
+	if r.gk != nil {
+		if err := r.gk.Accept(tok); err != nil {
+			if rerr := r.mt.Rollback(1); rerr != nil {
+				return rerr
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// acceptBytes is accept for raw bytes.
+func (r *run) acceptBytes(b []byte) error {
+	if err := r.mt.AcceptBytes(b); err != nil {
+		return err
+	}
+	if r.gk != nil {
+		if err := r.gk.AcceptBytes(b); err != nil {
+			if rerr := r.mt.Rollback(1); rerr != nil {
+				return rerr
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// rollback undoes the last n steps of the matcher and the guard.
+func (r *run) rollback(n int) error {
+	if err := r.mt.Rollback(n); err != nil {
+		return err
+	}
+	if r.gk != nil {
+		return r.gk.Rollback(n)
+	}
 	return nil
 }
 
@@ -165,7 +223,7 @@ func (r *run) result() *Result {
 // jumps over its forced start. The grammar's shortest sentence must fit
 // the budget.
 func (r *run) startGrammar() error {
-	r.mt = r.con.compiled.NewMatcher()
+	r.newMatcher()
 	r.sstart = len(r.out)
 	ok, err := r.fits()
 	if err != nil {
@@ -199,6 +257,11 @@ func (r *run) prepare() error {
 		}
 		t := time.Now()
 		r.mt.FillMask(r.bits)
+		if r.gk != nil {
+			if err := r.gk.Filter(r.bits); err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+		}
 		r.stats.Mask += time.Since(t)
 		if r.onlyEOG(r.bits) {
 			if !r.mt.CanEnd() {
@@ -235,50 +298,86 @@ func (r *run) step(logits []float32) error {
 		gumbel = gumbel && covers(r.bits, r.e.normal)
 		r.stats.Mask += time.Since(t)
 	}
-	t := time.Now()
-	var tok int32
-	r.lastG = gumbel
 	pos := len(r.prompt) + len(r.gen)
-	if gumbel {
-		tok = gpu.Sample(logits, r.prev(), uint32(pos), r.gp)
-		r.stats.Gumbel++
-	} else {
-		tok = r.chain.Sample(logits)
-		if r.mt != nil {
-			r.stats.Constrained++
-		}
-	}
-	r.stats.Sample += time.Since(t)
-	if tok < 0 {
-		return fmt.Errorf("engine: no token can be sampled at position %d (every logit is -Inf or NaN)", pos)
-	}
-	r.stats.Sampled++
-	if r.o.metrics {
-		r.stats.Surprisal = append(r.stats.Surprisal, float32(logZ-float64(logits[tok])))
-	}
-	if r.stats.TimeToFirstToken == 0 || r.o.stepTimes {
-		d := time.Since(r.start)
-		if r.stats.TimeToFirstToken == 0 {
-			r.stats.TimeToFirstToken = d
-		}
-		if r.o.stepTimes {
-			r.stats.StepTimes = append(r.stats.StepTimes, d)
-		}
-	}
-	if r.v.IsEOG(tok) {
-		if r.mt != nil {
-			if err := r.mt.Accept(tok); err != nil {
-				return fmt.Errorf("engine: %w", err)
+	for redraw := 0; ; redraw++ {
+		t := time.Now()
+		var tok int32
+		r.lastG = gumbel
+		if gumbel {
+			tok = gpu.Sample(logits, r.prev(), uint32(pos), r.gp)
+			r.stats.Gumbel++
+		} else {
+			tok = r.chain.Sample(logits)
+			if r.mt != nil {
+				r.stats.Constrained++
 			}
 		}
-		r.stop = StopEOG
-		return nil
+		r.stats.Sample += time.Since(t)
+		if tok < 0 {
+			return fmt.Errorf("engine: no token can be sampled at position %d (every logit is -Inf or NaN)", pos)
+		}
+		r.stats.Sampled++
+		if r.o.metrics {
+			r.stats.Surprisal = append(r.stats.Surprisal, float32(logZ-float64(logits[tok])))
+		}
+		if r.stats.TimeToFirstToken == 0 || r.o.stepTimes {
+			d := time.Since(r.start)
+			if r.stats.TimeToFirstToken == 0 {
+				r.stats.TimeToFirstToken = d
+			}
+			if r.o.stepTimes {
+				r.stats.StepTimes = append(r.stats.StepTimes, d)
+			}
+		}
+		if r.v.IsEOG(tok) {
+			if r.mt != nil {
+				if err := r.accept(tok); err != nil {
+					return fmt.Errorf("engine: %w", err)
+				}
+			}
+			r.stop = StopEOG
+			return nil
+		}
+		err := r.commit(tok)
+		if err == nil {
+			return r.prepare()
+		}
+		dead, ok := err.(*redrawError)
+		if !ok {
+			return err
+		}
+		// The token leads where no unused key can follow (or its forced
+		// continuation repeats a key): it was undone; draw another from
+		// the same logits.
+		if redraw == maxRedrawsPerStep {
+			return fmt.Errorf("engine: %w (after %d redraws)", dead.err, redraw)
+		}
+		if r.o.metrics {
+			r.stats.Surprisal = r.stats.Surprisal[:len(r.stats.Surprisal)-1]
+		}
+		if r.o.stepTimes {
+			r.stats.StepTimes = r.stats.StepTimes[:len(r.stats.StepTimes)-1]
+		}
+		logits[tok] = float32(math.Inf(-1))
+		r.bits[tok/32] &^= 1 << (tok % 32)
+		if r.onlyEOG(r.bits) && !r.mt.CanEnd() {
+			return fmt.Errorf("engine: %w", dead.err)
+		}
+		gumbel = false // the mask no longer covers every token
 	}
-	if err := r.commit(tok); err != nil {
-		return err
-	}
-	return r.prepare()
 }
+
+// maxRedrawsPerStep bounds the tokens one step may draw and undo because
+// they lead to a dead end of the key guard (jsonkeys.Guard.Check): each
+// redraw costs a sample and a Check (microseconds); real grammars need
+// none or one.
+const maxRedrawsPerStep = 64
+
+// redrawError reports a committed token that was undone because it leads
+// where the output cannot go on without repeating a key.
+type redrawError struct{ err error }
+
+func (e *redrawError) Error() string { return e.err.Error() }
 
 // commit adds a sampled token: the matcher accepts it (or a lazy trigger
 // appears in it), jump-forward adds what the grammar forces after it, and
@@ -289,12 +388,22 @@ func (r *run) commit(tok int32) error {
 	r.push(tok)
 	switch {
 	case r.mt != nil:
-		if err := r.mt.Accept(tok); err != nil {
+		if err := r.accept(tok); err != nil {
 			return fmt.Errorf("engine: the mask allowed a token the matcher rejects: %w", err)
 		}
 		if !r.o.noJump {
 			if err := r.jumpForward(true); err != nil {
 				return err
+			}
+		}
+		if r.gk != nil {
+			if err := r.gk.Check(r.mt); err != nil {
+				// No unused key can follow: undo, and the step draws again.
+				if rerr := r.restore(k); rerr != nil {
+					return rerr
+				}
+				r.dropSampled()
+				return &redrawError{err}
 			}
 		}
 	case r.sstart < 0:
@@ -382,7 +491,11 @@ func (r *run) fits() (bool, error) {
 	if left == 0 {
 		return false, nil
 	}
-	if mc <= left && r.e.byteComplete() {
+	extra := 0
+	if r.gk != nil {
+		extra = jsonkeys.MaxCompletionExtra // a completion that repeats no key may be longer
+	}
+	if mc+extra <= left && r.e.byteComplete() {
 		return true, nil // one token per byte at worst
 	}
 	_, toks, ok, err := r.completion(mc)
@@ -404,8 +517,18 @@ func (r *run) completion(mc int) (sc []byte, toks []int32, ok bool, err error) {
 	if r.sc != nil && len(r.sc) == mc && r.completes(r.sc) {
 		return r.sc, r.scToks, true, nil
 	}
-	sc, ok = r.mt.ShortestCompletion()
-	if !ok {
+	if r.gk != nil {
+		var err error
+		sc, err = jsonkeys.ShortestCompletion(r.mt, r.gk)
+		var ce *jsonkeys.CompletionError
+		if errors.As(err, &ce) {
+			return nil, nil, false, fmt.Errorf("engine: no completion of the output repeats no key: %w", err)
+		}
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("engine: %w", err)
+		}
+		ok = true
+	} else if sc, ok = r.mt.ShortestCompletion(); !ok {
 		return sc, nil, false, nil
 	}
 	toks, err = r.tokenize(sc)
@@ -418,11 +541,11 @@ func (r *run) completion(mc int) (sc []byte, toks []int32, ok bool, err error) {
 
 // completes reports whether b completes the constrained output.
 func (r *run) completes(b []byte) bool {
-	if err := r.mt.AcceptBytes(b); err != nil {
+	if err := r.acceptBytes(b); err != nil {
 		return false
 	}
 	ok := r.mt.CanEnd()
-	if err := r.mt.Rollback(1); err != nil {
+	if err := r.rollback(1); err != nil {
 		panic("engine: rollback of a completion check: " + err.Error()) // cannot happen: one step was accepted
 	}
 	return ok
@@ -446,7 +569,7 @@ func (r *run) closeOut() error {
 		return fmt.Errorf("engine: cannot close out the output at the token budget: its completion needs a token reference (after %q)", r.out[r.sstart:])
 	}
 	for _, tok := range toks {
-		if err := r.mt.Accept(tok); err != nil {
+		if err := r.accept(tok); err != nil {
 			return fmt.Errorf("engine: close-out: %w", err)
 		}
 	}
@@ -519,7 +642,7 @@ func (r *run) jumpForward(replace bool) error {
 	}
 	k := r.mark()
 	if replace {
-		if err := r.mt.Rollback(1); err != nil {
+		if err := r.rollback(1); err != nil {
 			return err
 		}
 		r.gen, r.out = r.gen[:k.gen-1], r.out[:k.out-len(r.v.Token(tok))]
@@ -529,8 +652,11 @@ func (r *run) jumpForward(replace bool) error {
 		if i == len(toks)-1 && r.mergeable(t) {
 			break
 		}
-		if err := r.mt.Accept(t); err != nil {
-			ok = false // cannot happen for forced bytes; keep the sampled token
+		if err := r.accept(t); err != nil {
+			// Forced bytes the matcher rejects cannot happen; the key
+			// guard rejects them where they repeat a key (the grammar
+			// forces a used key): keep the sampled token, jump nothing.
+			ok = false
 			break
 		}
 		r.push(t)
@@ -538,12 +664,12 @@ func (r *run) jumpForward(replace bool) error {
 	}
 	if !ok || len(r.out) <= k.out {
 		// No progress past the sampled token: undo.
-		if err := r.mt.Rollback(n); err != nil {
+		if err := r.rollback(n); err != nil {
 			return err
 		}
 		r.gen, r.out = r.gen[:len(r.gen)-n], r.out[:k.out-len(r.v.Token(tok))*b2i(replace)]
 		if replace {
-			if err := r.mt.Accept(tok); err != nil {
+			if err := r.accept(tok); err != nil {
 				return fmt.Errorf("engine: jump-forward undo: %w", err)
 			}
 			r.push(tok)
@@ -561,6 +687,9 @@ func (r *run) mergeable(tok int32) bool {
 		r.scratch = make([]uint32, len(r.bits))
 	}
 	r.mt.FillMask(r.scratch)
+	if r.gk != nil && r.gk.Filter(r.scratch) != nil {
+		return false
+	}
 	found := false
 	r.e.longer(r.v.Token(tok), func(t int32) bool {
 		if r.scratch[t/32]&(1<<(t%32)) != 0 {
@@ -589,13 +718,14 @@ func (r *run) checkTrigger(k mark) error {
 	if end < 0 {
 		return nil
 	}
-	r.mt = r.con.compiled.NewMatcher()
+	r.newMatcher()
 	r.sstart = end
 	tail := r.out[end:]
 	if len(tail) > 0 {
-		if err := r.mt.AcceptBytes(tail); err != nil {
+		if err := r.acceptBytes(tail); err != nil {
 			var re *mask.RejectError
-			if !errors.As(err, &re) {
+			var se *jsonkeys.SyntaxError
+			if !errors.As(err, &re) && !errors.As(err, &se) {
 				return fmt.Errorf("engine: %w", err)
 			}
 			// Keep the trigger, drop what the grammar rejects.
@@ -616,7 +746,7 @@ func (r *run) checkTrigger(k mark) error {
 	if !ok {
 		// No room for the grammar: end with the free text before the
 		// trigger token.
-		r.mt = nil
+		r.mt, r.gk = nil, nil
 		if err := r.restore(k); err != nil {
 			return err
 		}

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/structgen/structgen/engine/nomodel"
 	"github.com/structgen/structgen/mask"
+	"github.com/structgen/structgen/mask/jsonkeys"
 )
 
 // maxRedraws bounds the redraws of sentences the validator cannot check.
@@ -103,54 +102,19 @@ func (con *constraint) noModelSchema(raw []byte) (*nomodel.Schema, error) {
 }
 
 // errDuplicateKey reports an object with a repeated key.
-//
-// TEMPORARY (until issue 14a's key tracker lands in mask): the
-// structural sampler never repeats a key by construction, but the
-// uniform one and budget close-outs can; such a sentence is redrawn.
 var errDuplicateKey = errors.New("an object repeats a key")
 
-// duplicateKey returns errDuplicateKey if a JSON document has an object
-// with a repeated key (nil for documents that do not decode).
+// duplicateKey returns an error wrapping errDuplicateKey if a JSON
+// document has an object with a repeated key (jsonkeys.Duplicates; nil
+// for text that is not JSON). The structural sampler never repeats a key
+// by construction; the uniform one (WithUniform) can, and such a
+// sentence is drawn again.
 func duplicateKey(doc []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	type level struct {
-		obj  bool
-		keys map[string]bool
-		key  bool // the next string token is a key
+	dups, err := jsonkeys.Duplicates(doc)
+	if err != nil || len(dups) == 0 {
+		return nil
 	}
-	var stack []level
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		top := len(stack) - 1
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, level{obj: true, keys: map[string]bool{}, key: true})
-				continue
-			case '[':
-				stack = append(stack, level{})
-				continue
-			default:
-				stack = stack[:top]
-			}
-		case string:
-			if top >= 0 && stack[top].obj && stack[top].key {
-				if stack[top].keys[t] {
-					return fmt.Errorf("%w: %q", errDuplicateKey, t)
-				}
-				stack[top].keys[t] = true
-				stack[top].key = false
-				continue
-			}
-		}
-		if top = len(stack) - 1; top >= 0 && stack[top].obj {
-			stack[top].key = true
-		}
-	}
+	return fmt.Errorf("%w: %q in the object at #%s", errDuplicateKey, dups[0].Key, dups[0].Pointer)
 }
 
 func (e *Engine) samplerPool(c *mask.Compiled) *sync.Pool {

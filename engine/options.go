@@ -105,6 +105,7 @@ type options struct {
 	noGumbel  bool
 
 	choiceStream func(int, []byte) error
+	uniqueKeys   int8 // WithUniqueKeys: 0 default (schemas on), 1 on, -1 off
 
 	// no-model mode
 	uniform bool
@@ -292,6 +293,23 @@ func WithJumpForward(on bool) Option {
 // default.
 func WithTokenMetrics(on bool) Option {
 	return func(o *options) error { o.metrics = on; return nil }
+}
+
+// WithUniqueKeys makes every JSON object of the output have distinct keys
+// (on by default for schemas, off for GBNF grammars, whose output need not
+// be JSON): a grammar cannot say "all keys differ", so the engine masks,
+// at each step, the tokens that would close a key the object already has
+// (package mask/jsonkeys). Turn it on for a GBNF grammar of JSON (such as
+// llama.cpp's json.gbnf); with a grammar whose sentences are not JSON the
+// generation fails at the first byte that is not.
+func WithUniqueKeys(on bool) Option {
+	return func(o *options) error {
+		o.uniqueKeys = -1
+		if on {
+			o.uniqueKeys = 1
+		}
+		return nil
+	}
 }
 
 // WithStepTimes records when each token was sampled (Stats.StepTimes),
