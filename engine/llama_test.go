@@ -23,6 +23,7 @@ import (
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/internal/testmodel"
 	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/mask/jsonkeys"
 )
 
 func loadModel(tb testing.TB, path string) *llamacpp.Model {
@@ -191,14 +192,20 @@ func TestLlama3Random(t *testing.T) {
 	}
 }
 
-// 16 concurrent generations on one model of 4 sequences, with 4
-// constraints mixed (GBNF, JSON Schema, a lazy trigger, a small budget):
+// 16 concurrent generations on one model of 4 sequences, with 5
+// constraints mixed (GBNF, JSON Schema, a lazy trigger, a small budget,
+// free keys that must not repeat):
 // every output is valid, and each is what the same seed gives alone on the
 // trained model's first three generations' replays. Then a cancelled
 // generation frees its sequence and the next one runs.
 func TestConcurrentMixed(t *testing.T) {
 	const grammar = `root ::= "Once upon a time, " ("Lily" | "Tom" | "Ben") " " ("saw" | "had") " a " [a-z]{2,10} "."`
 	schema := []byte(personSchema)
+	const freeKeys = `{"type":"object","additionalProperties":{"type":"integer","minimum":0,"maximum":99},"propertyNames":{"maxLength":2},"maxProperties":6}`
+	freeValidator, err := jsonschema2gbnf.CompileSchema([]byte(freeKeys))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := earley.New(mustParse(t, grammar))
 	validator, err := jsonschema2gbnf.CompileSchema(schema)
 	if err != nil {
@@ -218,6 +225,16 @@ func TestConcurrentMixed(t *testing.T) {
 		{"schema", []engine.Option{engine.WithSchema(schema), engine.WithMaxTokens(120)}, nil},
 		{"lazy", []engine.Option{engine.WithSchema(schema), engine.WithLazyTrigger(" the", ","), engine.WithMaxTokens(120)}, nil},
 		{"budget", []engine.Option{engine.WithSchema(schema), engine.WithMaxTokens(40)}, nil},
+		{"free keys", []engine.Option{engine.WithSchema([]byte(freeKeys)), engine.WithMaxTokens(80)}, func(res *engine.Result) error {
+			if dups, err := jsonkeys.Duplicates([]byte(res.Output)); err != nil || len(dups) > 0 {
+				return fmt.Errorf("%q: duplicate keys %v, %v", res.Output, dups, err)
+			}
+			doc, err := decodeJSON(res.Output)
+			if err != nil {
+				return err
+			}
+			return freeValidator.Validate(doc)
+		}},
 	}
 	for _, md := range []struct {
 		name string
