@@ -70,7 +70,8 @@ type Options struct {
 	// KV cache of ContextSize cells; 0 means DefaultSequences.
 	Sequences int
 	// Threads is the number of CPU threads for decoding; 0 means
-	// runtime.NumCPU().
+	// runtime.GOMAXPROCS(0), which (Go 1.25+) follows a container's CPU
+	// limit where runtime.NumCPU() would count every core of the node.
 	Threads int
 	// VocabOnly loads only the vocabulary (GGUFs without weights work):
 	// the vocabulary and tokenizer methods work, Decode does not.
@@ -241,7 +242,7 @@ func (o Options) resolve(info *FileInfo) (resolved, error) {
 	}
 	r.batch = min(r.batch, r.ctx)
 	if r.threads == 0 {
-		r.threads = runtime.NumCPU()
+		r.threads = runtime.GOMAXPROCS(0)
 	}
 	if r.seqs == 0 {
 		r.seqs = DefaultSequences
