@@ -1,7 +1,7 @@
 # structgen — build and test entry points. `make test` is the README's test command.
 GO ?= go
 
-.PHONY: test test-pure vet fmt-check mod-check build build-pure bench llama-setup test-llama vet-llama
+.PHONY: test test-pure vet fmt-check mod-check build build-pure bench bench-serve llama-setup test-llama vet-llama
 
 # llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): `structgen
 # setup` (internal/llamasetup) installs the headers Go strips from the ollama
@@ -58,3 +58,18 @@ build-pure:
 # The mask benchmark with llama.cpp's grammar engine as the peer.
 bench: build
 	bin/structgen bench --peer
+
+# Ollama built from the module version go.mod pins (github.com/ollama/ollama),
+# with the same CGO_CPPFLAGS, so its llama.cpp is the one structgen links: the
+# serving peer of bench-serve. No source of it is kept here; go install
+# builds it from the module cache (~8 min the first time on 2 cores, less
+# once llama.cpp is in the build cache).
+OLLAMA_VERSION = $$($(GO) list -m -f '{{.Version}}' github.com/ollama/ollama)
+bin/ollama: go.mod
+	@v=$(OLLAMA_VERSION) && $(LLAMA_ENV) GOBIN=$(CURDIR)/bin $(GO) install \
+		-ldflags="-X github.com/ollama/ollama/version.Version=$${v#v}" github.com/ollama/ollama@$$v
+
+# structgen serve against ollama serve on the same GGUFs, schema and requests
+# (internal/servebench). BENCH_SERVE_FLAGS adds flags, e.g. -runs 5 -conc 4.
+bench-serve: build bin/ollama
+	$(GO) run ./internal/servebench/cmd/servebench -structgen bin/structgen -ollama bin/ollama $(BENCH_SERVE_FLAGS)

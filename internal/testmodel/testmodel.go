@@ -354,3 +354,14 @@ func (z noise) WriteTo(w io.Writer) (int64, error) {
 	}
 	return total, nil
 }
+
+// WriteSmallLlama3 writes SmallLlama with the Llama-3 vocabulary of
+// vocabDir (see Llama3Vocab) to path: the benchmarks' 128k-vocabulary
+// model.
+func WriteSmallLlama3(path, vocabDir string) error {
+	v, err := Llama3Vocab(vocabDir)
+	if err != nil {
+		return err
+	}
+	return WriteLlama(path, SmallLlama(v))
+}

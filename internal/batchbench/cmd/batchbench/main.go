@@ -177,16 +177,12 @@ func modelPath(arg, shared string) (string, func(), error) {
 	case "stories":
 		return filepath.Join(shared, "corpus", "models", "stories260K.gguf"), func() {}, nil
 	case "llama3":
-		v, err := testmodel.Llama3Vocab(filepath.Join(shared, "corpus", "vocab", "hf", "llama3.2"))
-		if err != nil {
-			return "", nil, err
-		}
 		tmp, err := os.MkdirTemp("", "batchbench")
 		if err != nil {
 			return "", nil, err
 		}
 		path := filepath.Join(tmp, "llama3-random.gguf")
-		if err := testmodel.WriteLlama(path, testmodel.SmallLlama(v)); err != nil {
+		if err := testmodel.WriteSmallLlama3(path, filepath.Join(shared, "corpus", "vocab", "hf", "llama3.2")); err != nil {
 			os.RemoveAll(tmp)
 			return "", nil, err
 		}
