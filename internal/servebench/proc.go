@@ -98,7 +98,7 @@ func StartOllama(ctx context.Context, o OllamaOptions) (*Proc, error) {
 	if err := os.WriteFile(mf, []byte(modelfile), 0o644); err != nil {
 		return nil, p.fail(err)
 	}
-	create := exec.CommandContext(ctx, o.Binary, "create", o.Model, "-f", mf)
+	create := exec.CommandContext(ctx, p.cmd.Path, "create", o.Model, "-f", mf)
 	create.Env = env
 	if out, err := create.CombinedOutput(); err != nil {
 		return nil, p.fail(fmt.Errorf("ollama create %s: %w: %s", o.Model, err, lastLine(string(out))))
@@ -157,6 +157,13 @@ func StartStructgen(ctx context.Context, o StructgenOptions) (*Proc, error) {
 }
 
 func start(ctx context.Context, name, dir string, env []string, addr, bin string, args ...string) (*Proc, error) {
+	// The server runs in its scratch folder: a relative path would be
+	// looked up there.
+	bin, err := absBinary(bin)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	logPath := filepath.Join(dir, name+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -241,6 +248,16 @@ func (p *Proc) LogTail(n int) string {
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// absBinary resolves an executable as exec.Command would, to an absolute
+// path.
+func absBinary(bin string) (string, error) {
+	p, err := exec.LookPath(bin)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.

@@ -151,8 +151,16 @@ func TestStartOllama(t *testing.T) {
 // answers 200.
 func TestStartStructgen(t *testing.T) {
 	exe := setFake(t, "structgen")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, exe) // relative to here, not to the server's folder
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	p, err := StartStructgen(ctx, StructgenOptions{Binary: exe, GGUF: "/models/m.gguf", Parallel: 2, Ctx: 128, MaxQueue: 4, Args: []string{"--threads", "1"}})
+	p, err := StartStructgen(ctx, StructgenOptions{Binary: rel, GGUF: "/models/m.gguf", Parallel: 2, Ctx: 128, MaxQueue: 4, Args: []string{"--threads", "1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
