@@ -61,13 +61,8 @@ type OllamaOptions struct {
 // StartOllama starts ollama serve on a free loopback port with its state
 // in a scratch folder, and imports the GGUF (ollama create -f Modelfile).
 func StartOllama(ctx context.Context, o OllamaOptions) (*Proc, error) {
-	dir, err := os.MkdirTemp("", "servebench-ollama")
+	dir, addr, err := scratch("ollama")
 	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	env := append(environ("OLLAMA_"),
@@ -119,13 +114,8 @@ type StructgenOptions struct {
 // StartStructgen starts structgen serve on a free loopback port and waits
 // until GET /health answers 200 (the model is loaded).
 func StartStructgen(ctx context.Context, o StructgenOptions) (*Proc, error) {
-	dir, err := os.MkdirTemp("", "servebench-structgen")
+	dir, addr, err := scratch("structgen")
 	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	args := []string{"serve", "--addr", addr, "--model", o.GGUF,
@@ -260,14 +250,17 @@ func absBinary(bin string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr() (string, error) {
+// scratch makes a server's scratch folder and picks a loopback address
+// whose port was free a moment ago.
+func scratch(name string) (dir, addr string, err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr = l.Addr().String()
+	l.Close()
+	dir, err = os.MkdirTemp("", "servebench-"+name)
+	return dir, addr, err
 }
 
 // environ is the environment without the variables that start with

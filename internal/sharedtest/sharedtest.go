@@ -6,6 +6,7 @@
 package sharedtest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -58,6 +59,19 @@ func locate() {
 func Find() (string, string) {
 	once.Do(locate)
 	return dir, errS
+}
+
+// Or returns dir if it is set (a command's -shared flag), else the shared
+// folder Find locates, else an error saying why there is none.
+func Or(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	d, why := Find()
+	if d == "" {
+		return "", errors.New(why)
+	}
+	return d, nil
 }
 
 // Dir returns the shared folder or skips the test with a clear message.

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -56,13 +55,9 @@ func run() error {
 		schemaArg = flag.String("schema", "", "JSON Schema (default: the bench's order schema)")
 	)
 	flag.Parse()
-	dir := *shared
-	if dir == "" {
-		d, why := sharedtest.Find()
-		if d == "" {
-			return errors.New(why)
-		}
-		dir = d
+	dir, err := sharedtest.Or(*shared)
+	if err != nil {
+		return err
 	}
 	var concs []int
 	maxConc := 1

@@ -23,7 +23,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -81,13 +80,9 @@ func run(ctx context.Context) error {
 		samplesOut   = flag.String("samples", "", "write every request (outcome, tokens, output) as JSON lines to this file")
 	)
 	flag.Parse()
-	dir := *shared
-	if dir == "" {
-		d, why := sharedtest.Find()
-		if d == "" {
-			return errors.New(why)
-		}
-		dir = d
+	dir, err := sharedtest.Or(*shared)
+	if err != nil {
+		return err
 	}
 	concs, err := ints(*concArg)
 	if err != nil {
