@@ -26,8 +26,9 @@
 //     after it) that the schema accepts (santhosh-tekuri/jsonschema, via
 //     jsonschema2gbnf.CompileSchema), and the stream ended with done=true.
 //
-// Servers are started and stopped by Start (proc.go); the bench command
-// is ./cmd/servebench (make bench-serve).
+// StartStructgen and StartOllama start the servers (each in a scratch
+// folder, on a free loopback port) and Proc.Stop stops them; the bench
+// command is ./cmd/servebench (make bench-serve).
 package servebench
 
 import (
