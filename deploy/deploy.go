@@ -9,7 +9,7 @@
 //   - Check states the invariants: the Service and the probes reach the
 //     port the server listens on, readiness and liveness ask /health, the
 //     model path lies on a mounted read-only volume, the API key comes
-//     from a Secret, the grace period covers preStop and the drain, the
+//     from a Secret, the grace period covers preStop and --drain-timeout, the
 //     autoscaler scales the Deployment on structgen_queue_depth.
 //
 // Nothing here talks to a cluster; none was available to run them on.
@@ -49,6 +49,9 @@ const (
 	// QueueMetric is the gauge of requests waiting for a sequence, the
 	// autoscaling signal (structgen serve's GET /metrics).
 	QueueMetric = "structgen_queue_depth"
+	// APIKeyEnv is the environment variable structgen serve's --api-key
+	// reads when the flag is not given.
+	APIKeyEnv = "STRUCTGEN_API_KEY"
 	// ShutdownMargin is the time Check requires between the end of the
 	// longest drain and the kill at the end of the grace period: the
 	// server's exit after its drain (closing the model, flushing logs).
@@ -275,7 +278,7 @@ func (m *Manifests) Check() []error {
 	if sub != "serve" {
 		fail("container %s: args start with %q, want the serve subcommand", c.Name, sub)
 	}
-	for _, f := range []string{"addr", "model", "parallel", "ctx", "max-queue", "grammar-cache", "api-key"} {
+	for _, f := range []string{"addr", "model", "parallel", "ctx", "max-queue", "grammar-cache", "drain-timeout"} {
 		if _, ok := flags[f]; !ok {
 			fail("container %s: no --%s", c.Name, f)
 		}
@@ -366,31 +369,41 @@ func (m *Manifests) Check() []error {
 		}
 	}
 
-	// The API key: never a literal, always a Secret.
+	// The API key: from a Secret, through APIKeyEnv or --api-key=$(VAR);
+	// never a literal.
+	keyVar := APIKeyEnv
 	if key, ok := flags["api-key"]; ok {
 		name, isRef := strings.CutPrefix(key, "$(")
 		name, isRef2 := strings.CutSuffix(name, ")")
-		i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name })
-		switch {
-		case !isRef || !isRef2:
-			fail("container %s: --api-key is a literal; refer to an env var from a Secret as $(NAME)", c.Name)
-		case i < 0:
-			fail("container %s: --api-key=%s names no env var of the container", c.Name, key)
-		case c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.SecretKeyRef == nil:
-			fail("container %s: env %s is not from a Secret", c.Name, name)
+		if !isRef || !isRef2 {
+			fail("container %s: --api-key is a literal; give the key from a Secret in %s", c.Name, APIKeyEnv)
 		}
+		keyVar = name
+	}
+	if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == keyVar }); i < 0 {
+		fail("container %s: no %s: the API is open to anyone who reaches the Service", c.Name, keyVar)
+	} else if c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.SecretKeyRef == nil {
+		fail("container %s: env %s is not from a Secret", c.Name, keyVar)
 	}
 
 	// Shutdown: the grace period covers preStop, the drain and a margin,
 	// and the liveness probe cannot kill a draining server.
-	if budget, err := m.DrainBudget(); err != nil {
-		fail("Deployment %s: %v", d.Name, err)
-	} else if budget <= 0 {
-		fail("Deployment %s: the grace period leaves no time to drain", d.Name)
-	} else if lp := c.LivenessProbe; lp != nil {
-		window := time.Duration(max(lp.PeriodSeconds, 10)*max(lp.FailureThreshold, 3)) * time.Second
-		if window < budget {
-			fail("container %s: the liveness probe fails after %v, before a drain of %v ends", c.Name, window, budget)
+	if v, ok := flags["drain-timeout"]; ok {
+		drain, err := time.ParseDuration(v)
+		budget, berr := m.DrainBudget()
+		switch {
+		case err != nil || drain <= 0:
+			fail("container %s: --drain-timeout=%s is not a positive duration", c.Name, v)
+		case berr != nil:
+			fail("Deployment %s: %v", d.Name, berr)
+		case drain > budget:
+			fail("Deployment %s: --drain-timeout=%v, but the grace period less preStop and %v leaves %v", d.Name, drain, ShutdownMargin, budget)
+		case c.LivenessProbe != nil:
+			lp := c.LivenessProbe
+			window := time.Duration(max(lp.PeriodSeconds, 10)*max(lp.FailureThreshold, 3)) * time.Second
+			if window < drain {
+				fail("container %s: the liveness probe fails after %v, before a drain of %v ends", c.Name, window, drain)
+			}
 		}
 	}
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
