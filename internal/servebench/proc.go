@@ -230,6 +230,71 @@ func (p *Proc) Stop() error {
 	return errors.Join(err, os.RemoveAll(p.Dir))
 }
 
+// CPUTime is the CPU time (user and system) the server's process group
+// has used so far: the server and its runners, and their children that
+// ended. Under a shared machine's load it measures the work a run cost
+// where wall time measures the machine.
+func (p *Proc) CPUTime() (time.Duration, error) {
+	return groupCPU(p.cmd.Process.Pid)
+}
+
+// clockTick is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// groupCPU sums the CPU times of the processes in process group pgid.
+func groupCPU(pgid int) (time.Duration, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	found := false
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		g, cpu, err := parseStat(string(b))
+		if err != nil {
+			return 0, err
+		}
+		if g == pgid {
+			total += cpu
+			found = true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("no process in group %d", pgid)
+	}
+	return total, nil
+}
+
+// parseStat reads the process group and the CPU time (utime + stime +
+// cutime + cstime) from a /proc/PID/stat line.
+func parseStat(line string) (pgrp int, cpu time.Duration, err error) {
+	i := strings.LastIndexByte(line, ')') // the command name may hold spaces and parentheses
+	f := strings.Fields(line[i+1:])
+	// f[0] is field 3 (state): pgrp is field 5, utime..cstime 14..17.
+	if i < 0 || len(f) < 15 {
+		return 0, 0, fmt.Errorf("/proc stat line %q: too short", line)
+	}
+	if pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return 0, 0, fmt.Errorf("/proc stat line: pgrp: %w", err)
+	}
+	var ticks int64
+	for _, s := range f[11:15] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc stat line: times: %w", err)
+		}
+		ticks += n
+	}
+	return pgrp, time.Duration(ticks) * clockTick, nil
+}
+
 // LogTail returns the last n lines of the server's output.
 func (p *Proc) LogTail(n int) string {
 	b, err := os.ReadFile(p.logPath)

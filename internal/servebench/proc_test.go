@@ -167,6 +167,9 @@ func TestStartStructgen(t *testing.T) {
 	if m, err := FirstModel(ctx, p.Client); err != nil || m != "m.gguf" {
 		t.Errorf("model %q, %v", m, err)
 	}
+	if _, err := p.CPUTime(); err != nil {
+		t.Error(err)
+	}
 	stop(t, p)
 }
 
@@ -177,6 +180,17 @@ func TestStartFails(t *testing.T) {
 	_, err := StartStructgen(context.Background(), StructgenOptions{Binary: exe, GGUF: "m.gguf", Parallel: 1, Ctx: 64, MaxQueue: 1})
 	if err == nil || !strings.Contains(err.Error(), "exited while starting") || !strings.Contains(err.Error(), "fake: role exit: unexpected arguments") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	const line = "4242 (ollama (runner)) S 1 4200 4200 0 -1 4194560 1516 0 0 0 250 31 7 2 20 0 9 0 123 1 2 3"
+	g, cpu, err := parseStat(line)
+	if err != nil || g != 4200 || cpu != (250+31+7+2)*clockTick {
+		t.Errorf("got %d, %v, %v", g, cpu, err)
+	}
+	if _, _, err := parseStat("4242 (x) S 1 4200"); err == nil {
+		t.Error("no error for a short line")
 	}
 }
 

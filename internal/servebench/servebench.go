@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -103,6 +104,9 @@ type Result struct {
 	Concurrency int
 	Wall        time.Duration
 	Samples     []Sample // in seed order
+	// CPU is the server's CPU time during the run (Proc.CPUTime), set by
+	// the caller; 0: not measured.
+	CPU time.Duration
 }
 
 // Tokens is the completion tokens of all requests.
@@ -273,6 +277,22 @@ func (s Summary) TokS() (lo, med, hi float64) {
 	return v[0], v[len(v)/2], v[len(v)-1]
 }
 
+// CPUPerToken is min/median/max server CPU time per completion token
+// over the runs that measured it (0s when none did).
+func (s Summary) CPUPerToken() (lo, med, hi time.Duration) {
+	var v []time.Duration
+	for _, r := range s.Runs {
+		if r.CPU > 0 && r.Tokens() > 0 {
+			v = append(v, r.CPU/time.Duration(r.Tokens()))
+		}
+	}
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(v)
+	return v[0], v[len(v)/2], v[len(v)-1]
+}
+
 // Latencies pools the runs' times to first token and chunk gaps.
 func (s Summary) Latencies() (ttft, gaps []time.Duration) {
 	for _, r := range s.Runs {
@@ -297,28 +317,43 @@ func (s Summary) Outcomes() (counts [numOutcomes]int, total int) {
 	return counts, total
 }
 
-// WriteTable writes a Markdown table of the summaries, with each row's
-// median throughput over the median of the peer row (same model and
-// concurrency) when peer names a server.
+// WriteTable writes a Markdown table of the summaries. Beside the peer's
+// row (same model and concurrency; peer names its server) each row gives
+// its median throughput over the peer's, and the peer's median server CPU
+// time per token over its own.
 func WriteTable(w io.Writer, sums []Summary, peer string) {
 	type key struct {
 		model string
 		c     int
 	}
-	base := map[key]float64{}
+	type base struct {
+		tokS float64
+		cpu  time.Duration
+	}
+	bases := map[key]base{}
 	for _, s := range sums {
 		if s.Server == peer {
 			_, med, _ := s.TokS()
-			base[key{s.Model, s.Concurrency}] = med
+			_, cpu, _ := s.CPUPerToken()
+			bases[key{s.Model, s.Concurrency}] = base{med, cpu}
 		}
 	}
-	fmt.Fprintf(w, "| server | model | conc. | agg. tok/s min / med / max | vs %s | TTFT p50 / p99 ms | ITL p50 / p99 ms | tokens/request | valid | other outcomes |\n", peer)
-	fmt.Fprintln(w, "|---|---|---:|---|---:|---|---|---:|---:|---|")
+	fmt.Fprintf(w, "| server | model | conc. | agg. tok/s min / med / max | vs %s | server CPU ms/token min / med / max | vs peer, CPU/token | TTFT p50 / p99 ms | ITL p50 / p99 ms | tokens/request | valid | other outcomes |\n", peer)
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---|---:|---|---|---:|---:|---|")
 	for _, s := range sums {
 		lo, med, hi := s.TokS()
-		ratio := "–"
-		if b := base[key{s.Model, s.Concurrency}]; b > 0 && s.Server != peer {
-			ratio = fmt.Sprintf("%.2f×", med/b)
+		b := bases[key{s.Model, s.Concurrency}]
+		ratio, cpuRatio := "–", "–"
+		if b.tokS > 0 && s.Server != peer {
+			ratio = fmt.Sprintf("%.2f×", med/b.tokS)
+		}
+		clo, cmed, chi := s.CPUPerToken()
+		cpu := "–"
+		if cmed > 0 {
+			cpu = fmt.Sprintf("%s / %s / %s", ms(clo), ms(cmed), ms(chi))
+			if b.cpu > 0 && s.Server != peer {
+				cpuRatio = fmt.Sprintf("%.2f×", float64(b.cpu)/float64(cmed))
+			}
 		}
 		ttft, gaps := s.Latencies()
 		counts, total := s.Outcomes()
@@ -336,15 +371,15 @@ func WriteTable(w io.Writer, sums []Summary, peer string) {
 		if total > 0 {
 			perReq = float64(tokens) / float64(total)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %.1f / %.1f / %.1f | %s | %s / %s | %s / %s | %.0f | %d/%d | %s |\n",
-			s.Server, s.Model, s.Concurrency, lo, med, hi, ratio,
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f / %.1f / %.1f | %s | %s | %s | %s / %s | %s / %s | %.0f | %d/%d | %s |\n",
+			s.Server, s.Model, s.Concurrency, lo, med, hi, ratio, cpu, cpuRatio,
 			ms(batchbench.Quantile(ttft, 0.5)), ms(batchbench.Quantile(ttft, 0.99)),
 			ms(batchbench.Quantile(gaps, 0.5)), ms(batchbench.Quantile(gaps, 0.99)),
 			perReq, counts[Valid], total, strings.Join(other, ", "))
 	}
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
 
 // WriteSamples writes every sample of the summaries as one JSON line
 // (server, model, concurrency, run, and the sample), for a later look at

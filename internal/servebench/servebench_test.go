@@ -156,7 +156,7 @@ func TestCheck(t *testing.T) {
 
 func TestWriteTable(t *testing.T) {
 	run := func(tokS float64, outcomes ...Outcome) Result {
-		r := Result{Concurrency: 4, Wall: time.Second}
+		r := Result{Concurrency: 4, Wall: time.Second, CPU: time.Duration(tokS) * time.Millisecond}
 		for i, o := range outcomes {
 			r.Samples = append(r.Samples, Sample{Outcome: o, Tokens: int(tokS) / len(outcomes), TTFT: time.Duration(i+1) * time.Millisecond, Gaps: []time.Duration{2 * time.Millisecond}})
 		}
@@ -166,12 +166,14 @@ func TestWriteTable(t *testing.T) {
 		{Server: "a", Model: "m", Concurrency: 4, Runs: []Result{run(300, Valid, Valid), run(100, Valid, Valid), run(200, Valid, Valid)}},
 		{Server: "peer", Model: "m", Concurrency: 4, Runs: []Result{run(50, Valid, Truncated), run(60, Unfinished, Unfinished)}},
 	}
+	sums[1].Runs[0].CPU *= 4 // 4 ms per token, and 1 ms in the other run: median 4
+	sums[0].Runs[2].CPU = 0  // not measured: left out
 	var b strings.Builder
 	WriteTable(&b, sums, "peer")
 	out := b.String()
 	for _, want := range []string{
-		"| a | m | 4 | 100.0 / 200.0 / 300.0 | 3.33× | 1.0 / 2.0 | 2.0 / 2.0 | 100 | 6/6 |  |",
-		"| peer | m | 4 | 50.0 / 60.0 / 60.0 | – |",
+		"| a | m | 4 | 100.0 / 200.0 / 300.0 | 3.33× | 1.00 / 1.00 / 1.00 | 4.00× | 1.00 / 2.00 | 2.00 / 2.00 | 100 | 6/6 |  |",
+		"| peer | m | 4 | 50.0 / 60.0 / 60.0 | – | 1.00 / 4.00 / 4.00 | – |",
 		"| 1/4 | 1 cut by length, 2 unfinished stream |",
 	} {
 		if !strings.Contains(out, want) {

@@ -6,8 +6,11 @@
 // prompt, options and seeds, streaming POST /api/chat through Ollama's
 // official Go client, at several concurrencies, in one run. It prints a
 // Markdown table (aggregate completion tok/s min/median/max over the
-// runs, time to first token and inter-token latency p50/p99, outputs
-// valid against the schema, and how the others ended).
+// runs, the servers' CPU time per token (their process groups' user and
+// system time during a run: the cost of the work, which the machine's
+// load disturbs far less than wall time), time to first token and
+// inter-token latency p50/p99, outputs valid against the schema, and how
+// the others ended).
 //
 //	make bench-serve      # builds bin/structgen and bin/ollama, then runs this
 //	go run ./internal/servebench/cmd/servebench -structgen bin/structgen -ollama bin/ollama -models llama3,stories -conc 1,4,8 -runs 3
@@ -192,14 +195,18 @@ func run(ctx context.Context) error {
 					i := (k + r) % len(servers) // alternate who goes first
 					l := loadavg1()
 					loadLo, loadHi = min(loadLo, l), max(loadHi, l)
+					cpu0, err0 := procs[i].CPUTime()
 					res, err := servebench.Run(ctx, procs[i].Client, cfgs[i], validator, c, c**perClient)
 					if err != nil {
 						stopAll()
 						cleanup()
 						return err
 					}
+					if cpu1, err1 := procs[i].CPUTime(); err0 == nil && err1 == nil {
+						res.CPU = cpu1 - cpu0
+					}
 					sums[first+i].Runs = append(sums[first+i].Runs, res)
-					fmt.Fprintf(os.Stderr, "%s, %s, c=%d, run %d: %.1f tok/s, %d tokens in %v\n", servers[i].name, label, c, r+1, res.TokensPerSecond(), res.Tokens(), res.Wall.Round(1e6))
+					fmt.Fprintf(os.Stderr, "%s, %s, c=%d, run %d: %.1f tok/s, %d tokens in %v, server CPU %v\n", servers[i].name, label, c, r+1, res.TokensPerSecond(), res.Tokens(), res.Wall.Round(1e6), res.CPU)
 				}
 			}
 			stopAll()
