@@ -56,6 +56,10 @@ const (
 	// longest drain and the kill at the end of the grace period: the
 	// server's exit after its drain (closing the model, flushing logs).
 	ShutdownMargin = 5 * time.Second
+	// MinCellsPerSequence is the least context (--ctx / --parallel) Check
+	// accepts per sequence: a chat prompt and a JSON answer of a few
+	// hundred tokens each.
+	MinCellsPerSequence = 512
 )
 
 // Manifests are the objects of the folder, one of each kind.
@@ -255,8 +259,11 @@ func (m *Manifests) DrainBudget() (time.Duration, error) {
 	return grace - pre - ShutdownMargin, nil
 }
 
-// Check returns every broken invariant.
+// Check returns every broken invariant (or that a kind is missing).
 func (m *Manifests) Check() []error {
+	if err := m.complete(); err != nil {
+		return []error{err}
+	}
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	d := m.Deployment
@@ -293,8 +300,8 @@ func (m *Manifests) Check() []error {
 			nums[f] = n
 		}
 	}
-	if nums["parallel"] > 0 && nums["ctx"] > 0 && nums["ctx"]/nums["parallel"] < 512 {
-		fail("container %s: --ctx=%d over --parallel=%d leaves each sequence fewer than 512 cells", c.Name, nums["ctx"], nums["parallel"])
+	if nums["parallel"] > 0 && nums["ctx"] > 0 && nums["ctx"]/nums["parallel"] < MinCellsPerSequence {
+		fail("container %s: --ctx=%d over --parallel=%d leaves each sequence fewer than %d cells", c.Name, nums["ctx"], nums["parallel"], MinCellsPerSequence)
 	}
 
 	// The port: --addr, the container port, the Service, the probes.

@@ -59,8 +59,12 @@ func TestStrict(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Decode("structgen.yaml", src); err != nil {
+	m, err := Decode("structgen.yaml", src)
+	if err != nil {
 		t.Fatalf("the unchanged file: %v", err)
+	}
+	if errs := m.Check(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "no HorizontalPodAutoscaler") {
+		t.Errorf("Check of one file: %v, want that the autoscaler is missing", errs)
 	}
 }
 
