@@ -37,6 +37,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ollama/ollama/fs/ggml"
 	"github.com/structgen/structgen/internal/servebench"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/internal/testmodel"
@@ -70,13 +71,13 @@ func run(ctx context.Context) error {
 		runs         = flag.Int("runs", 3, "runs per server and concurrency (min/median/max)")
 		perClient    = flag.Int("per-client", 2, "requests per client and run")
 		prompt       = flag.String("prompt", "An order, please:", "the user message of every request")
-		numPredict   = flag.Int("num-predict", 256, "options.num_predict: most tokens per answer")
+		numPredict   = flag.Int("num-predict", 192, "options.num_predict: most tokens per answer")
 		temperature  = flag.Float64("temperature", 0.8, "options.temperature")
 		topK         = flag.Int("top-k", 40, "options.top_k")
 		topP         = flag.Float64("top-p", 0.95, "options.top_p")
 		minP         = flag.Float64("min-p", 0.05, "options.min_p")
 		seed         = flag.Int("seed", 1, "seed of a run's first request; request i has seed+i")
-		ctxPerSeq    = flag.Int("ctx", 1024, "context cells per sequence (Ollama num_ctx; structgen --ctx is this × concurrency)")
+		ctxPerSeq    = flag.Int("ctx", 512, "context cells per sequence (Ollama num_ctx; structgen --ctx is this × concurrency, at most the model's trained context)")
 		threads      = flag.Int("threads", 1, "CPU threads of each server's model (Ollama num_thread, structgen --threads; 0: their defaults)")
 		newEngine    = flag.Bool("ollama-new-engine", false, "serve with Ollama's Go engine (OLLAMA_NEW_ENGINE=1) instead of its llama.cpp runner")
 		serveArgs    = flag.String("serve-args", "", "more arguments for structgen serve, space-separated")
@@ -114,8 +115,18 @@ func run(ctx context.Context) error {
 	}
 	all := map[string]server{
 		"structgen": {"structgen serve", func(ctx context.Context, gguf string, c int) (*servebench.Proc, string, error) {
+			// structgen serve refuses a context above the trained one,
+			// however many sequences share it (Ollama bounds num_ctx per
+			// sequence).
+			cells := c * *ctxPerSeq
+			if trained, err := trainedContext(gguf); err != nil {
+				return nil, "", err
+			} else if trained > 0 && cells > trained {
+				fmt.Printf("structgen serve, %s, concurrency %d: --ctx %d (the trained context), %d cells per sequence\n", filepath.Base(gguf), c, trained, trained/c)
+				cells = trained
+			}
 			p, err := servebench.StartStructgen(ctx, servebench.StructgenOptions{
-				Binary: *structgenBin, GGUF: gguf, Parallel: c, Ctx: c * *ctxPerSeq, MaxQueue: 2 * c, Args: extra})
+				Binary: *structgenBin, GGUF: gguf, Parallel: c, Ctx: cells, MaxQueue: 2 * c, Args: extra})
 			if err != nil {
 				return nil, "", err
 			}
@@ -262,6 +273,20 @@ func modelPath(arg, shared string) (path, label string, cleanup func(), err erro
 	}
 	abs, err := filepath.Abs(arg)
 	return abs, filepath.Base(arg), func() {}, err
+}
+
+// trainedContext reads the model's trained context length from the GGUF.
+func trainedContext(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	g, err := ggml.Decode(f, -1)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return int(g.KV().ContextLength()), nil
 }
 
 // moduleVersion is the version of a module this command was built with:
