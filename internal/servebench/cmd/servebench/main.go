@@ -26,6 +26,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -159,85 +160,118 @@ func run(ctx context.Context) error {
 		filepath.Base(schemaPath), *prompt, *numPredict, *temperature, *topK, *topP, *minP, *threads, *ctxPerSeq, *runs, *perClient)
 	fmt.Printf("machine: %d cores (%s/%s), load average %s at the start\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadavg())
 
-	var sums []servebench.Summary
-	loadLo, loadHi := 1e9, 0.0
+	b := &bench{servers: servers, validator: validator, runs: *runs, perClient: *perClient, loadLo: 1e9,
+		cfg: servebench.Config{Prompt: *prompt, Schema: schema, Options: options, Seed: *seed}}
 	for _, modelArg := range strings.Split(*modelsArg, ",") {
-		gguf, label, cleanup, err := modelPath(strings.TrimSpace(modelArg), dir)
+		var gguf, label string
+		var cleanup func()
+		gguf, label, cleanup, err = modelPath(strings.TrimSpace(modelArg), dir)
 		if err != nil {
-			return err
+			break
 		}
 		for _, c := range concs {
-			procs := make([]*servebench.Proc, len(servers))
-			cfgs := make([]servebench.Config, len(servers))
-			stopAll := func() {
-				for _, p := range procs {
-					if p != nil {
-						if err := p.Stop(); err != nil {
-							fmt.Fprintln(os.Stderr, "servebench:", err)
-						}
-					}
-				}
+			if err = b.measure(ctx, gguf, label, c); err != nil {
+				break
 			}
-			for i, s := range servers {
-				p, name, err := s.start(ctx, gguf, c)
-				if err != nil {
-					stopAll()
-					cleanup()
-					return fmt.Errorf("%s, %s, concurrency %d: %w", s.name, label, c, err)
-				}
-				procs[i] = p
-				cfgs[i] = servebench.Config{Model: name, Prompt: *prompt, Schema: schema, Options: options, Seed: *seed}
-				// The warm-up loads Ollama's model and each server's
-				// caches; its seed is outside the runs' seeds.
-				w := servebench.One(ctx, p.Client, cfgs[i], validator, *seed-1)
-				if w.Outcome == servebench.Failed {
-					stopAll()
-					cleanup()
-					return fmt.Errorf("%s, %s: warm-up request: %s\n%s log:\n%s", s.name, label, w.Detail, p.Name, p.LogTail(8))
-				}
-				fmt.Fprintf(os.Stderr, "%s, %s, c=%d: warm-up %s, %d prompt tokens, %d completion tokens\n", s.name, label, c, w.Outcome, w.Prompt, w.Tokens)
-			}
-			first := len(sums)
-			for _, s := range servers {
-				sums = append(sums, servebench.Summary{Server: s.name, Model: label, Concurrency: c})
-			}
-			for r := range *runs {
-				for k := range servers {
-					i := (k + r) % len(servers) // alternate who goes first
-					l := loadavg1()
-					loadLo, loadHi = min(loadLo, l), max(loadHi, l)
-					cpu0, err0 := procs[i].CPUTime()
-					res, err := servebench.Run(ctx, procs[i].Client, cfgs[i], validator, c, c**perClient)
-					if err != nil {
-						stopAll()
-						cleanup()
-						return err
-					}
-					if cpu1, err1 := procs[i].CPUTime(); err0 == nil && err1 == nil {
-						res.CPU = cpu1 - cpu0
-					}
-					sums[first+i].Runs = append(sums[first+i].Runs, res)
-					fmt.Fprintf(os.Stderr, "%s, %s, c=%d, run %d: %.1f tok/s, %d tokens in %v, server CPU %v\n", servers[i].name, label, c, r+1, res.TokensPerSecond(), res.Tokens(), res.Wall.Round(1e6), res.CPU)
-				}
-			}
-			stopAll()
 		}
 		cleanup()
-	}
-	servebench.WriteTable(os.Stdout, sums, ollamaName)
-	fmt.Printf("\n1-minute load average between %.1f and %.1f at the starts of the runs, %s at the end.\n", loadLo, loadHi, loadavg())
-	if *samplesOut != "" {
-		f, err := os.Create(*samplesOut)
 		if err != nil {
-			return err
+			break
 		}
-		if err := servebench.WriteSamples(f, sums); err != nil {
-			f.Close()
-			return err
+	}
+	// What was measured is printed also when a run was interrupted.
+	servebench.WriteTable(os.Stdout, b.sums, ollamaName)
+	fmt.Printf("\n1-minute load average between %.1f and %.1f at the starts of the runs, %s at the end.\n", b.loadLo, b.loadHi, loadavg())
+	for _, n := range b.notes {
+		fmt.Println("- " + n)
+	}
+	if *samplesOut != "" {
+		f, ferr := os.Create(*samplesOut)
+		if ferr == nil {
+			ferr = errors.Join(servebench.WriteSamples(f, b.sums), f.Close())
 		}
-		return f.Close()
+		err = errors.Join(err, ferr)
+	}
+	return err
+}
+
+// bench holds a run of the command: its settings and what it measured.
+type bench struct {
+	servers        []server
+	validator      *servebench.Validator
+	cfg            servebench.Config // but Model, which each server names
+	runs           int
+	perClient      int
+	sums           []servebench.Summary
+	notes          []string // servers skipped, and why
+	loadLo, loadHi float64
+}
+
+// measure starts every server for concurrency c on a model, warms each up
+// and runs the runs, alternating the servers. A server that does not
+// start or fails its warm-up request is skipped with a note; only the end
+// of ctx is an error.
+func (b *bench) measure(ctx context.Context, gguf, label string, c int) error {
+	var procs []*servebench.Proc
+	var cfgs []servebench.Config
+	var names []string
+	defer func() {
+		for _, p := range procs {
+			if err := p.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "servebench:", err)
+			}
+		}
+	}()
+	for _, s := range b.servers {
+		p, model, err := s.start(ctx, gguf, c)
+		if err != nil {
+			b.skip(s.name, label, c, err.Error())
+			continue
+		}
+		procs = append(procs, p)
+		cfg := b.cfg
+		cfg.Model = model
+		// The warm-up loads Ollama's model and each server's caches; its
+		// seed is outside the runs' seeds.
+		w := servebench.One(ctx, p.Client, cfg, b.validator, cfg.Seed-1)
+		if w.Outcome == servebench.Failed {
+			b.skip(s.name, label, c, "warm-up request: "+w.Detail)
+			procs = procs[:len(procs)-1]
+			p.Stop()
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "%s, %s, c=%d: warm-up %s, %d prompt tokens, %d completion tokens\n", s.name, label, c, w.Outcome, w.Prompt, w.Tokens)
+		cfgs = append(cfgs, cfg)
+		names = append(names, s.name)
+	}
+	first := len(b.sums)
+	for _, name := range names {
+		b.sums = append(b.sums, servebench.Summary{Server: name, Model: label, Concurrency: c})
+	}
+	for r := range b.runs {
+		for k := range procs {
+			i := (k + r) % len(procs) // alternate who goes first
+			l := loadavg1()
+			b.loadLo, b.loadHi = min(b.loadLo, l), max(b.loadHi, l)
+			cpu0, err0 := procs[i].CPUTime()
+			res, err := servebench.Run(ctx, procs[i].Client, cfgs[i], b.validator, c, c*b.perClient)
+			if err != nil {
+				return err
+			}
+			if cpu1, err1 := procs[i].CPUTime(); err0 == nil && err1 == nil {
+				res.CPU = cpu1 - cpu0
+			}
+			b.sums[first+i].Runs = append(b.sums[first+i].Runs, res)
+			fmt.Fprintf(os.Stderr, "%s, %s, c=%d, run %d: %.1f tok/s, %d tokens in %v, server CPU %v\n", names[i], label, c, r+1, res.TokensPerSecond(), res.Tokens(), res.Wall.Round(1e6), res.CPU)
+		}
 	}
 	return nil
+}
+
+func (b *bench) skip(server, model string, c int, why string) {
+	n := fmt.Sprintf("%s, %s, concurrency %d: skipped: %s", server, model, c, strings.ReplaceAll(strings.TrimSpace(why), "\n", " | "))
+	fmt.Fprintln(os.Stderr, n)
+	b.notes = append(b.notes, n)
 }
 
 func ints(s string) ([]int, error) {
