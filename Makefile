@@ -23,7 +23,7 @@ llama-setup:
 test:
 	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./...
 	$(GO) test -race -run 'TestConcurrentMatchers' ./mask
-	$(GO) test -race -run 'TestBatched|TestCancel|TestQueue|TestAdmission|TestGenerateN|TestSlowStream|TestGrammarCache' ./engine
+	$(GO) test -race -run 'TestBatched|TestCancel|TestQueue|TestAdmission|TestGenerateN|TestSlowStream|TestGrammarCache|TestPromptCache' ./engine
 
 # The llama.cpp package alone.
 test-llama:

@@ -583,3 +583,63 @@ func TestStepAllocations(t *testing.T) {
 		t.Errorf("%.3f allocations per token", perToken)
 	}
 }
+
+// With WithPromptCache, a generation whose prompt starts like a finished
+// one's reuses the kept prompt: it decodes only the rest, its output is
+// the same (the fake model's logits depend only on the sequence), and kept
+// prompts give way when their cells or sequences are needed.
+func TestPromptCache(t *testing.T) {
+	f := newFakeModel()
+	f.ctx = 200
+	f.noEOS = true
+	e := newEngine(t, f, engine.WithPromptCache(true), engine.WithMaxTokens(20))
+	system := strings.Repeat("You are a careful assistant. ", 2)
+	first := generate(t, e, system+"Question one?", engine.WithSeed(1))
+	waitIdle(t, e)
+	if c := f.usedCells(); c == 0 {
+		t.Fatal("no prompt kept")
+	}
+	f.inPrompt = 0
+	again := generate(t, e, system+"Question one?", engine.WithSeed(1))
+	if again.Text != first.Text {
+		t.Errorf("with the kept prompt: %q, first %q", again.Text, first.Text)
+	}
+	if again.Stats.CachedTokens != again.Stats.PromptTokens-1 || f.inPrompt != 1 {
+		t.Errorf("same prompt: %d of %d tokens reused, %d decoded", again.Stats.CachedTokens, again.Stats.PromptTokens, f.inPrompt)
+	}
+	f.inPrompt = 0
+	other := generate(t, e, system+"Another question?", engine.WithSeed(1))
+	if other.Stats.CachedTokens < 20 || f.inPrompt != other.Stats.PromptTokens-other.Stats.CachedTokens {
+		t.Errorf("shared system prompt: %d reused, %d decoded of %d", other.Stats.CachedTokens, f.inPrompt, other.Stats.PromptTokens)
+	}
+	if st := e.SchedulerStats(); st.PromptReuses != 2 {
+		t.Errorf("%d reuses", st.PromptReuses)
+	}
+	// The kept prompts fill sequences and cells; a generation that needs
+	// them all still runs, and with four at once every one runs.
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.Generate(context.Background(), fmt.Sprintf("prompt %d of a batch", i), engine.WithMaxTokens(20))
+			if err != nil || len(res.Tokens) != 20 {
+				t.Errorf("batch %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(190)); err != nil {
+		t.Errorf("a generation that needs the whole cache: %v", err)
+	}
+	waitIdle(t, e)
+	if c, st := f.usedCells(), e.SchedulerStats(); c != st.Cells {
+		t.Errorf("the model holds %d cells, the scheduler counts %d", c, st.Cells)
+	}
+	// Off by default.
+	plain := newEngine(t, newFakeModel(), engine.WithMaxTokens(5))
+	generate(t, plain, system, engine.WithSeed(1))
+	if res := generate(t, plain, system, engine.WithSeed(1)); res.Stats.CachedTokens != 0 {
+		t.Error("prompt reused without WithPromptCache")
+	}
+}

@@ -44,7 +44,12 @@
 //     error), whose context is done, or whose stream fails, leaves at that
 //     step boundary and its sequence's cells are freed at once.
 //   - Sharing. GenerateN decodes its prompt once and shares its cells
-//     (Model.Copy, llama_memory_seq_cp) with the other choices.
+//     (Model.Copy, llama_memory_seq_cp) with the other choices. With
+//     WithPromptCache, a finished generation's prompt stays in its
+//     sequence, and a later generation that starts the same way (a
+//     system prompt, a conversation) decodes only the rest; kept prompts
+//     give way, least recently used first, when their sequences or cells
+//     are needed.
 //
 // Streams are fed from the scheduler into a buffer per generation and
 // handed to the stream function on the caller's goroutine, so a slow
@@ -83,8 +88,9 @@
 //   - No-model mode: the same seed, grammar and options give the same
 //     output, whatever else runs.
 //   - With a model, a seeded generation that runs alone (no other
-//     generation in its batches) gives the same output every time, on the
-//     same machine, build and thread count.
+//     generation in its batches, no prompt reused from WithPromptCache)
+//     gives the same output every time, on the same machine, build and
+//     thread count.
 //   - With other generations in the same batches, llama.cpp computes the
 //     logits with other matrix shapes and over more cache cells, and their
 //     last bits can differ; a near-tie between two tokens can then flip and

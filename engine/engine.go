@@ -79,7 +79,7 @@ func New(m Model, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	e.vocab = v
-	e.sched, err = newScheduler(m, e.defaults.eng.batchTokens, e.defaults.eng.maxQueue)
+	e.sched, err = newScheduler(m, e.defaults.eng.batchTokens, e.defaults.eng.maxQueue, e.defaults.eng.promptCache)
 	if err != nil {
 		return nil, err
 	}

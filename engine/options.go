@@ -119,6 +119,7 @@ type engineOptions struct {
 	batchTokens int
 	maxQueue    int
 	cacheBytes  int64
+	promptCache bool
 }
 
 func defaultOptions() options {
@@ -361,6 +362,19 @@ func WithMaxQueue(n int) Option {
 		o.eng.maxQueue = n
 		return nil
 	}
+}
+
+// WithPromptCache keeps the prompt of each finished generation in its
+// sequence of the model's cache (New only; off by default): a later
+// generation whose prompt starts the same way (the same system prompt or
+// conversation) reuses the longest such prefix instead of decoding it
+// again (Stats.CachedTokens). Kept prompts are dropped, least recently
+// used first, when their sequences or cells are needed. The logits after a
+// reused prefix come from a different batch shape than a full prefill, so
+// a seeded generation may differ in the last bits from the same
+// generation without the cache (see Determinism in the package docs).
+func WithPromptCache(on bool) Option {
+	return func(o *options) error { o.eng.promptCache = on; return nil }
 }
 
 // WithGrammarCacheBytes bounds the compiled grammars the engine keeps, in
