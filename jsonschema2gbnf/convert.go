@@ -331,6 +331,44 @@ type term struct {
 	ms   []*jsonschema.Schema
 	done []doneMark // disjunctions already expanded
 	ex   *extra
+	ann  []annLink // in-place links made by expanding disjunctions
+}
+
+// annLink records that schema to was applied in place by schema from
+// (a branch of from's anyOf/oneOf, if/then/else or dependentSchemas that
+// this term chose), so to's annotations reach from: what to evaluates,
+// from has evaluated (for unevaluatedProperties/Items). The static
+// in-place links ($ref, $dynamicRef, $recursiveRef, allOf) are read from
+// the schemas themselves. Schemas that enter a term through a negation
+// (not, the failing if, oneOf's excluded branches) have no link: a
+// failing subschema produces no annotations.
+type annLink struct{ from, to *jsonschema.Schema }
+
+// and conjoins a branch to the term; b's in-place schemas (b.ann) become
+// annotation links from owner.
+func (t term) and(b branch, owner *jsonschema.Schema) term {
+	nt := term{
+		ms:   append(append([]*jsonschema.Schema{}, t.ms...), b.ms...),
+		done: t.done,
+		ex:   t.ex,
+		ann:  t.ann,
+	}
+	if !b.ex.isEmpty() {
+		nt.ex = mergeExtra(t.ex, b.ex)
+	}
+	if len(b.ann) > 0 {
+		nt.ann = append([]annLink(nil), t.ann...)
+		for _, s := range b.ann {
+			nt.ann = append(nt.ann, annLink{owner, s})
+		}
+	}
+	return nt
+}
+
+// expand is the term with disjunction g resolved to its branch b.
+func (t term) expand(g group, b branch) term {
+	t.done = append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind})
+	return t.and(b, g.owner)
 }
 
 type doneMark struct {
@@ -348,8 +386,9 @@ type group struct {
 }
 
 type branch struct {
-	ms []*jsonschema.Schema
-	ex *extra
+	ms  []*jsonschema.Schema
+	ex  *extra
+	ann []*jsonschema.Schema // the schemas of ms the group's owner applies in place (their annotations reach it)
 }
 
 // flat is a flattened term: the schemas whose own keywords apply, and
@@ -410,14 +449,14 @@ func (c *conv) flatten(t term) flat {
 		if len(s.AnyOf) > 0 && !c.isDone(t, s, "anyOf") {
 			g := group{kind: "anyOf", owner: s, ptr: ptr}
 			for _, b := range s.AnyOf {
-				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}})
+				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}, ann: []*jsonschema.Schema{b}})
 			}
 			f.groups = append(f.groups, g)
 		}
 		if len(s.OneOf) > 0 && !c.isDone(t, s, "oneOf") {
 			g := group{kind: "oneOf", owner: s, ptr: ptr, disjoint: true}
 			for _, b := range s.OneOf {
-				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}})
+				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}, ann: []*jsonschema.Schema{b}})
 			}
 			f.groups = append(f.groups, g)
 		}
@@ -506,7 +545,18 @@ func (c *conv) termKey(f flat, t term) string {
 		ds = append(ds, fmt.Sprintf("%p/%s", d.s, d.kind))
 	}
 	sort.Strings(ds)
-	return strings.Join(ids, ",") + "|" + strings.Join(ds, ",") + "|" + t.ex.key()
+	key := strings.Join(ids, ",") + "|" + strings.Join(ds, ",") + "|" + t.ex.key()
+	if hasUnevaluated(f.atoms) {
+		// the same schemas with other annotation links evaluate other
+		// properties or items
+		var ls []string
+		for _, l := range t.ann {
+			ls = append(ls, fmt.Sprintf("%p>%p", l.from, l.to))
+		}
+		sort.Strings(ls)
+		key += "|" + strings.Join(ls, ",")
+	}
+	return key
 }
 
 // nameFor derives a readable rule name from a JSON pointer.
@@ -664,21 +714,9 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 		c.fail(&LimitError{Pointer: g.ptr, Limit: "MaxAlternatives", Value: len(g.branches), Max: MaxAlternatives})
 		return ""
 	}
-	with := func(base term, b branch) term {
-		nt := term{
-			ms:   append(append([]*jsonschema.Schema{}, base.ms...), b.ms...),
-			done: base.done,
-			ex:   base.ex,
-		}
-		if !b.ex.isEmpty() {
-			nt.ex = mergeExtra(base.ex, b.ex)
-		}
-		return nt
-	}
-	base := term{ms: t.ms, done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}), ex: t.ex}
 	var terms []term
 	for _, b := range g.branches {
-		terms = append(terms, with(base, b))
+		terms = append(terms, t.expand(g, b))
 	}
 	var alts []string
 	if !g.disjoint {
@@ -754,7 +792,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 						cb = p // q already in the combination
 					}
 					// drop combinations that contradict the branch itself
-					if c.satisfiable(with(terms[i], cb)) {
+					if c.satisfiable(terms[i].and(cb, nil)) {
 						next = append(next, cb)
 						nextSets = append(nextSets, set)
 					}
@@ -778,7 +816,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 			combos = []branch{{}}
 		}
 		for _, cb := range combos {
-			x := c.emit(with(terms[i], cb), g.ptr)
+			x := c.emit(terms[i].and(cb, nil), g.ptr)
 			if c.fatal != nil {
 				return ""
 			}

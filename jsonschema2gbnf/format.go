@@ -83,24 +83,14 @@ func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
 	if len(f.groups) > 0 {
 		g := f.groups[0]
 		for _, br := range g.branches {
-			nt := term{
-				ms:   append(append([]*jsonschema.Schema{}, t.ms...), br.ms...),
-				done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}),
-				ex:   t.ex,
-			}
-			if !br.ex.isEmpty() {
-				nt.ex = mergeExtra(t.ex, br.ex)
-			}
-			if c.valueOK(plain, nt) {
+			if nt := t.expand(g, br); c.valueOK(plain, nt) {
 				c.format(b, nt, v, depth, steps+1)
 				return
 			}
 		}
 		// no branch fits: use the first
 		if len(g.branches) > 0 {
-			br := g.branches[0]
-			nt := term{ms: append(append([]*jsonschema.Schema{}, t.ms...), br.ms...), done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}), ex: mergeExtra(t.ex, br.ex)}
-			c.format(b, nt, v, depth, steps+1)
+			c.format(b, t.expand(g, g.branches[0]), v, depth, steps+1)
 			return
 		}
 	}
@@ -216,15 +206,8 @@ func (c *conv) freeTerm(n *node, parts []objPart, k string) (term, bool) {
 	if !anyPattern && !explicit && c.o.noAdditional {
 		return term{}, false
 	}
-	if !anyPattern {
-		for _, u := range unevaluatedOf(n, parts) {
-			if u.Always != nil && !*u.Always {
-				return term{}, false
-			}
-			t.ms = append(t.ms, u)
-		}
-	}
-	return t, true
+	ok := addUnevaluated(&t, n.unevP, func(us unevScope) bool { return us.evaluatesKey(k) }, false)
+	return t, ok
 }
 
 func (c *conv) newline(b *bytes.Buffer, depth int) {

@@ -311,15 +311,19 @@ func (c *conv) ifGroup(s *jsonschema.Schema, types uint8) (group, bool) {
 		return group{}, false
 	}
 	g := group{kind: "if", owner: s, ptr: c.ptrOf(s)}
-	b1 := branch{ms: []*jsonschema.Schema{s.If}}
+	// a passing if contributes its annotations; a failing one (the
+	// negation branches) does not
+	b1 := branch{ms: []*jsonschema.Schema{s.If}, ann: []*jsonschema.Schema{s.If}}
 	if s.Then != nil {
 		b1.ms = append(b1.ms, s.Then)
+		b1.ann = append(b1.ann, s.Then)
 	}
 	g.branches = []branch{b1}
 	for _, nb := range nif {
 		b2 := branch{ms: append([]*jsonschema.Schema{}, nb.ms...), ex: nb.ex}
 		if s.Else != nil {
 			b2.ms = append(b2.ms, s.Else)
+			b2.ann = []*jsonschema.Schema{s.Else}
 		}
 		g.branches = append(g.branches, b2)
 	}
@@ -370,6 +374,7 @@ func (c *conv) depGroup(s *jsonschema.Schema) (group, bool) {
 				b.ex.require = append(b.ex.require, k)
 				b.ex.require = append(b.ex.require, deps[k].req...)
 				b.ms = append(b.ms, deps[k].sch...)
+				b.ann = append(b.ann, deps[k].sch...)
 			} else {
 				b.ex.forbid = append(b.ex.forbid, k)
 			}

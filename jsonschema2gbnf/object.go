@@ -169,7 +169,8 @@ func (c *conv) declaredTerm(n *node, parts []objPart, propNames []*jsonschema.Sc
 		t.ms = append(t.ms, pb.ms...)
 		t.ex = pb.ex
 	}
-	return t, true
+	ok := addUnevaluated(&t, n.unevP, func(us unevScope) bool { return us.evaluatesKey(k) }, false)
+	return t, ok
 }
 
 func propertyNamesOf(n *node) []*jsonschema.Schema {
@@ -229,14 +230,7 @@ func (c *conv) emitObject(n *node) string {
 // freeKinds computes the (key language, value) pairs for keys other than
 // the declared names.
 func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*jsonschema.Schema, ptr string) ([]freeKind, bool) {
-	var pats []patProp
-	partOf := map[int]int{}
-	for pi, p := range parts {
-		for _, pp := range p.patterns {
-			partOf[len(pats)] = pi
-			pats = append(pats, pp)
-		}
-	}
+	pats, partOf, owners := patternsOf(parts)
 	explicitAdditional := false
 	for _, p := range parts {
 		if _, ok := p.additional.(*jsonschema.Schema); ok {
@@ -292,14 +286,8 @@ func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*
 		if mask == 0 && c.o.noAdditional && !explicitAdditional {
 			dead = true
 		}
-		if mask == 0 && !dead {
-			// keys no atom evaluates: unevaluatedProperties applies
-			for _, u := range unevaluatedOf(n, parts) {
-				if u.Always != nil && !*u.Always {
-					dead = true
-				}
-				t.ms = append(t.ms, u)
-			}
+		if !dead && !addUnevaluated(&t, n.unevP, func(us unevScope) bool { return us.evaluatesFree(mask, owners) }, false) {
+			dead = true
 		}
 		if dead {
 			continue
@@ -806,18 +794,16 @@ func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
 	return out, true
 }
 
-// unevaluatedOf returns the unevaluatedProperties schemas that apply to
-// keys no atom declares or matches: none when some atom has
-// additionalProperties (it evaluates every remaining key).
-func unevaluatedOf(n *node, parts []objPart) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
-	for _, a := range n.atoms {
-		if a.AdditionalProperties != nil {
-			return nil
-		}
-		if a.UnevaluatedProperties != nil {
-			out = append(out, a.UnevaluatedProperties)
+// patternsOf lists the patternProperties of the parts: pats[i] belongs
+// to parts[partOf[i]], whose schema is owners[i].
+func patternsOf(parts []objPart) (pats []patProp, partOf map[int]int, owners []*jsonschema.Schema) {
+	partOf = map[int]int{}
+	for pi, p := range parts {
+		for _, pp := range p.patterns {
+			partOf[len(pats)] = pi
+			pats = append(pats, pp)
+			owners = append(owners, p.s)
 		}
 	}
-	return out
+	return pats, partOf, owners
 }
