@@ -56,6 +56,9 @@ func Convert(schema []byte, opts ...Option) (string, error) {
 		return "", err
 	}
 	c := newConv(l, o)
+	if err := c.staticRefs(); err != nil {
+		return "", err
+	}
 	return c.run()
 }
 

@@ -41,6 +41,9 @@ func Format(schema, doc []byte, opts ...Option) ([]byte, error) {
 	o.lenient = true // formatting never fails on unsupported keywords
 	o.warnings = nil
 	c := newConv(l, o)
+	if err := c.staticRefs(); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	c.format(&b, term{ms: []*jsonschema.Schema{l.schema}}, v, 0, 0)
 	return b.Bytes(), nil

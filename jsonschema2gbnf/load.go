@@ -41,10 +41,12 @@ type ordObj struct {
 
 // loaded is a compiled schema plus the raw document (with key order).
 type loaded struct {
-	schema *jsonschema.Schema
-	raw    any // *ordObj, []any, json.Number, string, bool, nil
+	schema *jsonschema.Schema // what the converter reads (dynamic references made static, see staticRefs)
+	judge  *jsonschema.Schema // the validator's compilation of the document as written
+	raw    any                // *ordObj, []any, json.Number, string, bool, nil; the document of schema
 	draft  *jsonschema.Draft
-	base   string // the root schema's base URL (its $id, else rootURL)
+	base   string   // the root schema's base URL (its $id, else rootURL)
+	dyn    []dynRef // dynamic references whose target depends on the scope
 }
 
 // parseOrdered decodes JSON keeping object key order, with numbers as
@@ -159,7 +161,7 @@ func CompileSchema(schema []byte) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.schema, nil
+	return l.judge, nil
 }
 
 func load(data []byte) (l *loaded, err error) {
@@ -204,13 +206,17 @@ func load(data []byte) (l *loaded, err error) {
 	}
 	var firstErr error
 	for _, d := range drafts {
-		s, err := compileWith(data, d)
+		s, locate, err := compileWith(data, d)
 		if err == nil {
 			base := s.Location
 			if i := strings.IndexByte(base, '#'); i >= 0 {
 				base = base[:i]
 			}
-			return &loaded{schema: s, raw: raw, draft: d, base: base}, nil
+			l := &loaded{schema: s, judge: s, raw: raw, draft: d, base: base}
+			if bytes.Contains(data, []byte(`"$dynamicRef"`)) || bytes.Contains(data, []byte(`"$recursiveRef"`)) {
+				l.dyn = dynamicRefs(raw, d, s, locate)
+			}
+			return l, nil
 		}
 		var rr *RemoteRefError
 		if errors.As(err, &rr) {
@@ -254,13 +260,16 @@ type remoteErr struct{ url string }
 
 func (e *remoteErr) Error() string { return "remote reference " + e.url }
 
-func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, err error) {
+// compileWith compiles a document under draft d. locate returns the
+// compiled schema at a JSON pointer of the document (nil if there is
+// none): the very schema the validator uses there.
+func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate func(ptr string) *jsonschema.Schema, err error) {
 	defer func() {
 		// santhosh-tekuri/jsonschema panics on a few malformed inputs
 		// (regexp.MustCompile on patterns its meta-schema let through);
 		// report them as invalid schemas.
 		if r := recover(); r != nil {
-			s, err = nil, &InvalidSchemaError{Pointer: "#", Msg: fmt.Sprint(r)}
+			s, locate, err = nil, nil, &InvalidSchemaError{Pointer: "#", Msg: fmt.Sprint(r)}
 		}
 	}()
 	c := jsonschema.NewCompiler()
@@ -269,13 +278,28 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, err er
 	c.AssertContent = false
 	c.LoadURL = func(u string) (io.ReadCloser, error) { return nil, &remoteErr{u} }
 	if err := c.AddResource(rootURL, bytes.NewReader(data)); err != nil {
-		return nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
+		return nil, nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
 	}
 	s, err = c.Compile(rootURL)
 	if err != nil {
-		return nil, translateCompileError(err)
+		return nil, nil, translateCompileError(err)
 	}
-	return s, nil
+	locate = func(ptr string) (x *jsonschema.Schema) {
+		defer func() {
+			if recover() != nil {
+				x = nil
+			}
+		}()
+		if ptr == "" {
+			return s
+		}
+		x, err := c.Compile(rootURL + "#" + ptr)
+		if err != nil {
+			return nil
+		}
+		return x
+	}
+	return s, locate, nil
 }
 
 // translateCompileError maps santhosh-tekuri's errors onto ours.
@@ -469,69 +493,36 @@ func rawPointer(v any, ptr string) (any, bool) {
 // CompileSchema both apply it, so the grammar and the validator agree.
 func rewriteNullable(v any) bool {
 	changed := false
-	var schema func(v any)
-	each := func(v any) {
-		switch x := v.(type) {
-		case []any:
-			for _, s := range x {
-				schema(s)
-			}
-		default:
-			schema(x)
-		}
-	}
-	eachValue := func(v any) {
-		if o, ok := v.(*ordObj); ok {
-			for _, k := range o.keys {
-				schema(o.vals[k])
-			}
-		}
-	}
-	schema = func(v any) {
-		o, ok := v.(*ordObj)
-		if !ok {
+	walkSchemas(v, jsonschema.Draft2020, func(o *ordObj, _ string, _ bool) {
+		if b, ok := o.vals["nullable"].(bool); !ok || !b {
 			return
 		}
-		if b, ok := o.vals["nullable"].(bool); ok && b {
-			switch t := o.vals["type"].(type) {
-			case string:
-				if t != "null" {
-					o.vals["type"] = []any{t, "null"}
-					changed = true
-				}
-			case []any:
-				has := false
-				for _, x := range t {
-					has = has || x == "null"
-				}
-				if !has {
-					o.vals["type"] = append(append([]any{}, t...), "null")
-					changed = true
-				}
+		switch t := o.vals["type"].(type) {
+		case string:
+			if t != "null" {
+				o.vals["type"] = []any{t, "null"}
+				changed = true
 			}
-			if e, ok := o.vals["enum"].([]any); ok {
-				has := false
-				for _, x := range e {
-					has = has || x == nil
-				}
-				if !has {
-					o.vals["enum"] = append(append([]any{}, e...), nil)
-					changed = true
-				}
+		case []any:
+			has := false
+			for _, x := range t {
+				has = has || x == "null"
+			}
+			if !has {
+				o.vals["type"] = append(append([]any{}, t...), "null")
+				changed = true
 			}
 		}
-		for _, k := range []string{"additionalProperties", "additionalItems", "items", "contains", "propertyNames",
-			"not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "allOf", "anyOf", "oneOf", "prefixItems"} {
-			if x, ok := o.vals[k]; ok {
-				each(x)
+		if e, ok := o.vals["enum"].([]any); ok {
+			has := false
+			for _, x := range e {
+				has = has || x == nil
+			}
+			if !has {
+				o.vals["enum"] = append(append([]any{}, e...), nil)
+				changed = true
 			}
 		}
-		for _, k := range []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"} {
-			if x, ok := o.vals[k]; ok {
-				eachValue(x)
-			}
-		}
-	}
-	schema(v)
+	})
 	return changed
 }
