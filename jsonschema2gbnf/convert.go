@@ -202,6 +202,10 @@ func primBody(name string, o options) string {
 		return bodyFrac
 	case ruleExp:
 		return bodyExp
+	case ruleFDigits:
+		return bodyFDigits
+	case ruleFZeros:
+		return bodyFZeros
 	case ruleBoolean:
 		return `"true" | "false"`
 	case ruleNull:

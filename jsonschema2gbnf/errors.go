@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// Every error Convert returns is one of the types below (or an ErrorList
-// of them), so that callers can tell failure kinds apart with errors.As.
+// Every error Convert returns is one of the types below, or a
+// *NumberRangeError (numrange.go), or an ErrorList of them, so that
+// callers can tell failure kinds apart with errors.As.
 // Each names the JSON pointer of the schema location it is about, written
 // as a URI fragment of the root document ("#/properties/age"); a location
 // in another resource (a meta-schema) is written as its full URL.

@@ -189,7 +189,12 @@ func load(data []byte) (l *loaded, err error) {
 	default:
 		return nil, &InvalidSchemaError{Pointer: "#", Msg: "a schema must be a JSON object or a boolean"}
 	}
-	if bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw) {
+	rewrite := bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw)
+	huge, err := rewriteHugeNumbers(raw)
+	if err != nil {
+		return nil, err
+	}
+	if rewrite || huge {
 		data = []byte(canonicalJSON(raw))
 	}
 	drafts := []*jsonschema.Draft{jsonschema.Draft2020, jsonschema.Draft7, jsonschema.Draft4}

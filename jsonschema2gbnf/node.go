@@ -307,7 +307,7 @@ func (c *conv) emitNumber(n *node) string {
 		}
 		if x != "" && intOnly && n.types&tNum != 0 {
 			// type number with an integer multipleOf: 6000.0 is valid too
-			x = seq(paren(x), `("." "0"+)?`)
+			x = seq(paren(x), `("." `+fracZeros+`)?`)
 		}
 		if x != "" {
 			alts = append(alts, x)

@@ -229,9 +229,12 @@ func Kind(err error) string {
 	var re *jsonschema2gbnf.RemoteRefError
 	var le *jsonschema2gbnf.LimitError
 	var se *jsonschema2gbnf.UnsatisfiableError
+	var ne *jsonschema2gbnf.NumberRangeError
 	switch {
 	case errors.As(err, &re):
 		return "remote-ref"
+	case errors.As(err, &ne):
+		return "number-range"
 	case errors.As(err, &le):
 		return "limit"
 	case errors.As(err, &ie):
