@@ -59,7 +59,7 @@ func (c *conv) emitArray(n *node) string {
 	var parts []arrPart
 	minI, maxI := 0, -1
 	var contains []*jsonschema.Schema
-	minC := 1
+	minC := 1 // minContains of the contains keyword (1 when absent)
 	maxC := -1
 	unique := false
 	uniquePtr := ""
@@ -73,8 +73,8 @@ func (c *conv) emitArray(n *node) string {
 		}
 		if a.Contains != nil {
 			contains = append(contains, a.Contains)
-			if a.MinContains > minC {
-				minC = a.MinContains
+			if v := c.bound(a, "minContains", a.MinContains); len(contains) == 1 || v > minC {
+				minC = v
 			}
 			if a.MaxContains >= 0 && (maxC < 0 || a.MaxContains < maxC) {
 				maxC = a.MaxContains
@@ -160,6 +160,11 @@ func (c *conv) emitArray(n *node) string {
 		if !c.unsupported(uniquePtr, "uniqueItems", "the grammar cannot compare items") {
 			return ""
 		}
+	}
+	// contains with minContains 0 (and no maxContains) holds for every
+	// array
+	if len(contains) == 1 && len(n.ex.contains) == 0 && minC == 0 && maxC < 0 {
+		contains = nil
 	}
 	if len(contains) > 0 || len(n.ex.contains) > 0 {
 		var hits []term

@@ -181,7 +181,11 @@ func primBody(name string, o options) string {
 	case ruleString:
 		return `"\"" char* "\""`
 	case ruleChar:
-		return `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-Ce-fE-F] hex{3} | [dD] [0-7] hex{2} ) )`
+		// \uXXXX escapes: any BMP character but a surrogate, or a
+		// surrogate pair (high then low: one character beyond the BMP,
+		// e.g. Python's json.dumps of an emoji); a lone surrogate is not
+		// a character and is never accepted
+		return `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-Ce-fE-F] hex{3} | [dD] ( [0-7] hex{2} | [89abAB] hex{2} "\\u" [dD] [c-fC-F] hex{2} ) ) )`
 	case ruleHex:
 		return `[0-9a-fA-F]`
 	case ruleKChar:

@@ -32,19 +32,23 @@
 //     this for objects with at most MaxAnyOrderProperties declared
 //     properties.
 //   - Strings: unconstrained strings (and strings with only length
-//     bounds) accept every JSON encoding; strings constrained by enum,
+//     bounds) accept every JSON encoding, escaped surrogate pairs
+//     ("\ud83d\ude00") included; a lone surrogate escape is not a
+//     character and is never accepted. Strings constrained by enum,
 //     const, pattern or format, and object keys whenever some key must be
 //     excluded, accept the canonical encoding only: `\"` `\\`, the short
 //     escapes \b \f \n \r \t, `\u00XX` (lowercase) for other control
 //     characters, everything else (`/`, non-ASCII, U+2028) raw. A length
-//     counts characters (code points): `\uXXXX` escapes of surrogates are
-//     never produced, a character outside the BMP is written raw.
+//     counts characters (code points): in canonical strings a character
+//     outside the BMP is written raw, never as an escaped pair.
 //   - Numbers: integers in canonical form (no leading zeros, no exponent,
 //     no fraction; "-0" accepted), any size. Plain numbers accept JSON's
-//     full syntax. A number with bounds is written in plain decimal
-//     notation (no exponent), except a single bound of exactly 0 (the sign
-//     decides). type number with an integer multipleOf also accepts a
-//     ".0…" fraction.
+//     syntax with an exponent of at most MaxExponentDigits digits and a
+//     fraction of at most MaxFractionDigits, which keeps every number
+//     within what the validator can read (ValidatorMaxExponent). A number
+//     with bounds is written in plain decimal notation (no exponent),
+//     except a single bound of exactly 0 (the sign decides). type number
+//     with an integer multipleOf also accepts a ".0…" fraction.
 //   - Enum and const values of any JSON type are written canonically
 //     (objects with their keys in the schema's order).
 //
@@ -82,14 +86,24 @@
 // allOf (merged); anyOf; oneOf (each branch excludes the branches it may
 // overlap with, using the exact negation of their keywords); not, if/then/
 // else, dependencies/dependentRequired/dependentSchemas (rewritten with
-// exact negations and case splits); unevaluatedProperties/Items (for the
-// merged schema of each alternative: with anyOf whose branches overlap
-// this is a subset). Annotations (title, description, default, examples,
-// unknown keywords) are ignored, as the validator ignores them.
+// exact negations and case splits); unevaluatedProperties/Items, each in
+// its own scope: what its schema object and the subschemas it applies in
+// place ($ref, $dynamicRef, allOf, the passing branches of anyOf/oneOf/
+// if/then/else, triggered dependentSchemas) evaluated, never a sibling
+// in a parent's allOf nor anything under not (see unevaluated.go).
+// $dynamicRef and $recursiveRef are resolved by the dynamic scope where
+// the target is the same on every evaluation path (see dynamic.go),
+// never read as static references otherwise. Numbers of the schema
+// beyond the validator's range are a *NumberRangeError, except enum
+// values, which are dropped (ValidatorMaxExponent). Annotations (title,
+// description, default, examples, unknown keywords) are ignored, as the
+// validator ignores them.
 //
 // Unsupported (errors in strict mode): uniqueItems (except maxItems ≤ 1),
 // multipleOf that is neither an integer nor 10^-d, format regex and
-// uri-template, not/oneOf/if whose negation needs a keyword without an
+// uri-template, $dynamicRef/$recursiveRef whose target depends on the
+// dynamic scope, unevaluatedItems with contains in its scope,
+// not/oneOf/if whose negation needs a keyword without an
 // exact negation (e.g. uniqueItems, multipleOf, additionalProperties) for
 // values of a type the context allows, and string languages whose
 // automaton exceeds MaxDFAStates (e.g. a URI format with maxLength 255).
@@ -97,7 +111,9 @@
 // Sound subsets (documented choices, not errors): in a oneOf, where
 // another branch requires a property p, documents of this branch that
 // carry p with a value the other branch rejects only through keywords
-// without an exact negation are not generated; a date-time leap second
+// without an exact negation are not generated; unevaluatedProperties/
+// Items where several anyOf branches pass count what one of them
+// evaluated; a date-time leap second
 // only at 23:59:60 UTC; hostnames/e-mails in the common shapes that fit
 // the length limits (see formats.go); uri hosts without percent-escapes.
 //

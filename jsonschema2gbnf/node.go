@@ -458,6 +458,9 @@ func (c *conv) intMultiples(n *node, k *big.Int, notMults []*big.Int, lo, hi *bi
 			for v := first; v.Cmp(hi) <= 0; v = new(big.Int).Add(v, k) {
 				if valid(v) {
 					alts = append(alts, `"`+v.String()+`"`)
+					if v.Sign() == 0 {
+						alts = append(alts, `"-0"`) // 0 too
+					}
 				}
 			}
 			return alt(alts...)
