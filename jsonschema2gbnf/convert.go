@@ -455,14 +455,14 @@ func (c *conv) flatten(t term) flat {
 		}
 	}
 	types &^= t.ex.typesOut()
+	var scopes []unevScope // unevaluated keywords whose annotations an anyOf may feed
+	if hasUnevaluated(f.atoms) {
+		scopes = append(unevScopes(f.atoms, t.ann, false), unevScopes(f.atoms, t.ann, true)...)
+	}
 	for _, s := range f.atoms {
 		ptr := c.ptrOf(s)
 		if len(s.AnyOf) > 0 && !c.isDone(t, s, "anyOf") {
-			g := group{kind: "anyOf", owner: s, ptr: ptr}
-			for _, b := range s.AnyOf {
-				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}, ann: []*jsonschema.Schema{b}})
-			}
-			f.groups = append(f.groups, g)
+			f.groups = append(f.groups, anyOfGroup(s, ptr, scopes))
 		}
 		if len(s.OneOf) > 0 && !c.isDone(t, s, "oneOf") {
 			g := group{kind: "oneOf", owner: s, ptr: ptr, disjoint: true}
@@ -488,6 +488,46 @@ func (c *conv) flatten(t term) flat {
 		}
 	}
 	return f
+}
+
+// MaxAnnotatedAnyOf bounds the branches of an anyOf that is expanded
+// into every non-empty set of its branches (2^n − 1 alternatives) because
+// an unevaluated keyword sees its annotations; a larger one is expanded
+// branch by branch, a subset (see anyOfGroup).
+const MaxAnnotatedAnyOf = 4
+
+// anyOfGroup is the disjunction of an anyOf. Every branch that passes
+// contributes its annotations, so where an unevaluated keyword's scope
+// holds the anyOf, the alternatives are the non-empty sets of branches
+// that pass together: the set of exactly the passing branches counts
+// everything they evaluated, and any other set no more than that. With
+// one branch per alternative (beyond MaxAnnotatedAnyOf branches), a
+// property only another passing branch evaluates is still judged by the
+// unevaluated keyword: a subset of the valid documents.
+func anyOfGroup(s *jsonschema.Schema, ptr string, scopes []unevScope) group {
+	g := group{kind: "anyOf", owner: s, ptr: ptr}
+	annotated := false
+	for _, us := range scopes {
+		annotated = annotated || us.scope[s]
+	}
+	n := len(s.AnyOf)
+	if !annotated || n < 2 || n > MaxAnnotatedAnyOf {
+		for _, b := range s.AnyOf {
+			g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}, ann: []*jsonschema.Schema{b}})
+		}
+		return g
+	}
+	for set := 1; set < 1<<n; set++ {
+		var b branch
+		for i, x := range s.AnyOf {
+			if set&(1<<i) != 0 {
+				b.ms = append(b.ms, x)
+				b.ann = append(b.ann, x)
+			}
+		}
+		g.branches = append(g.branches, b)
+	}
+	return g
 }
 
 // ownKeywords lists the validation keywords a compiled schema holds
@@ -979,6 +1019,40 @@ func (c *conv) valueOK(v any, t term) bool {
 		}
 	}
 	return c.allows(t.ex, v)
+}
+
+// valueOKProof is valueOK for the proofs about a term (satisfiable,
+// disjointPair): it leaves out the schemas that apply a disjunction the
+// term has expanded (t.done), whose verdict would depend on the very
+// disjunction being decided: a value both branches of a oneOf accept
+// fails the oneOf, and the proof would wrongly find the branches
+// disjoint. Leaving constraints out only makes the proofs weaker.
+func (c *conv) valueOKProof(v any, t term) bool {
+	for _, s := range t.ms {
+		if c.appliesDone(s, t) {
+			continue
+		}
+		if err := validateSafe(s, v); err != nil {
+			return false
+		}
+	}
+	return c.allows(t.ex, v)
+}
+
+// appliesDone reports whether s applies in place a disjunction t has
+// expanded.
+func (c *conv) appliesDone(s *jsonschema.Schema, t term) bool {
+	if len(t.done) == 0 {
+		return false
+	}
+	for _, a := range c.flattenAtoms(s) {
+		for _, d := range t.done {
+			if d.s == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func validateSafe(s *jsonschema.Schema, v any) (err error) {

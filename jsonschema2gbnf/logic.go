@@ -369,6 +369,12 @@ func (c *conv) depGroup(s *jsonschema.Schema) (group, bool) {
 	g := group{kind: "dependencies", owner: s, ptr: c.ptrOf(s)}
 	for mask := 0; mask < 1<<len(keys); mask++ {
 		b := branch{ex: &extra{}}
+		if mask != 0 {
+			// the validator applies dependencies to objects only: a value
+			// of another type takes the branch without dependent schemas
+			// (nor their annotations)
+			b.ex.notTypes = tAll &^ tObj
+		}
 		for i, k := range keys {
 			if mask&(1<<i) != 0 {
 				b.ex.require = append(b.ex.require, k)
@@ -417,7 +423,7 @@ func (c *conv) summarize(t term) summary {
 				vals = a.Constant
 			}
 			for _, v := range vals {
-				if c.valueOK(v, t) {
+				if c.valueOKProof(v, t) {
 					s.enum = append(s.enum, v)
 				}
 			}
@@ -434,7 +440,7 @@ func (c *conv) disjointPair(a, b term) bool {
 	sa, sb := c.summarize(a), c.summarize(b)
 	if sa.enum != nil {
 		for _, v := range sa.enum {
-			if c.valueOK(v, b) {
+			if c.valueOKProof(v, b) {
 				return false
 			}
 		}
@@ -442,7 +448,7 @@ func (c *conv) disjointPair(a, b term) bool {
 	}
 	if sb.enum != nil {
 		for _, v := range sb.enum {
-			if c.valueOK(v, a) {
+			if c.valueOKProof(v, a) {
 				return false
 			}
 		}
