@@ -81,45 +81,101 @@ func subschemaKeys(d *jsonschema.Draft) (self, items, props []string) {
 }
 
 // walkSchemas calls fn for every schema object of a raw document (the
-// root included) with its JSON pointer ("" for the root) and whether it
-// lies in the root resource (no $id on the way from the root to it, its
-// own included; the root's own $id does not count).
-func walkSchemas(v any, d *jsonschema.Draft, fn func(o *ordObj, ptr string, inRoot bool)) {
+// root included) with its JSON pointer ("" for the root) and the pointer
+// of the schema resource it lies in: the nearest schema on the way from
+// the root to it (itself included) that declares a new base URI with
+// $id, "" for the root resource.
+func walkSchemas(v any, d *jsonschema.Draft, fn func(o *ordObj, ptr, res string)) {
 	self, items, props := subschemaKeys(d)
-	var walk func(v any, ptr string, inRoot bool, depth int)
-	walk = func(v any, ptr string, inRoot bool, depth int) {
+	var walk func(v any, ptr, res string, depth int)
+	walk = func(v any, ptr, res string, depth int) {
 		o, ok := v.(*ordObj)
 		if !ok || depth > MaxNestingDepth {
 			return
 		}
-		if _, ok := o.vals["$id"]; ok && ptr != "" {
-			inRoot = false
+		if ptr != "" && newBase(o, d) {
+			res = ptr
 		}
-		if _, ok := o.vals["id"]; ok && ptr != "" && (d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7) {
-			inRoot = false
-		}
-		fn(o, ptr, inRoot)
+		fn(o, ptr, res)
 		for _, k := range self {
 			if x, ok := o.vals[k]; ok {
-				walk(x, ptr+"/"+escapeToken(k), inRoot, depth+1)
+				walk(x, ptr+"/"+escapeToken(k), res, depth+1)
 			}
 		}
 		for _, k := range items {
 			if arr, ok := o.vals[k].([]any); ok {
 				for i, x := range arr {
-					walk(x, fmt.Sprintf("%s/%s/%d", ptr, escapeToken(k), i), inRoot, depth+1)
+					walk(x, fmt.Sprintf("%s/%s/%d", ptr, escapeToken(k), i), res, depth+1)
 				}
 			}
 		}
 		for _, k := range props {
 			if m, ok := o.vals[k].(*ordObj); ok {
 				for _, name := range m.keys {
-					walk(m.vals[name], ptr+"/"+escapeToken(k)+"/"+escapeToken(name), inRoot, depth+1)
+					walk(m.vals[name], ptr+"/"+escapeToken(k)+"/"+escapeToken(name), res, depth+1)
 				}
 			}
 		}
 	}
-	walk(v, "", true, 0)
+	walk(v, "", "", 0)
+}
+
+// idKey is the keyword of a schema's id in draft d.
+func idKey(d *jsonschema.Draft) string {
+	if d == jsonschema.Draft4 {
+		return "id"
+	}
+	return "$id"
+}
+
+// newBase reports whether a schema object declares a base URI of its own
+// (an id that is not only a fragment).
+func newBase(o *ordObj, d *jsonschema.Draft) bool {
+	id, ok := o.vals[idKey(d)].(string)
+	return ok && id != "" && id[0] != '#'
+}
+
+// anchorsOf lists the plain-name fragments a schema object declares, as
+// santhosh-tekuri reads them in draft d: an id's fragment (drafts 4–7),
+// $anchor (2019-09 on), $dynamicAnchor (2020-12).
+func anchorsOf(o *ordObj, d *jsonschema.Draft) []string {
+	var out []string
+	if d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7 {
+		if id, ok := o.vals[idKey(d)].(string); ok {
+			if i := strings.IndexByte(id, '#'); i >= 0 && i+1 < len(id) {
+				out = append(out, id[i+1:])
+			}
+		}
+		return out
+	}
+	if a, ok := o.vals["$anchor"].(string); ok {
+		out = append(out, a)
+	}
+	if a, ok := o.vals["$dynamicAnchor"].(string); ok && d == jsonschema.Draft2020 {
+		out = append(out, a)
+	}
+	return out
+}
+
+// checkAnchors rejects a document that declares one anchor name twice in
+// one schema resource: the specification makes that an error, and the
+// validator would resolve the name to either declaration at random (it
+// looks it up in a map).
+func checkAnchors(raw any, d *jsonschema.Draft) error {
+	type key struct{ res, name string }
+	first := map[key]string{}
+	var err error
+	walkSchemas(raw, d, func(o *ordObj, ptr, res string) {
+		for _, a := range anchorsOf(o, d) {
+			k := key{res, a}
+			if p, dup := first[k]; dup && err == nil {
+				err = &InvalidSchemaError{Pointer: "#" + ptr, Msg: fmt.Sprintf("anchor %q is declared twice in one schema resource (also at #%s)", a, p)}
+			} else if !dup {
+				first[k] = ptr
+			}
+		}
+	})
+	return err
 }
 
 func escapeToken(tok string) string {
@@ -140,7 +196,8 @@ func dynamicRefs(raw any, d *jsonschema.Draft, root *jsonschema.Schema, locate f
 	anchors := map[string][]pos{} // $dynamicAnchor name → schemas declaring it
 	var recursive []pos           // schemas with $recursiveAnchor: true
 	var refs, ifs []pos
-	walkSchemas(raw, d, func(o *ordObj, ptr string, inRoot bool) {
+	walkSchemas(raw, d, func(o *ordObj, ptr, res string) {
+		inRoot := res == ""
 		if a, ok := o.vals["$dynamicAnchor"].(string); ok && d == jsonschema.Draft2020 {
 			anchors[a] = append(anchors[a], pos{ptr, inRoot})
 		}

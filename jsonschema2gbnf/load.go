@@ -211,16 +211,8 @@ func load(data []byte) (l *loaded, err error) {
 	}
 	var firstErr error
 	for _, d := range drafts {
-		s, locate, err := compileWith(data, d)
+		l, err := loadAs(raw, data, d)
 		if err == nil {
-			base := s.Location
-			if i := strings.IndexByte(base, '#'); i >= 0 {
-				base = base[:i]
-			}
-			l := &loaded{schema: s, judge: s, raw: raw, draft: d, base: base}
-			if bytes.Contains(data, []byte(`"$dynamicRef"`)) || bytes.Contains(data, []byte(`"$recursiveRef"`)) {
-				l.dyn = dynamicRefs(raw, d, s, locate)
-			}
 			return l, nil
 		}
 		var rr *RemoteRefError
@@ -238,6 +230,28 @@ func load(data []byte) (l *loaded, err error) {
 		}
 	}
 	return nil, firstErr
+}
+
+// loadAs compiles the document (raw, as text in data) under draft d.
+func loadAs(raw any, data []byte, d *jsonschema.Draft) (*loaded, error) {
+	// one anchor declared twice in a resource makes the validator's
+	// reading random (and with it the draft fallback)
+	if err := checkAnchors(raw, d); err != nil {
+		return nil, err
+	}
+	s, locate, err := compileWith(data, d)
+	if err != nil {
+		return nil, err
+	}
+	base := s.Location
+	if i := strings.IndexByte(base, '#'); i >= 0 {
+		base = base[:i]
+	}
+	l := &loaded{schema: s, judge: s, raw: raw, draft: d, base: base}
+	if bytes.Contains(data, []byte(`"$dynamicRef"`)) || bytes.Contains(data, []byte(`"$recursiveRef"`)) {
+		l.dyn = dynamicRefs(raw, d, s, locate)
+	}
+	return l, nil
 }
 
 // draftOf maps a $schema URL to a draft, nil when unknown.
@@ -498,7 +512,7 @@ func rawPointer(v any, ptr string) (any, bool) {
 // CompileSchema both apply it, so the grammar and the validator agree.
 func rewriteNullable(v any) bool {
 	changed := false
-	walkSchemas(v, jsonschema.Draft2020, func(o *ordObj, _ string, _ bool) {
+	walkSchemas(v, jsonschema.Draft2020, func(o *ordObj, _, _ string) {
 		if b, ok := o.vals["nullable"].(bool); !ok || !b {
 			return
 		}

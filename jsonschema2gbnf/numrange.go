@@ -120,7 +120,7 @@ var numberKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusi
 // keyword or const, enum values holding one dropped. It reports whether
 // it changed the document.
 func rewriteHugeNumbers(raw any) (changed bool, err error) {
-	walkSchemas(raw, jsonschema.Draft2020, func(o *ordObj, ptr string, _ bool) {
+	walkSchemas(raw, jsonschema.Draft2020, func(o *ordObj, ptr, _ string) {
 		if err != nil {
 			return
 		}
