@@ -2,7 +2,9 @@ package jsonschema2gbnf
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -71,9 +73,8 @@ func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
 				} else if arr, ok := raw.vals["enum"].([]any); ok {
 					cands = arr
 				}
-				k := canonicalJSON(plain)
 				for _, cand := range cands {
-					if canonicalJSON(toPlain(cand)) == k {
+					if sameValue(toPlain(cand), plain) {
 						writeValue(b, cand, c.o, depth)
 						return
 					}
@@ -177,9 +178,94 @@ func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
 		}
 		c.newline(b, depth)
 		b.WriteByte(']')
+	case json.Number:
+		b.WriteString(numberSpelling(n, string(x), c.l.draft != jsonschema.Draft4))
 	default:
 		writeValue(b, v, c.o, depth)
 	}
+}
+
+// numberSpelling writes a number the way the number grammar of n expects
+// it: an integer value in canonical form where only integers are allowed
+// (type integer, or an integer multipleOf; only when intValues: draft 4
+// counts 1.0 as no integer), and a plain decimal instead of an exponent
+// (bounded and decimal grammars have no exponent; the others accept
+// plain decimals too) unless it would have over MaxBoundDigits digits.
+// Other spellings are kept.
+func numberSpelling(n *node, s string, intValues bool) string {
+	if !judgeable(s) {
+		return s
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return s
+	}
+	intOnly := n.types&tNum == 0
+	for _, m := range n.mults {
+		intOnly = intOnly || (m.Sign() > 0 && m.IsInt())
+	}
+	if r.IsInt() && intOnly && s != "-0" { // "-0" is accepted as written
+		if !intValues && strings.ContainsAny(s, ".eE") {
+			return s
+		}
+		return r.Num().String()
+	}
+	if !strings.ContainsAny(s, "eE") || (!intValues && intOnly) {
+		return s
+	}
+	ip, frac, ok := decimalDigits(r)
+	if !ok {
+		return s
+	}
+	out := ip.String()
+	if frac != "" {
+		out += "." + frac
+	}
+	if r.Sign() < 0 {
+		out = "-" + out
+	}
+	return out
+}
+
+// sameValue reports JSON equality of two plain values, numbers by value
+// (as the validator compares enum and const).
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !sameValue(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	xs, xn := asNumber(a)
+	ys, yn := asNumber(b)
+	if xn || yn {
+		if !xn || !yn || !judgeable(xs) || !judgeable(ys) {
+			return false
+		}
+		xr, _ := new(big.Rat).SetString(xs)
+		yr, _ := new(big.Rat).SetString(ys)
+		return xr.Cmp(yr) == 0
+	}
+	return canonicalJSON(a) == canonicalJSON(b)
 }
 
 // freeTerm is the term for a key that is not declared.
