@@ -93,6 +93,7 @@ func main() {
 		}
 	}
 	fmt.Print(schemabench.FormatTable(schemabench.Table(rs)))
+	fmt.Printf("\nstrict failures by kind and keyword (schemas):\n%s", schemabench.StrictFailures(rs))
 	if *timesOut != "" {
 		if err := writeTimes(*timesOut, rs); err != nil {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)

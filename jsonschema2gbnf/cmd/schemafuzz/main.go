@@ -100,6 +100,14 @@ func main() {
 	}
 	fmt.Printf("seeds %d… (%v)\n", *seed, time.Since(start).Round(time.Second))
 	fmt.Print(total.Summary())
+	if *verbose {
+		for i, f := range total.RejectedExamples {
+			if i == 10 {
+				break
+			}
+			fmt.Printf("valid, rejected once formatted:\n  schema: %s\n  doc:    %s\n", f.Schema, f.Doc)
+		}
+	}
 	if len(total.Failures) > 0 {
 		os.Exit(1)
 	}

@@ -93,7 +93,8 @@ func (s *Stats) Add(o *Stats) {
 	}
 }
 
-// Check exercises one schema: strict conversion; on success, every
+// Check exercises one schema: strict conversion (with options the engine
+// uses, drawn from ch); on success, every
 // instance (random ones, the grammar's sentences and their mutations) is
 // judged by the validator and by the grammar, written as generated and
 // as Format writes it; then random walks through the mask. Choices come
@@ -109,10 +110,21 @@ func Check(ch Chooser, schema []byte, o Options, st *Stats) (fails []Failure) {
 		st.Failures = append(st.Failures, fails...)
 	}()
 	st.Schemas++
+	// the options the engine may pass: compact or flexible whitespace,
+	// schema order or any property order
+	var opts []jsonschema2gbnf.Option
+	switch ch.Intn(6) {
+	case 0:
+		opts = []jsonschema2gbnf.Option{jsonschema2gbnf.FlexibleWhitespace(2)}
+	case 1:
+		opts = []jsonschema2gbnf.Option{jsonschema2gbnf.AnyPropertyOrder()}
+	case 2:
+		opts = []jsonschema2gbnf.Option{jsonschema2gbnf.FlexibleWhitespace(0), jsonschema2gbnf.AnyPropertyOrder()}
+	}
 	judge, jerr := jsonschema2gbnf.CompileSchema(schema)
-	src, err := jsonschema2gbnf.Convert(schema)
+	src, err := jsonschema2gbnf.Convert(schema, opts...)
 	if o.Lenient {
-		lsrc, lerr := jsonschema2gbnf.Convert(schema, jsonschema2gbnf.Lenient(nil))
+		lsrc, lerr := jsonschema2gbnf.Convert(schema, append(opts, jsonschema2gbnf.Lenient(nil))...)
 		if lerr == nil {
 			if _, perr := gbnf.Parse(lsrc); perr != nil {
 				fail("bad-grammar", "", "lenient grammar: "+perr.Error())
@@ -184,7 +196,7 @@ func Check(ch Chooser, schema []byte, o Options, st *Stats) (fails []Failure) {
 	for _, doc := range docs {
 		verr := jsonschema2gbnf.Validate(judge, doc)
 		accRaw := rec.Accepts(doc)
-		f, ferr := jsonschema2gbnf.Format(schema, doc)
+		f, ferr := jsonschema2gbnf.Format(schema, doc, opts...)
 		accFmt := ferr == nil && rec.Accepts(f)
 		st.Pairs++
 		if verr == nil {

@@ -19,6 +19,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -372,6 +373,44 @@ func clip(b []byte) string {
 		return string(b[:300]) + "…"
 	}
 	return string(b)
+}
+
+// unsupportedRE finds the keywords of UnsupportedErrors in an error text.
+var unsupportedRE = regexp.MustCompile(`unsupported keyword "([^"]+)"`)
+
+// StrictFailures tallies the schemas strict mode rejects: by error kind,
+// and for unsupported keywords by keyword (a schema counts once per
+// keyword it names), most frequent first.
+func StrictFailures(rs []*Result) string {
+	counts := map[string]int{}
+	for _, r := range rs {
+		if r.Strict == "ok" {
+			continue
+		}
+		if r.Strict != "unsupported" {
+			counts[r.Strict]++
+			continue
+		}
+		seen := map[string]bool{}
+		for _, m := range unsupportedRE.FindAllStringSubmatch(r.StrictErr, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				counts["unsupported "+m[1]]++
+			}
+		}
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return counts[keys[i]] > counts[keys[j]] || (counts[keys[i]] == counts[keys[j]] && keys[i] < keys[j])
+	})
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %-32s %d\n", k, counts[k])
+	}
+	return b.String()
 }
 
 // Row is one line of the per-dataset table.
