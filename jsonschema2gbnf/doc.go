@@ -56,7 +56,9 @@
 //
 // Loading: drafts 4, 6, 7, 2019-09 and 2020-12 (from $schema; without it
 // 2020-12, falling back to draft-07 then draft-04 when the schema is only
-// valid there). Local $ref (JSON pointers, $defs/definitions, $anchor,
+// valid there). An anchor ($anchor, $dynamicAnchor, an id's fragment)
+// declared twice in one schema resource is an *InvalidSchemaError (the
+// validator would pick either declaration at random). Local $ref (JSON pointers, $defs/definitions, $anchor,
 // draft-4/6/7 ids, recursion) are resolved; a $ref to another document is
 // a *RemoteRefError: nothing is loaded from disk or network. The
 // meta-schema validation is santhosh-tekuri's, so a pattern Go's regexp
@@ -112,8 +114,9 @@
 // another branch requires a property p, documents of this branch that
 // carry p with a value the other branch rejects only through keywords
 // without an exact negation are not generated; unevaluatedProperties/
-// Items where several anyOf branches pass count what one of them
-// evaluated; a date-time leap second
+// Items where several branches of an anyOf with more than
+// MaxAnnotatedAnyOf branches pass count what one of them evaluated; a
+// date-time leap second
 // only at 23:59:60 UTC; hostnames/e-mails in the common shapes that fit
 // the length limits (see formats.go); uri hosts without percent-escapes.
 //

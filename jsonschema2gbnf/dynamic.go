@@ -142,7 +142,9 @@ func anchorsOf(o *ordObj, d *jsonschema.Draft) []string {
 	var out []string
 	if d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7 {
 		if id, ok := o.vals[idKey(d)].(string); ok {
-			if i := strings.IndexByte(id, '#'); i >= 0 && i+1 < len(id) {
+			// a fragment that is a JSON pointer is resolved as one, never
+			// as an anchor
+			if i := strings.IndexByte(id, '#'); i >= 0 && i+1 < len(id) && id[i+1] != '/' {
 				out = append(out, id[i+1:])
 			}
 		}

@@ -13,7 +13,10 @@ import (
 // Format rewrites a JSON document the way the grammar Convert writes for
 // the same schema and options expects it: declared properties in schema
 // order followed by the other keys in document order; strings in the
-// canonical encoding (see the package documentation); numbers as written;
+// canonical encoding (see the package documentation); numbers as the
+// number grammar at their place writes them (an integer in canonical
+// form where only integers are allowed, from draft 6 on; a plain decimal
+// for an exponent), an enum or const value as the schema spells it;
 // compact, or with FlexibleWhitespace indented by two spaces per level
 // (capped at the option's maximum indentation). A document valid against
 // the schema, once formatted, is accepted by the grammar whenever the
