@@ -33,9 +33,10 @@ import (
 // validator.
 const ValidatorMaxExponent = 1_000_000
 
-// NumberRangeError reports a number beyond ValidatorMaxExponent: in the
-// schema (Pointer is a fragment, "#/minimum") or in a document given to
-// Validate (Pointer is the JSON pointer of the number, "" for the root).
+// NumberRangeError reports a number beyond ValidatorMaxExponent, in the
+// schema ("#/minimum") or in a document given to Validate ("#/items/0",
+// "#" for the root): Pointer is the number's JSON pointer as a URI
+// fragment.
 type NumberRangeError struct {
 	Pointer string
 	Number  string
@@ -181,7 +182,13 @@ func Validate(s *jsonschema.Schema, doc []byte) (err error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("not JSON: data after the document")
 	}
-	if p, n, bad := outOfRange(v, ""); bad {
+	return ValidateValue(s, v)
+}
+
+// ValidateValue is Validate for a document already decoded with
+// json.Decoder.UseNumber.
+func ValidateValue(s *jsonschema.Schema, v any) error {
+	if p, n, bad := outOfRange(v, "#"); bad {
 		return &NumberRangeError{Pointer: p, Number: n}
 	}
 	return validateSafe(s, v)

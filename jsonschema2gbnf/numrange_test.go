@@ -138,7 +138,8 @@ func TestValidate(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{`[1,2.5e3]`, ""},
 		{`[1,-2]`, "minimum"},
-		{`[1,{"a":[0,-6e594566878581616037431958506826]}]`, "/1/a/1: number -6e594566878581616037431958506826 is beyond the validator's range"},
+		{`[1,{"a":[0,-6e594566878581616037431958506826]}]`, "#/1/a/1: number -6e594566878581616037431958506826 is beyond the validator's range"},
+		{`1e99999999`, "#: number 1e99999999 is beyond"},
 		{`[1] 2`, "data after the document"},
 		{`[1`, "not JSON"},
 	} {
