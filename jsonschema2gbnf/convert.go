@@ -419,31 +419,7 @@ func (c *conv) isDone(t term, s *jsonschema.Schema, kind string) bool {
 }
 
 func (c *conv) flatten(t term) flat {
-	var f flat
-	seen := map[*jsonschema.Schema]bool{}
-	var visit func(s *jsonschema.Schema)
-	visit = func(s *jsonschema.Schema) {
-		if s == nil || seen[s] {
-			return
-		}
-		seen[s] = true
-		f.atoms = append(f.atoms, s)
-		if s.Ref != nil {
-			visit(s.Ref)
-		}
-		if s.RecursiveRef != nil {
-			visit(s.RecursiveRef)
-		}
-		if s.DynamicRef != nil {
-			visit(s.DynamicRef)
-		}
-		for _, a := range s.AllOf {
-			visit(a)
-		}
-	}
-	for _, s := range t.ms {
-		visit(s)
-	}
+	f := flat{atoms: inPlace(t.ms, nil)}
 	// the types the atoms allow bound what a negation must cover
 	types := tAll
 	for _, s := range f.atoms {

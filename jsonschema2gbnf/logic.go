@@ -238,6 +238,13 @@ func (c *conv) negMode(s *jsonschema.Schema, depth int, subset bool) (out []bran
 // flattenAtoms lists a schema and the schemas it includes by $ref and
 // allOf.
 func (c *conv) flattenAtoms(s *jsonschema.Schema) []*jsonschema.Schema {
+	return inPlace([]*jsonschema.Schema{s}, nil)
+}
+
+// inPlace lists the roots and the schemas they apply in place through
+// $ref, $recursiveRef, $dynamicRef and allOf, and through the links of a
+// term (annLink), each once, depth first in document order.
+func inPlace(roots []*jsonschema.Schema, links []annLink) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
 	seen := map[*jsonschema.Schema]bool{}
 	var visit func(s *jsonschema.Schema)
@@ -253,8 +260,15 @@ func (c *conv) flattenAtoms(s *jsonschema.Schema) []*jsonschema.Schema {
 		for _, a := range s.AllOf {
 			visit(a)
 		}
+		for _, l := range links {
+			if l.from == s {
+				visit(l.to)
+			}
+		}
 	}
-	visit(s)
+	for _, s := range roots {
+		visit(s)
+	}
 	return out
 }
 

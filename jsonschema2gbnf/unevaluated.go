@@ -57,27 +57,11 @@ func unevScopes(atoms []*jsonschema.Schema, links []annLink, items bool) []unevS
 // inPlaceClosure is s and every schema it applies in place, over the
 // static links and the term's links.
 func inPlaceClosure(s *jsonschema.Schema, links []annLink) map[*jsonschema.Schema]bool {
-	seen := map[*jsonschema.Schema]bool{}
-	var visit func(s *jsonschema.Schema)
-	visit = func(s *jsonschema.Schema) {
-		if s == nil || seen[s] {
-			return
-		}
-		seen[s] = true
-		visit(s.Ref)
-		visit(s.RecursiveRef)
-		visit(s.DynamicRef)
-		for _, a := range s.AllOf {
-			visit(a)
-		}
-		for _, l := range links {
-			if l.from == s {
-				visit(l.to)
-			}
-		}
+	set := map[*jsonschema.Schema]bool{}
+	for _, a := range inPlace([]*jsonschema.Schema{s}, links) {
+		set[a] = true
 	}
-	visit(s)
-	return seen
+	return set
 }
 
 // evaluatesAll reports whether some schema of the scope other than u

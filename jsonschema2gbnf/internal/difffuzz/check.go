@@ -15,6 +15,7 @@ import (
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
 	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/jsonschema2gbnf/internal/schemabench"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -154,12 +155,12 @@ func Check(ch Chooser, schema []byte, o Options, st *Stats) (fails []Failure) {
 						st.Unsupported[u.Keyword]++
 					}
 				default:
-					st.Errors[kind(e)]++
+					st.Errors[schemabench.Kind(e)]++
 				}
 			}
 			each(err)
 		default:
-			st.Errors[kind(err)]++
+			st.Errors[schemabench.Kind(err)]++
 		}
 		return fails
 	}
@@ -441,28 +442,6 @@ func decodeValue(dec *json.Decoder) (any, error) {
 		return num(t), nil
 	}
 	return tok, nil
-}
-
-// kind names a conversion error's type.
-func kind(err error) string {
-	var ie *jsonschema2gbnf.InvalidSchemaError
-	var re *jsonschema2gbnf.RemoteRefError
-	var le *jsonschema2gbnf.LimitError
-	var se *jsonschema2gbnf.UnsatisfiableError
-	var ne *jsonschema2gbnf.NumberRangeError
-	switch {
-	case errors.As(err, &re):
-		return "remote-ref"
-	case errors.As(err, &le):
-		return "limit " + le.Limit
-	case errors.As(err, &ne):
-		return "number-range"
-	case errors.As(err, &ie):
-		return "invalid-schema"
-	case errors.As(err, &se):
-		return "unsatisfiable"
-	}
-	return "other: " + err.Error()
 }
 
 func clip(s string, n int) string {
