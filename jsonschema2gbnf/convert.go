@@ -999,22 +999,20 @@ func (c *conv) valueOK(v any, t term) bool {
 	return c.allows(t.ex, v)
 }
 
-// valueOKProof is valueOK for the proofs about a term (satisfiable,
-// disjointPair): it leaves out the schemas that apply a disjunction the
-// term has expanded (t.done), whose verdict would depend on the very
-// disjunction being decided: a value both branches of a oneOf accept
+// proofTerm is what the proofs about a term (satisfiable, disjointPair)
+// may judge values by: t without the schemas that apply a disjunction t
+// has expanded (t.done), whose verdict would depend on the very
+// disjunction being decided (a value both branches of a oneOf accept
 // fails the oneOf, and the proof would wrongly find the branches
-// disjoint. Leaving constraints out only makes the proofs weaker.
-func (c *conv) valueOKProof(v any, t term) bool {
+// disjoint). Leaving constraints out only makes the proofs weaker.
+func (c *conv) proofTerm(t term) term {
+	out := term{ex: t.ex}
 	for _, s := range t.ms {
-		if c.appliesDone(s, t) {
-			continue
-		}
-		if err := validateSafe(s, v); err != nil {
-			return false
+		if !c.appliesDone(s, t) {
+			out.ms = append(out.ms, s)
 		}
 	}
-	return c.allows(t.ex, v)
+	return out
 }
 
 // appliesDone reports whether s applies in place a disjunction t has

@@ -424,12 +424,13 @@ type summary struct {
 	enum   []any // nil: not finite
 	n      *node
 	groups int
+	proof  term // what values are judged by (proofTerm)
 }
 
 func (c *conv) summarize(t term) summary {
 	f := c.flatten(t)
 	n := c.merge(f.atoms, t)
-	s := summary{types: n.types, n: n, groups: len(f.groups)}
+	s := summary{types: n.types, n: n, groups: len(f.groups), proof: c.proofTerm(t)}
 	for _, a := range f.atoms {
 		if a.Enum != nil || a.Constant != nil {
 			vals := a.Enum
@@ -437,7 +438,7 @@ func (c *conv) summarize(t term) summary {
 				vals = a.Constant
 			}
 			for _, v := range vals {
-				if c.valueOKProof(v, t) {
+				if c.valueOK(v, s.proof) {
 					s.enum = append(s.enum, v)
 				}
 			}
@@ -454,7 +455,7 @@ func (c *conv) disjointPair(a, b term) bool {
 	sa, sb := c.summarize(a), c.summarize(b)
 	if sa.enum != nil {
 		for _, v := range sa.enum {
-			if c.valueOKProof(v, b) {
+			if c.valueOK(v, sb.proof) {
 				return false
 			}
 		}
@@ -462,7 +463,7 @@ func (c *conv) disjointPair(a, b term) bool {
 	}
 	if sb.enum != nil {
 		for _, v := range sb.enum {
-			if c.valueOKProof(v, a) {
+			if c.valueOK(v, sa.proof) {
 				return false
 			}
 		}
