@@ -15,7 +15,10 @@ import (
 	"github.com/structgen/structgen/jsonschema2gbnf/internal/difffuzz"
 )
 
-var writeSeeds = flag.Int("difffuzz.seeds", 0, "rewrite testdata/fuzz/FuzzDifferential with this many seed inputs that cover the grammar of schemas")
+var (
+	writeSeeds = flag.Int("difffuzz.seeds", 0, "rewrite testdata/fuzz/FuzzDifferential with this many seed inputs that cover the grammar of schemas")
+	fuzzWalks  = flag.Bool("difffuzz.walks", false, "with -fuzz: also walk through the mask (two compiles against 128k-token vocabularies per input: about a second each under coverage instrumentation)")
+)
 
 // diffOptions is what one fuzz input exercises: a few dozen instances,
 // four sentences with their mutations, and one walk per vocabulary.
@@ -57,11 +60,13 @@ func walkVocabs(t testing.TB) []difffuzz.Vocab {
 // and the validator rejects, a sentence of the grammar or a walk through
 // the mask (Llama-3, Qwen2) that the validator rejects, a panic, or a
 // grammar that does not parse is a failure. `go test` runs the seed
-// corpus (testdata/fuzz/FuzzDifferential); fuzz with
+// corpus (testdata/fuzz/FuzzDifferential), walks included; fuzz with
 //
 //	go test -run '^$' -fuzz FuzzDifferential ./jsonschema2gbnf
 //
-// and run many more schemas with cmd/schemafuzz.
+// (walks only with -args -difffuzz.walks: they cost about a second per
+// input under coverage instrumentation), and run many more schemas, with
+// walks, with cmd/schemafuzz.
 func FuzzDifferential(f *testing.F) {
 	if *writeSeeds > 0 {
 		if err := writeSeedCorpus(*writeSeeds); err != nil {
@@ -69,7 +74,9 @@ func FuzzDifferential(f *testing.F) {
 		}
 	}
 	o := diffOptions
-	o.Vocabs = walkVocabs(f)
+	if fuzzing := flag.Lookup("test.fuzz"); fuzzing == nil || fuzzing.Value.String() == "" || *fuzzWalks {
+		o.Vocabs = walkVocabs(f)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ch := difffuzz.NewBytes(in)
 		schema := difffuzz.Schema(ch)
