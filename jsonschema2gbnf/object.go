@@ -433,6 +433,9 @@ func (c *conv) propertyNamesLang(pns []*jsonschema.Schema, ptr string) ([]patRef
 		}
 	}
 	if finite {
+		if names == nil {
+			names = []string{} // no name at all (nil would mean no finite set)
+		}
 		return include, names, true
 	}
 	return include, nil, true
