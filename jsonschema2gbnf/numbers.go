@@ -25,7 +25,7 @@ const MaxMultipleOf = 1000
 // The numbers the grammar writes stay within what the validator can read
 // (ValidatorMaxExponent): the exponent has at most MaxExponentDigits
 // digits and the fraction at most MaxFractionDigits, so the exponent less
-// the fraction digits is within ±(99,999 + 200,402). The integer part has
+// the fraction digits is within ±(99,999 + 2,402). The integer part has
 // no bound (it does not move the exponent). A number of the schema
 // beyond the validator's range is a *NumberRangeError (see load.go).
 const (
@@ -35,8 +35,11 @@ const (
 
 	// fracTail is the longest run of free fraction digits (and of zeros)
 	// in one place of a number grammar: the shared rules fdigits and
-	// fzeros, counted repetitions that the mask keeps counters for.
-	fracTail = 100000
+	// fzeros, counted repetitions that the mask keeps counters for. 1000
+	// stays below llama.cpp's limit on counted repetitions (2000), and
+	// above the longest fraction a float64 needs written out in full
+	// (1074 digits only for subnormals: 767 significant).
+	fracTail = 1000
 
 	// MaxFractionDigits bounds the fraction digits of every number the
 	// grammar writes (a fraction of up to fracTail digits is always

@@ -35,8 +35,18 @@ func TestJudgeableIsBigRat(t *testing.T) {
 	}
 }
 
-// The grammar's number domain stays within the validator's range.
+// llamaMaxRepetition is llama.cpp's limit on a counted repetition's
+// bounds (MAX_REPETITION_THRESHOLD in llama-grammar.cpp): the shared
+// number rules every numeric grammar uses must stay below it, or
+// llama.cpp rejects the grammar text.
+const llamaMaxRepetition = 2000
+
+// The grammar's number domain stays within the validator's range, and
+// its rules within llama.cpp's.
 func TestNumberDomainWithinValidator(t *testing.T) {
+	if fracTail > llamaMaxRepetition || MaxExponentDigits > llamaMaxRepetition {
+		t.Errorf("the number rules repeat up to %d times, llama.cpp at most %d", fracTail, llamaMaxRepetition)
+	}
 	maxExp := 1
 	for i := 0; i < MaxExponentDigits; i++ {
 		maxExp *= 10
