@@ -64,6 +64,7 @@ type grammarCache struct {
 	max     int64
 	stats   CacheStats
 	onEvict func(*constraint)
+	sizeOf  func(*constraint) int64 // (*constraint).size; tests replace it
 }
 
 // refreshEvery is how many compiles pass between two re-measurements of
@@ -72,7 +73,7 @@ type grammarCache struct {
 const refreshEvery = 16
 
 func newGrammarCache(max int64, onEvict func(*constraint)) *grammarCache {
-	return &grammarCache{entries: make(map[cacheKey]*cacheEntry), max: max, onEvict: onEvict}
+	return &grammarCache{entries: make(map[cacheKey]*cacheEntry), max: max, onEvict: onEvict, sizeOf: (*constraint).size}
 }
 
 // get returns the constraint of key, compiling it with build on a miss.
@@ -107,7 +108,7 @@ func (c *grammarCache) get(ctx context.Context, key cacheKey, build func() (*con
 		delete(c.entries, key)
 		return nil, err
 	}
-	e.size = con.size()
+	e.size = c.sizeOf(con)
 	e.elem = c.lru.PushFront(e)
 	c.bytes += e.size
 	if c.stats.Misses%refreshEvery == 0 {
@@ -139,7 +140,7 @@ func (c *grammarCache) remeasure() {
 	c.bytes = 0
 	for el := c.lru.Front(); el != nil; el = el.Next() {
 		e := el.Value.(*cacheEntry)
-		e.size = e.con.size()
+		e.size = c.sizeOf(e.con)
 		c.bytes += e.size
 	}
 }
