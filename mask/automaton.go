@@ -79,6 +79,8 @@ type automaton struct {
 	limit   int        // state budget of this construction
 
 	unminimized int // states before minimization
+
+	done <-chan struct{} // Options.Done: stops the construction
 }
 
 // byteBits is a set of bytes.
@@ -120,9 +122,15 @@ const (
 // maxStates is MaxStates, lowered by tests.
 var maxStates = MaxStates
 
-// buildAutomaton compiles the lowered frames with at most limit states.
-func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
-	a := &automaton{limit: limit, sStart: []int32{0}}
+// cancelCheckEvery is how many new automaton states pass between two
+// checks of Options.Done during construction (a state costs about a
+// microsecond: the check is cheap and the delay small).
+const cancelCheckEvery = 1024
+
+// buildAutomaton compiles the lowered frames with at most limit states;
+// closing done stops it with ErrCanceled.
+func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automaton, error) {
+	a := &automaton{limit: limit, sStart: []int32{0}, done: done}
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
@@ -132,6 +140,9 @@ func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
 		if err := a.buildFrame(int32(i), d); err != nil {
 			return nil, err
 		}
+	}
+	if canceled(done) {
+		return nil, ErrCanceled
 	}
 	if err := a.prune(); err != nil {
 		return nil, err
@@ -314,6 +325,9 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		}
 		if len(a.states) >= a.limit {
 			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", maxStates), limit: "MaxStates"}
+		}
+		if len(a.states)%cancelCheckEvery == 0 && canceled(a.done) {
+			return 0, ErrCanceled
 		}
 		id := int32(len(a.states))
 		index[string(keyBuf)] = id

@@ -60,6 +60,8 @@ type Compiled struct {
 	budgetStart time.Time // when the eager budget started: Options.Start or the call (see DefaultEagerBudget)
 	done        bool      // compilation finished: level1 is written under mu
 
+	cancel <-chan struct{} // Options.Done: ends the eager phase and fails the compile
+
 	stats CompileStats
 }
 
@@ -124,6 +126,27 @@ type Options struct {
 	// from there, so that it bounds the whole preparation. The zero
 	// value means the call of CompileWith.
 	Start time.Time
+	// Done, when closed, stops the compilation: CompileWith returns an
+	// error wrapping ErrCanceled. It is checked between the phases, every
+	// cancelCheckEvery automaton states during construction and before
+	// every batch of eager trie walks, so a compile stops within about a
+	// millisecond of work (a batch of walks cannot be interrupted). Pass
+	// a context's Done channel to stop a compile whose request went away
+	// or whose time limit passed. nil: never.
+	Done <-chan struct{}
+}
+
+// ErrCanceled reports a compilation stopped through Options.Done.
+var ErrCanceled = errors.New("mask: compilation canceled")
+
+// canceled reports whether done is closed.
+func canceled(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // CompileWith is Compile with options.
@@ -136,11 +159,14 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	}
 	prep := prepare(v)
 	start := time.Now()
+	if canceled(opt.Done) {
+		return nil, ErrCanceled
+	}
 	defs, err := lowerGrammar(g, v, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := buildAutomaton(defs, maxStates/4)
+	a, err := buildAutomaton(defs, maxStates/4, opt.Done)
 	if err != nil && isStateLimit(err) {
 		// Unrolled repetitions can make the subset construction blow up
 		// (e.g. x "-" x with x ::= [-z]{1,30} [a-z0-9]); counting frames
@@ -148,7 +174,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		if defs, err = lowerGrammar(g, v, true); err != nil {
 			return nil, err
 		}
-		a, err = buildAutomaton(defs, maxStates)
+		a, err = buildAutomaton(defs, maxStates, opt.Done)
 	}
 	if err != nil {
 		return nil, err
@@ -161,6 +187,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		maxLen:     int32(max(prep.maxLen, 1)),
 		level1:     make([]*level1, len(a.states)),
 		repEntries: map[ctxKey]*ctxEntry{},
+		cancel:     opt.Done,
 	}
 	walkStart := time.Now()
 	c.budgetStart = start
@@ -176,6 +203,9 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	tops, err := c.computeLevel1()
 	if err != nil {
 		return nil, err
+	}
+	if canceled(c.cancel) {
+		return nil, ErrCanceled
 	}
 	c.stats = CompileStats{
 		Frames:       len(a.frames),
@@ -314,7 +344,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 // overBudget reports whether the eager phase of compilation is over
 // (never after compilation: lazy computations run to completion).
 func (c *Compiled) overBudget() bool {
-	return !c.done && c.budget > 0 && time.Since(c.budgetStart) > c.budget
+	return !c.done && (c.budget > 0 && time.Since(c.budgetStart) > c.budget || canceled(c.cancel))
 }
 
 // setLevel1 stores level-1 data. After compilation, readers (entryFor)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
@@ -356,5 +357,30 @@ func TestLazyEqualsEager(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Options.Done stops a compilation: at once when closed before, and during
+// the automaton construction of a grammar that would blow up (it takes
+// about a second to reach MaxStates; the channel closes after 20 ms).
+func TestCompileCanceled(t *testing.T) {
+	bv := testVocab(t)
+	g, err := gbnf.Parse(`root ::= "a" [0-9]*`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	close(done)
+	if _, err := mask.CompileWith(g, bv, mask.Options{Done: done}); !errors.Is(err, mask.ErrCanceled) {
+		t.Errorf("closed before: error %v, want ErrCanceled", err)
+	}
+	g, err = gbnf.Parse(`root ::= [ab]* "a"` + strings.Repeat(" [ab]", 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	time.AfterFunc(20*time.Millisecond, func() { close(done) })
+	if _, err := mask.CompileWith(g, bv, mask.Options{Done: done}); !errors.Is(err, mask.ErrCanceled) {
+		t.Errorf("blow-up: error %v, want ErrCanceled", err)
 	}
 }
