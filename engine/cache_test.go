@@ -17,7 +17,7 @@ func testCache(max int64) (*grammarCache, *[]string) {
 }
 
 func get(c *grammarCache, src string) (*constraint, error) {
-	return c.get(context.Background(), cacheKey{grammar: src}, func() (*constraint, error) {
+	return c.get(context.Background(), cacheKey{grammar: src}, 0, func(<-chan struct{}) (*constraint, error) {
 		return &constraint{src: src}, nil
 	})
 }
@@ -51,7 +51,7 @@ func TestCacheOneBuild(t *testing.T) {
 	c, _ := testCache(1 << 20)
 	release := make(chan struct{})
 	builds := 0
-	build := func() (*constraint, error) {
+	build := func(<-chan struct{}) (*constraint, error) {
 		builds++
 		<-release
 		return &constraint{src: "g"}, nil
@@ -63,7 +63,7 @@ func TestCacheOneBuild(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], _ = c.get(context.Background(), key, build)
+			results[i], _ = c.get(context.Background(), key, 0, build)
 		}()
 	}
 	for {
@@ -76,7 +76,7 @@ func TestCacheOneBuild(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.get(ctx, key, build); !errors.Is(err, context.Canceled) {
+	if _, err := c.get(ctx, key, 0, build); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
 	}
 	close(release)
@@ -92,7 +92,7 @@ func TestCacheOneBuild(t *testing.T) {
 	// A failed build is not kept: the next lookup builds again.
 	fail := errors.New("bad grammar")
 	for range 2 {
-		if _, err := c.get(context.Background(), cacheKey{grammar: "bad"}, func() (*constraint, error) { return nil, fail }); !errors.Is(err, fail) {
+		if _, err := c.get(context.Background(), cacheKey{grammar: "bad"}, 0, func(<-chan struct{}) (*constraint, error) { return nil, fail }); !errors.Is(err, fail) {
 			t.Errorf("failed build: %v", err)
 		}
 	}

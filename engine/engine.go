@@ -231,7 +231,7 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 		return nil, err
 	}
 	if o.eng != e.defaults.eng {
-		return nil, &OptionError{"Generate", "WithBatchTokens, WithMaxQueue and WithGrammarCacheBytes are engine settings: give them to New"}
+		return nil, &OptionError{"Generate", "WithBatchTokens, WithMaxQueue, WithGrammarCacheBytes and WithCompileTimeout are engine settings: give them to New"}
 	}
 	if o.stream != nil && n > 1 {
 		return nil, &OptionError{"WithStream", "several choices stream through WithChoiceStream"}
@@ -473,11 +473,12 @@ func (e *Engine) constraint(ctx context.Context, o *options) (*constraint, error
 	if o.schema == nil {
 		key.whitespace, key.lenient, key.strictObj, key.anyOrder = 0, false, false, false
 	}
-	return e.cache.get(ctx, key, func() (*constraint, error) { return e.build(o) })
+	return e.cache.get(ctx, key, e.defaults.eng.compileTimeout, func(done <-chan struct{}) (*constraint, error) { return e.build(o, done) })
 }
 
-// build converts (a schema) and compiles a constraint.
-func (e *Engine) build(o *options) (*constraint, error) {
+// build converts (a schema) and compiles a constraint; closing done stops
+// it (mask.ErrCanceled).
+func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
 	start := time.Now() // the compiler's eager budget covers the conversion too
 	con := &constraint{src: o.grammar, schemaLen: len(o.schema)}
 	if o.schema != nil {
@@ -508,7 +509,7 @@ func (e *Engine) build(o *options) (*constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start})
+	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start, Done: done})
 	if err != nil {
 		return nil, err
 	}

@@ -116,15 +116,16 @@ type options struct {
 
 // engineOptions are the settings of an Engine (New), not of a generation.
 type engineOptions struct {
-	batchTokens int
-	maxQueue    int
-	cacheBytes  int64
-	promptCache bool
+	batchTokens    int
+	maxQueue       int
+	cacheBytes     int64
+	promptCache    bool
+	compileTimeout time.Duration
 }
 
 func defaultOptions() options {
 	return options{sampling: cpu.LlamaDefaults(), policy: nomodel.DefaultPolicy(),
-		eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes}}
+		eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes, compileTimeout: DefaultCompileTimeout}}
 }
 
 func (o *options) apply(opts []Option) error {
@@ -387,6 +388,21 @@ func WithGrammarCacheBytes(n int64) Option {
 			return &OptionError{"WithGrammarCacheBytes", fmt.Sprintf("%d is negative", n)}
 		}
 		o.eng.cacheBytes = n
+		return nil
+	}
+}
+
+// WithCompileTimeout bounds the conversion and compilation of each grammar
+// or schema (New only; default DefaultCompileTimeout; 0: no bound). A
+// compile past it stops and the generations that wanted it fail with
+// ErrCompileTimeout; a compile whose every waiting generation has gone
+// (their contexts ended) stops at once.
+func WithCompileTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return &OptionError{"WithCompileTimeout", fmt.Sprintf("%v is negative", d)}
+		}
+		o.eng.compileTimeout = d
 		return nil
 	}
 }
