@@ -53,6 +53,7 @@ type cacheKey struct {
 	lenient    bool
 	strictObj  bool
 	anyOrder   bool
+	tools      string // a tool constraint (toolSpec.key)
 	vocab      *mask.Vocab
 }
 
@@ -223,6 +224,7 @@ type constraint struct {
 	validator *jsonschema.Schema // schema constraints only
 	warnings  []jsonschema2gbnf.Warning
 	schemaLen int
+	tools     *toolSet // tool calls: their parser and validator
 
 	nmOnce   sync.Once // no-model mode's prepared schema (noModelSchema)
 	nmSchema *nomodel.Schema

@@ -68,7 +68,7 @@ type group struct {
 	addS   int // of which in the batch being decoded
 	copied bool
 	live   int // runs not released yet
-	stream func(i int, piece []byte) error
+	stream func(i int, part Part, piece []byte) error
 
 	ready chan struct{} // capacity 1: a run has stream text
 	done  chan struct{} // closed when every run is released
