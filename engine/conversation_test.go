@@ -94,7 +94,7 @@ func TestStopStrings(t *testing.T) {
 	}{
 		{[]string{" the"}, "Hello world!", engine.StopString},
 		{[]string{"xyz", " ca", "!"}, "Hello world", engine.StopString}, // the earliest wins
-		{[]string{"sat!"}, "Hello world! the cat sat", engine.StopEOG},   // a prefix at the end is not a stop
+		{[]string{"sat!"}, "Hello world! the cat sat", engine.StopEOG},  // a prefix at the end is not a stop
 	} {
 		var sp streamParts
 		res := generate(t, e, "Say hello", engine.WithStop(tc.stops...), sp.option())
