@@ -307,6 +307,40 @@ func TestQueueFull(t *testing.T) {
 	}
 }
 
+// A burst into an idle engine fills its free sequences and then the
+// queue, whether or not the scheduler has admitted the first ones yet.
+func TestQueueBurst(t *testing.T) {
+	f := newFakeModel()
+	f.nseq = 2
+	f.noEOS = true
+	f.gate = make(chan struct{})
+	e := newEngine(t, f, engine.WithMaxQueue(1))
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(3))
+			errs <- err
+		}()
+	}
+	for st := e.SchedulerStats(); st.Queued+st.Active < 3; st = e.SchedulerStats() {
+		select {
+		case err := <-errs:
+			close(f.gate)
+			t.Fatalf("a generation of the burst: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(3)); !errors.Is(err, engine.ErrQueueFull) {
+		t.Errorf("fourth generation: %v, want ErrQueueFull", err)
+	}
+	close(f.gate)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // Admission waits while the cache has no room for a generation's prompt
 // and budget, and a generation that cannot fit at all is an error.
 func TestAdmissionByCells(t *testing.T) {

@@ -464,8 +464,9 @@ func WithBatchTokens(n int) Option {
 }
 
 // WithMaxQueue bounds the generations waiting for a sequence of the
-// model (New only; 0, the default: unbounded). A generation beyond it
-// fails at once with ErrQueueFull.
+// model (New only; 0, the default: unbounded): beyond the free sequences,
+// which take waiting generations at the next step, n may wait. A
+// generation beyond it fails at once with ErrQueueFull.
 func WithMaxQueue(n int) Option {
 	return func(o *options) error {
 		if n < 0 || n > MaxQueueLimit {

@@ -159,7 +159,10 @@ func (s *scheduler) submit(g *group) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.maxQueue > 0 && len(s.queue) >= s.maxQueue {
+	// Queued groups that free sequences will take at the next step do not
+	// count: a burst into an idle engine is not refused while the loop has
+	// yet to admit it.
+	if s.maxQueue > 0 && len(s.queue) >= s.maxQueue+max(0, s.nseq-s.stats.Active) {
 		return ErrQueueFull
 	}
 	now := time.Now()

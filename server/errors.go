@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/structgen/structgen/engine"
@@ -131,13 +132,37 @@ func decodeError(err error) error {
 		if field == "" {
 			field = "(the body)"
 		}
-		return badRequest(ute.Field, "invalid_type", "invalid JSON at byte offset %d: %s must be %s, not %s", ute.Offset, field, ute.Type, ute.Value)
+		return badRequest(ute.Field, "invalid_type", "invalid JSON at byte offset %d: %s must be %s, not %s", ute.Offset, field, jsonType(ute.Type), ute.Value)
 	case errors.Is(err, io.EOF):
 		return badRequest("", "invalid_json", "empty request body: want a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("", "invalid_json", "invalid JSON: the body ends in the middle of a value")
 	}
 	return badRequest("", "invalid_json", "invalid JSON: %v", err)
+}
+
+// jsonType names the JSON type a Go type decodes from.
+func jsonType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a JSON value"
+		}
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonType(t.Elem())
+	}
+	return t.String()
 }
 
 // decodeBody decodes the request body into v: one JSON value, nothing
