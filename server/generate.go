@@ -154,8 +154,13 @@ func (s *Server) toolsSize(tools []engine.Tool, param string) error {
 // off, n tokens (nil: the server's default).
 func (s *Server) reasoning(budget *int, param string) ([]engine.Option, error) {
 	b := s.cfg.ReasoningBudget
-	if budget != nil {
+	switch {
+	case budget != nil:
 		b = *budget
+	case s.cfg.NoReasoning:
+		b = 0
+	case b == 0:
+		b = -1
 	}
 	switch {
 	case b < -1 || b > engine.MaxTokensLimit:

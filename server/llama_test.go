@@ -510,7 +510,7 @@ func TestOpenAILlama3(t *testing.T) {
 		t.Fatal(err)
 	}
 	order := mustValidator(t, string(schema))
-	p := openai.ChatCompletionNewParams{Model: "m", Seed: openai.Int(1), MaxTokens: openai.Int(400),
+	p := openai.ChatCompletionNewParams{Model: "m", Seed: openai.Int(1), MaxTokens: openai.Int(250),
 		Messages:       []openai.ChatCompletionMessageParamUnion{openai.UserMessage("An order for three apples, please.")},
 		ResponseFormat: schemaParam("order", string(schema))}
 	res := chat(t, c, p)
@@ -574,7 +574,7 @@ func TestReasoning(t *testing.T) {
 	}
 	pet.check(t, got.Message.Content)
 	if got.Message.Thinking == "" {
-		t.Errorf("ollama: no thinking")
+		t.Errorf("ollama: no thinking: %+v", got)
 	}
 }
 

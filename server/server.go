@@ -69,8 +69,10 @@ type Config struct {
 	// penalties.
 	Sampling *cpu.Params
 	// ReasoningBudget is the default thinking budget of reasoning models
-	// in tokens: -1 unlimited (the default), 0 thinking off.
+	// in tokens (0: unlimited); NoReasoning turns thinking off by default.
+	// Requests override both (reasoning_budget, reasoning_effort, think).
 	ReasoningBudget int
+	NoReasoning     bool
 	// RetryAfter is the Retry-After of a 429 (DefaultRetryAfter).
 	RetryAfter time.Duration
 	// Logger gets one line per request (slog.Default() when nil).
@@ -109,8 +111,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxTokens < 0 || cfg.MaxTokens > engine.MaxTokensLimit {
 		return nil, fmt.Errorf("server: MaxTokens %d out of range [0, %d]", cfg.MaxTokens, engine.MaxTokensLimit)
 	}
-	if cfg.ReasoningBudget < -1 || cfg.ReasoningBudget > engine.MaxTokensLimit {
-		return nil, fmt.Errorf("server: ReasoningBudget %d out of range [-1, %d]", cfg.ReasoningBudget, engine.MaxTokensLimit)
+	if cfg.ReasoningBudget < 0 || cfg.ReasoningBudget > engine.MaxTokensLimit {
+		return nil, fmt.Errorf("server: ReasoningBudget %d out of range [0, %d]", cfg.ReasoningBudget, engine.MaxTokensLimit)
 	}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = DefaultRetryAfter

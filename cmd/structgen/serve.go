@@ -52,6 +52,8 @@ func (c *serveCmd) Run(e *env) error {
 		return usagef("--parallel %d: want 1..%d", c.Parallel, maxParallel)
 	case c.Context < 0 || c.Threads < 0 || c.MaxQueue < 0 || c.GrammarCache < 0 || c.CompileTimeout < 0 || c.MaxBody < 0 || c.MaxGrammar < 0 || c.MaxTokens < 0 || c.DrainTimeout < 0:
 		return usagef("--ctx, --threads, --max-queue, --grammar-cache, --compile-timeout, --max-body, --max-grammar-bytes, --max-tokens and --drain-timeout must not be negative")
+	case c.ReasoningBudget < -1:
+		return usagef("--reasoning-budget %d: want -1 (unlimited), 0 (off) or a number of tokens", c.ReasoningBudget)
 	case c.MaxQueue > engine.MaxQueueLimit:
 		return usagef("--max-queue %d: want at most %d", c.MaxQueue, engine.MaxQueueLimit)
 	}
@@ -73,7 +75,7 @@ func (c *serveCmd) Run(e *env) error {
 		name = strings.TrimSuffix(filepath.Base(c.Model), ".gguf")
 	}
 	srv, err := server.New(server.Config{ModelName: name, APIKey: c.APIKey, MaxBodyBytes: c.MaxBody, MaxGrammarBytes: c.MaxGrammar,
-		MaxTokens: c.MaxTokens, Sampling: &p, ReasoningBudget: c.ReasoningBudget, Logger: log})
+		MaxTokens: c.MaxTokens, Sampling: &p, ReasoningBudget: max(c.ReasoningBudget, 0), NoReasoning: c.ReasoningBudget == 0, Logger: log})
 	if err != nil {
 		return usagef("%v", err)
 	}
