@@ -275,8 +275,11 @@ func (ts *toolSpec) callSchema() ([]byte, error) {
 		if len(params) == 0 || string(params) == "{}" {
 			params = []byte(`{"type":"object"}`)
 		}
+		// A schema with references gets an $id of its own, so that its
+		// "#/…" pointers stay relative to it (an embedded resource costs
+		// the validator's compiler some work: only where needed).
 		id := fmt.Sprintf(`"$id":"urn:structgen:tool:%d"`, i)
-		if bytes.Contains(params, []byte(`"$id"`)) {
+		if !bytes.Contains(params, []byte(`"$ref"`)) || bytes.Contains(params, []byte(`"$id"`)) {
 			id = ""
 		}
 		if id != "" {
@@ -299,50 +302,51 @@ func (ts *toolSpec) callSchema() ([]byte, error) {
 	return []byte(`{"anyOf":[` + strings.Join(branches, ",") + `]}`), nil
 }
 
-// grammar returns the GBNF of the spec's calls (root rule "root"): the
-// call objects with the format's markers around them, and whether the
-// lazy trigger is part of it.
-func (ts *toolSpec) grammar(schema []byte) (string, error) {
-	src, err := jsonschema2gbnf.Convert(schema, jsonschema2gbnf.FlexibleWhitespace(0))
+// grammar returns the GBNF of the spec's calls and the name of its start
+// rule: the converted call schema (whose own start rule, root, is one call
+// object) with the format's markers and repetitions around it, in rules
+// named so that they cannot meet the converter's (which are checked).
+func (ts *toolSpec) grammar(schema []byte) (src, root string, err error) {
+	call, err := jsonschema2gbnf.Convert(schema, jsonschema2gbnf.FlexibleWhitespace(0))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	g, err := gbnf.Parse(src)
-	if err != nil {
-		return "", fmt.Errorf("engine: tool grammar: %w", err)
+	if ts.format == toolLlama3 {
+		return call, "root", nil // the answer is one call object
 	}
-	for _, r := range g.Rules {
-		r.Name = "tc-" + r.Name
+	const calls, one = "structgen-calls", "structgen-call"
+	if strings.HasPrefix(call, calls+" ") || strings.Contains(call, "\n"+calls+" ") ||
+		strings.HasPrefix(call, one+" ") || strings.Contains(call, "\n"+one+" ") {
+		return "", "", fmt.Errorf("engine: tool grammar: the converter named a rule %s or %s", calls, one)
 	}
 	more := fmt.Sprintf("{0,%d}", MaxToolCalls-1)
 	if ts.single {
 		more = "{0,0}"
 	}
-	var root string
+	var wrap string
 	switch ts.format {
-	case toolLlama3:
-		root = `root ::= tc-root`
 	case toolMistral:
-		head := `"[TOOL_CALLS]"`
+		head := `"[TOOL_CALLS]" `
 		if ts.head != "" {
-			head = ts.head
+			head = ts.head + " "
 		}
 		if ts.mode == ToolAuto {
 			head = "" // the trigger, a special token, comes before the grammar
 		}
-		root = fmt.Sprintf(`root ::= %s "[" tc-root ("," " "? tc-root)%s "]"`, head, more)
+		wrap = fmt.Sprintf(`%s ::= %s"[" root ("," " "? root)%s "]"`, calls, head, more)
 	default:
-		root = fmt.Sprintf(`root ::= tc-call ("\n" tc-call)%s
-tc-call ::= "<tool_call>\n" tc-root "\n</tool_call>"`, more)
+		wrap = fmt.Sprintf(`%s ::= %s ("\n" %s)%s
+%s ::= "<tool_call>\n" root "\n</tool_call>"`, calls, one, one, more, one)
 	}
-	return root + "\n" + g.String(), nil
+	return wrap + "\n" + call, calls, nil
 }
 
 // toolSet is a compiled tool constraint's parser and validator.
 type toolSet struct {
 	format    toolFormat
+	ready     chan struct{} // closed when validator or verr is set
 	validator *jsonschema.Schema
-	triggered bool // the trigger is not in Output (toolMistral with ToolAuto)
+	verr      error
 }
 
 // parse extracts the calls from the constrained output and validates
@@ -372,6 +376,10 @@ func (ts *toolSet) parse(output string, seed uint32) ([]ToolCall, error) {
 			objs = append(objs, json.RawMessage(strings.TrimSpace(rest[:j])))
 			rest = rest[j+len("</tool_call>"):]
 		}
+	}
+	<-ts.ready
+	if ts.verr != nil {
+		return nil, ts.verr
 	}
 	key := ts.format.argsKey()
 	calls := make([]ToolCall, 0, len(objs))
@@ -498,15 +506,27 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	src, err := ts.grammar(schema)
+	src, root, err := ts.grammar(schema)
 	if err != nil {
 		return nil, toolSchemaError(ts, err)
 	}
-	v, err := jsonschema2gbnf.CompileSchema(schema)
-	if err != nil {
-		return nil, toolSchemaError(ts, err)
-	}
-	g, err := gbnf.Parse(src)
+	// The validator checks the calls after the generation: it compiles
+	// beside the grammar, off the path to the first token (about a third
+	// of the work for 128 tools).
+	set := &toolSet{format: ts.format, ready: make(chan struct{})}
+	go func() {
+		defer close(set.ready)
+		defer func() {
+			if p := recover(); p != nil {
+				set.verr = fmt.Errorf("engine: panic while compiling the tools' validator: %v", p)
+			}
+		}()
+		set.validator, set.verr = jsonschema2gbnf.CompileSchema(schema)
+		if set.verr != nil {
+			set.verr = toolSchemaError(ts, set.verr)
+		}
+	}()
+	g, err := gbnf.ParseWithRoot(src, root)
 	if err != nil {
 		return nil, fmt.Errorf("engine: tool grammar: %w", err)
 	}
@@ -514,8 +534,7 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	return &constraint{src: src, compiled: c, schemaLen: len(schema),
-		tools: &toolSet{format: ts.format, validator: v}}, nil
+	return &constraint{src: src, compiled: c, schemaLen: len(schema), tools: set}, nil
 }
 
 // ToolSchemaError reports a tool whose parameters schema cannot be
