@@ -182,7 +182,7 @@ func thinkMarkers(template string) (start, end string) {
 //
 // The result holds special-token text (parse it with parseSpecial) and no
 // BOS: tokenizing with addSpecial adds it. RenderChat renders whole
-// conversations with tools.
+// conversations with tools, running the template's Jinja.
 func FormatChat(template, system, user string) (string, error) {
 	if template == "" {
 		return "", ErrNoChatTemplate
@@ -191,27 +191,71 @@ func FormatChat(template, system, user string) (string, error) {
 	if system != "" {
 		msgs = append(msgs, Message{Role: "system", Content: system})
 	}
-	return RenderChat(template, append(msgs, Message{Role: "user", Content: user}), nil)
-}
-
-// RenderChat renders a conversation, and the tools the model may call, in
-// the chat format of template (see FormatChat for the families; "" is
-// ChatML, as llama.cpp's server uses for models without a template), ending
-// where the assistant's answer starts. Tools are described as the family's
-// own templates describe them (Qwen/Hermes <tools> in the system message,
-// Llama 3.x JSON in the first user message, Mistral [AVAILABLE_TOOLS]), or
-// with Hermes-style instructions in the system message for families without
-// native tool calls; earlier calls and their results are written in the
-// family's tool-call format (see WithTools).
-func RenderChat(template string, msgs []Message, tools []Tool) (string, error) {
 	f, err := familyOf(template)
 	if err != nil {
 		return "", err
 	}
+	return f.render(append(msgs, Message{Role: "user", Content: user}), nil, toolFormatOf(template, f))
+}
+
+// RenderChat renders a conversation, and the tools the model may call,
+// with the model's chat template, ending where the assistant's answer
+// starts (the generation prompt). It runs the template's Jinja (gonja, set
+// up as Hugging Face transformers' apply_chat_template: trim_blocks,
+// lstrip_blocks, raise_exception, strftime_now, and a tojson that writes
+// what Python's json.dumps writes, keys in the client's order), so that
+// tools and earlier calls are described in the template's own words. When
+// gonja cannot run the template, or its output lacks the user's messages,
+// the template's family format is written instead (see FormatChat; "" is
+// ChatML, as llama.cpp's server uses for models without a template): tools
+// as the family's templates describe them (Qwen/Hermes <tools> in the
+// system message, Llama 3.x JSON in the first user message, Mistral
+// [AVAILABLE_TOOLS]), or with Hermes-style instructions in the system
+// message for families without tool calls of their own; earlier calls and
+// their results in the family's tool-call format (see WithTools).
+//
+// The result holds special-token text (parse it with parseSpecial) and no
+// BOS token: tokenizing with addSpecial adds it.
+func RenderChat(template string, msgs []Message, tools []Tool) (string, error) {
+	text, _, err := renderConversation(template, msgs, tools, chatTokens{}, true)
+	return text, err
+}
+
+// renderConversation renders with the template's Jinja, or its family's
+// format when that fails (jinja false), stripping a leading BOS.
+func renderConversation(template string, msgs []Message, tools []Tool, tok chatTokens, thinking bool) (text string, jinja bool, err error) {
 	if err := checkMessages(msgs); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return f.render(msgs, tools, toolFormatOf(template, f))
+	f, ferr := familyOf(template)
+	if template != "" {
+		out, err := jinjaChat(template, msgs, tools, tok, thinking)
+		if err == nil && rendersUsers(out, msgs) {
+			if tok.bos != "" {
+				out = strings.TrimPrefix(out, tok.bos)
+			}
+			if f != nil && f.prompt != "" && !strings.HasSuffix(out, f.prompt) && !strings.HasSuffix(strings.TrimRight(out, " \n"), strings.TrimRight(f.prompt, " \n")) {
+				out += f.prompt // a template without a generation prompt
+			}
+			return out, true, nil
+		}
+	}
+	if ferr != nil {
+		return "", false, ferr
+	}
+	text, err = f.render(msgs, tools, toolFormatOf(template, f))
+	return text, false, err
+}
+
+// rendersUsers reports whether out holds the text of every user message
+// (a template that does not is not a chat template gonja can run).
+func rendersUsers(out string, msgs []Message) bool {
+	for _, m := range msgs {
+		if c := strings.TrimSpace(m.Content); m.Role == "user" && c != "" && !strings.Contains(out, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkMessages checks roles and the message count.

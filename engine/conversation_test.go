@@ -110,7 +110,10 @@ func TestStopStrings(t *testing.T) {
 	}
 }
 
-const thinkTemplate = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n<think>\n{{ reasoning }}\n</think>\n\n"
+// thinkTemplate is shaped as Qwen 3's: ChatML turns, and an empty thinking
+// block when enable_thinking is false (the model opens <think> itself).
+const thinkTemplate = "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}" +
+	"{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
 
 var nameSchema = []byte(`{"type":"object","properties":{"name":{"type":"string","maxLength":12}},"required":["name"],"additionalProperties":false}`)
 
@@ -154,7 +157,7 @@ func TestThinking(t *testing.T) {
 	f.script = []byte(`{"name":"dog"}`)
 	res = generate(t, e, "", msgs, engine.WithSchema(nameSchema), engine.WithReasoning(false, 0))
 	prompt, _ = f.last()
-	if got := spell(f, prompt); !strings.HasSuffix(got, "<think>\n\n</think>\n\n") || res.Output != `{"name":"dog"}` || res.Reasoning != "" {
+	if got := spell(f, prompt); !strings.HasSuffix(got, "<|im_start|>assistant\n<think>\n\n</think>\n\n") || res.Output != `{"name":"dog"}` || res.Reasoning != "" {
 		t.Errorf("off: prompt %q output %q reasoning %q", got, res.Output, res.Reasoning)
 	}
 

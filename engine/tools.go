@@ -484,19 +484,33 @@ func (e *Engine) renderChat(o *options, prompt string) (string, error) {
 		}
 		msgs = append(msgs, Message{Role: "user", Content: prompt})
 	}
-	text, err := RenderChat(template, msgs, o.tools)
+	text, _, err := renderConversation(template, msgs, o.tools, e.chatTokens(), !o.thinkOff)
 	if err != nil {
 		return "", err
 	}
 	if start, end := thinkMarkers(template); start != "" {
+		tail := strings.TrimRight(text, " \n")
 		switch {
-		case o.thinkOff:
+		case o.thinkOff && !strings.HasSuffix(tail, end):
 			text += start + "\n\n" + end + "\n\n"
-		case !strings.HasSuffix(strings.TrimRight(text, " \n"), start):
+		case !o.thinkOff && !strings.HasSuffix(tail, start):
 			text += start + "\n"
 		}
 	}
 	return text, nil
+}
+
+// chatTokens returns the text of the model's BOS and end-of-generation
+// tokens, as templates print them (bos_token, eos_token).
+func (e *Engine) chatTokens() chatTokens {
+	var tok chatTokens
+	if id, ok := e.model.BOS(); ok {
+		tok.bos = string(e.model.TokenBytes(id))
+	}
+	if eog := e.model.EOG(); len(eog) > 0 {
+		tok.eos = string(e.model.TokenBytes(eog[0]))
+	}
+	return tok
 }
 
 // buildTools converts and compiles a tool constraint.
