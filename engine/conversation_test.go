@@ -232,6 +232,15 @@ func TestToolCalls(t *testing.T) {
 	if res.ToolCalls[0].Arguments != `{"city":"Oslo","unit":"C"}` {
 		t.Errorf("llama3: %+v", res.ToolCalls)
 	}
+	// A JSON-only call format gets the duplicate-key guard: the model
+	// would repeat "x" (the schema allows other keys), the guard does not
+	// let it.
+	f.script = []byte(`{"name": "get_time", "parameters": {"zone": "Europe/Paris", "x": 1, "x": 2}}`)
+	res = generate(t, e, "", msgs, engine.WithTools(weatherTools, engine.ToolChoice{}), engine.WithMaxTokens(200))
+	checkCalls("llama3 guard", res, "get_time")
+	if n := strings.Count(res.ToolCalls[0].Arguments, `"x":`); n > 1 {
+		t.Errorf("llama3 guard: %d keys x in %s", n, res.ToolCalls[0].Arguments)
+	}
 	// ... and only there: JSON inside a sentence is text.
 	f.script = []byte(`I would send {"name": "x"} to it.`)
 	res = generate(t, e, "", msgs, engine.WithTools(weatherTools, engine.ToolChoice{}))

@@ -461,6 +461,11 @@ func (e *Engine) conversation(o *options, prompt string) error {
 			}
 		}
 		o.toolSpec = ts
+		// Where the calls are JSON alone, no object of them repeats a key
+		// (the guard reads JSON only: not Hermes' <tool_call> markers).
+		if o.uniqueKeys == 0 && (ts.format == toolLlama3 || ts.format == toolMistral && ts.mode == ToolAuto) {
+			o.uniqueKeys = 1
+		}
 	}
 	if _, end := thinkMarkers(template); end != "" && !o.thinkOff {
 		o.thinkEnd = end
