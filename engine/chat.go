@@ -394,56 +394,12 @@ func (f *chatFamily) render(msgs []Message, tools []Tool, tf toolFormat) (string
 // escaping of non-ASCII or HTML characters): how chat templates print
 // tools and arguments (tojson), and so what models saw in training.
 func pyJSON(raw []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var b strings.Builder
-	var walk func() error
-	walk = func() error {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch v := t.(type) {
-		case json.Delim:
-			open, close := byte(v), byte('}')
-			if v == '[' {
-				close = ']'
-			}
-			b.WriteByte(open)
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				if open == '{' {
-					k, err := dec.Token()
-					if err != nil {
-						return err
-					}
-					writeJSONString(&b, k.(string))
-					b.WriteString(": ")
-				}
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			b.WriteByte(close)
-		case string:
-			writeJSONString(&b, v)
-		case json.Number:
-			b.WriteString(v.String())
-		case bool:
-			fmt.Fprint(&b, v)
-		case nil:
-			b.WriteString("null")
-		}
-		return nil
-	}
-	if err := walk(); err != nil {
+	v, err := decodeOrdered(raw)
+	if err != nil {
 		return "", err
 	}
+	var b strings.Builder
+	writePy(&b, v, nil, 0, 0)
 	return b.String(), nil
 }
 

@@ -252,6 +252,27 @@ func writePy(b *strings.Builder, v any, ord ordered, indent, level int) {
 	case *exec.Value:
 		writePy(b, x.Interface(), ord, indent, level)
 		return
+	case json.Number:
+		b.WriteString(x.String())
+		return
+	case *jsonObject:
+		if len(x.keys) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteByte('{')
+		for i, k := range x.keys {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			nl(level + 1)
+			writeJSONString(b, k)
+			b.WriteString(": ")
+			writePy(b, x.vals[i], ord, indent, level+1)
+		}
+		nl(level)
+		b.WriteByte('}')
+		return
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

@@ -47,7 +47,7 @@ type sampling struct {
 
 // params applies the request's settings to the server's defaults and
 // checks them; field names are the API's (prefix + name) for errors.
-func (s *Server) params(sp sampling, prefix string) (cpu.Params, []engine.Option, error) {
+func (s *Server) params(sp sampling, prefix string) ([]engine.Option, error) {
 	p := s.sampling
 	check := func(name string, v *float32, lo, hi float32) error {
 		if v != nil && (math.IsNaN(float64(*v)) || *v < lo || *v > hi) {
@@ -70,7 +70,7 @@ func (s *Server) params(sp sampling, prefix string) (cpu.Params, []engine.Option
 		{"frequency_penalty", sp.FrequencyPenalty, -2, 2, &p.FrequencyPenalty},
 	} {
 		if err := check(c.name, c.v, c.lo, c.hi); err != nil {
-			return p, nil, err
+			return nil, err
 		}
 		if c.v != nil {
 			*c.dst = *c.v
@@ -78,13 +78,13 @@ func (s *Server) params(sp sampling, prefix string) (cpu.Params, []engine.Option
 	}
 	if sp.TopK != nil {
 		if *sp.TopK < 0 || *sp.TopK > 1<<20 {
-			return p, nil, badRequest(prefix+"top_k", "invalid_value", "%stop_k = %d: want 0 (off) or more", prefix, *sp.TopK)
+			return nil, badRequest(prefix+"top_k", "invalid_value", "%stop_k = %d: want 0 (off) or more", prefix, *sp.TopK)
 		}
 		p.TopK = *sp.TopK
 	}
 	if sp.RepeatLastN != nil {
 		if *sp.RepeatLastN < -1 || *sp.RepeatLastN > 1<<16 {
-			return p, nil, badRequest(prefix+"repeat_last_n", "invalid_value", "%srepeat_last_n = %d: want -1 or more", prefix, *sp.RepeatLastN)
+			return nil, badRequest(prefix+"repeat_last_n", "invalid_value", "%srepeat_last_n = %d: want -1 or more", prefix, *sp.RepeatLastN)
 		}
 		p.RepeatLastN = *sp.RepeatLastN
 	}
@@ -92,7 +92,7 @@ func (s *Server) params(sp sampling, prefix string) (cpu.Params, []engine.Option
 		p.RepeatPenalty = 0 // neutral
 	}
 	if _, err := cpu.NewChain(p); err != nil {
-		return p, nil, badRequest("", "invalid_value", "sampling: %v", err)
+		return nil, badRequest("", "invalid_value", "sampling: %v", err)
 	}
 	opts := []engine.Option{engine.WithSampling(p)}
 	if sp.Seed != nil {
@@ -100,7 +100,7 @@ func (s *Server) params(sp sampling, prefix string) (cpu.Params, []engine.Option
 		// equal seeds still give equal outputs.
 		opts = append(opts, engine.WithSeed(uint32(*sp.Seed)))
 	}
-	return p, opts, nil
+	return opts, nil
 }
 
 // maxTokens checks a token budget (nil: the engine's default).

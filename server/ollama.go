@@ -154,7 +154,7 @@ func (s *Server) ollamaJob(req *ollamaRequest) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, opts, err := s.params(sp, "options.")
+	opts, err := s.params(sp, "options.")
 	if err != nil {
 		return nil, err
 	}

@@ -103,45 +103,56 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
+// openAIJob starts a job with what chat and completions share: n, the
+// sampler, the token budget and stop strings.
+func (s *Server) openAIJob(n *int, sp openAISampling, budget *int, budgetName string, stop json.RawMessage) (*job, error) {
+	j := &job{n: 1}
+	if n != nil {
+		j.n = *n
+	}
+	if maxN := min(engine.MaxChoices, s.engine().Model().Sequences()); j.n < 1 || j.n > maxN {
+		return nil, badRequest("n", "invalid_value", "n = %d: want 1..%d (the server's parallel sequences)", j.n, maxN)
+	}
+	opts, err := s.params(sp.sampling(), "")
+	if err != nil {
+		return nil, err
+	}
+	j.opts = append(j.opts, opts...)
+	if opts, err = s.maxTokens(budget, budgetName); err != nil {
+		return nil, err
+	}
+	j.opts = append(j.opts, opts...)
+	if opts, err = stops(stop, "stop"); err != nil {
+		return nil, err
+	}
+	j.opts = append(j.opts, opts...)
+	return j, nil
+}
+
 // anyObject is the schema of response_format json_object and Ollama's
 // format "json": any JSON object.
 var anyObject = json.RawMessage(`{"type":"object"}`)
 
 // chatJob decodes and checks a chat request.
 func (s *Server) chatJob(req *chatRequest) (*job, error) {
-	j := &job{n: 1}
-	if req.N != nil {
-		j.n = *req.N
-	}
-	if maxN := min(engine.MaxChoices, s.engine().Model().Sequences()); j.n < 1 || j.n > maxN {
-		return nil, badRequest("n", "invalid_value", "n = %d: want 1..%d (the server's parallel sequences)", j.n, maxN)
-	}
 	if req.Logprobs {
 		return nil, badRequest("logprobs", "unsupported", "logprobs are not supported")
+	}
+	budget := req.MaxCompletionTokens
+	name := "max_completion_tokens"
+	if budget == nil {
+		budget, name = req.MaxTokens, "max_tokens"
+	}
+	j, err := s.openAIJob(req.N, req.openAISampling, budget, name, req.Stop)
+	if err != nil {
+		return nil, err
 	}
 	msgs, err := chatMessages(req.Messages)
 	if err != nil {
 		return nil, err
 	}
 	j.opts = append(j.opts, engine.WithMessages(msgs...))
-	_, opts, err := s.params(req.openAISampling.sampling(), "")
-	if err != nil {
-		return nil, err
-	}
-	j.opts = append(j.opts, opts...)
-	budget := req.MaxCompletionTokens
-	name := "max_completion_tokens"
-	if budget == nil {
-		budget, name = req.MaxTokens, "max_tokens"
-	}
-	if opts, err = s.maxTokens(budget, name); err != nil {
-		return nil, err
-	}
-	j.opts = append(j.opts, opts...)
-	if opts, err = stops(req.Stop, "stop"); err != nil {
-		return nil, err
-	}
-	j.opts = append(j.opts, opts...)
+	var opts []engine.Option
 	rb := req.ReasoningBudget
 	if rb == nil {
 		switch req.ReasoningEffort {
@@ -626,7 +637,6 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, info *reqIn
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	j := &job{n: 1}
 	var prompt string
 	var list []string
 	switch p := bytes.TrimSpace(req.Prompt); {
@@ -646,31 +656,16 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, info *reqIn
 	case req.BestOf != nil && *req.BestOf != 1:
 		return badRequest("best_of", "unsupported", "best_of is not supported")
 	}
-	if req.N != nil {
-		j.n = *req.N
-	}
-	if maxN := min(engine.MaxChoices, s.engine().Model().Sequences()); j.n < 1 || j.n > maxN {
-		return badRequest("n", "invalid_value", "n = %d: want 1..%d (the server's parallel sequences)", j.n, maxN)
-	}
-	j.prompt = prompt
-	_, opts, err := s.params(req.openAISampling.sampling(), "")
-	if err != nil {
-		return err
-	}
-	j.opts = append(j.opts, opts...)
 	budget := req.MaxTokens
 	if budget == nil {
 		budget = new(int)
 		*budget = defaultCompletionTokens
 	}
-	if opts, err = s.maxTokens(budget, "max_tokens"); err != nil {
+	j, err := s.openAIJob(req.N, req.openAISampling, budget, "max_tokens", req.Stop)
+	if err != nil {
 		return err
 	}
-	j.opts = append(j.opts, opts...)
-	if opts, err = stops(req.Stop, "stop"); err != nil {
-		return err
-	}
-	j.opts = append(j.opts, opts...)
+	j.prompt = prompt
 	if err := s.constraint(j, req.ResponseFormat, req.Grammar, req.Lenient, req.Whitespace); err != nil {
 		return err
 	}
