@@ -204,24 +204,25 @@ func (r *run) final() int {
 	if r.stop != "" || r.mt != nil {
 		return n
 	}
-	lo := r.answer
-	var watch []string
-	if r.thinking {
-		lo, watch = 0, []string{r.o.thinkEnd}
-	} else if r.sstart < 0 || r.con == nil {
-		watch = r.o.stops
-		if r.sstart < 0 {
-			watch = append(watch[:len(watch):len(watch)], r.o.triggers...)
-		}
-	}
 	hold := 0
-	for _, w := range watch {
-		for l := min(len(w)-1, n-lo); l > hold; l-- {
-			if bytes.HasSuffix(r.out, []byte(w[:l])) {
-				hold = l
-				break
+	watch := func(lo int, ws []string) {
+		for _, w := range ws {
+			for l := min(len(w)-1, n-lo); l > hold; l-- {
+				if bytes.HasSuffix(r.out, []byte(w[:l])) {
+					hold = l
+					break
+				}
 			}
 		}
+	}
+	switch {
+	case r.thinking:
+		watch(0, []string{r.o.thinkEnd})
+	case r.sstart < 0:
+		watch(r.answer, r.o.stops)
+		watch(r.answer, r.o.triggers)
+	case r.con == nil:
+		watch(r.answer, r.o.stops)
 	}
 	return n - hold
 }
