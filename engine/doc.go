@@ -146,6 +146,25 @@
 // to the grammar; if the grammar rejects it, the token is replaced by the
 // tokens of its part up to the trigger.
 //
+// # Conversations, tools and reasoning
+//
+// WithMessages renders a conversation with the model's chat template
+// (RenderChat runs its Jinja with gonja, as transformers does, or writes
+// its family's format). WithTools describes functions in it and constrains
+// the calls: ToolAuto is a lazy grammar whose trigger is the family's call
+// marker (<tool_call>, a Llama 3 {"name" at the start of the answer,
+// Mistral's [TOOL_CALLS]), ToolRequired a grammar from the first token;
+// the calls are parsed into Result.ToolCalls and each is validated against
+// its tool's schema. With a template that has a thinking block
+// (<think>…</think>), the prompt opens it and the generation starts in
+// free text; at the end-of-thinking marker (which the engine writes itself
+// at the WithReasoning budget, or when only the room for the answer is
+// left) the answer begins, and grammars, tools and stop strings apply from
+// there. WithStop ends free text at a stop string. Result.Reasoning,
+// Result.Content and WithPartStream's parts tell the thinking, the answer
+// and the calls apart; a stream holds text back while it may still turn
+// out to be a marker, a trigger or a stop string.
+//
 // # Validation
 //
 // With a schema (WithSchema) the output is validated against it with
