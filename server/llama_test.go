@@ -775,6 +775,7 @@ func TestBadRequests(t *testing.T) {
 	chatURL := ts.url + "/v1/chat/completions"
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	deep := strings.Repeat(`{"type":"array","items":`, 10000) + `{"type":"integer"}` + strings.Repeat("}", 10000)
+	deep5k := strings.Repeat(`{"type":"array","items":`, 5000) + `{"type":"integer"}` + strings.Repeat("}", 5000)
 	long := strings.Repeat("Once upon a time there was a big dog. ", 200)
 	blowUp := `root ::= [ab]* "a"` + strings.Repeat(" [ab]", 20)
 	for _, tc := range []struct {
@@ -798,6 +799,7 @@ func TestBadRequests(t *testing.T) {
 		{"grammar too large", `{` + msgs + `,"grammar":"root ::= \"` + strings.Repeat("a", 1<<20) + `\""}`, auth, 400, "grammar_too_large", "grammar", nil},
 		{"grammar over the state limit", `{` + msgs + `,"grammar":` + mustJSON(blowUp) + `}`, auth, 400, "grammar_too_large", "grammar", []string{"MaxStates"}},
 		{"schema nested 10,000 levels", `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":` + deep + `}}}`, auth, 400, "", "", nil},
+		{"schema nested 5,000 levels", `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":` + deep5k + `}}}`, auth, 400, "schema_too_large", "response_format.json_schema.schema", []string{"MaxNestingDepth"}},
 		{"prompt beyond the context", `{"messages":[{"role":"user","content":` + mustJSON(long) + `}]}`, auth, 400, "context_length_exceeded", "", nil},
 		{"max_tokens", `{` + msgs + `,"max_tokens":0}`, auth, 400, "invalid_value", "max_tokens", nil},
 		{"temperature", `{` + msgs + `,"temperature":7}`, auth, 400, "invalid_value", "temperature", nil},

@@ -235,6 +235,9 @@ func (s *Server) wrap(endpoint string, h func(http.ResponseWriter, *http.Request
 				"ttft_ms", float64(info.ttft.Microseconds())/1000, "stop", info.stop, "stream", info.streamed)
 		}
 		level := slog.LevelInfo
+		if !api && status == http.StatusOK {
+			level = slog.LevelDebug // health probes, every few seconds
+		}
 		if err != nil {
 			attrs = append(attrs, "error", err.Error())
 			if status >= 500 {
