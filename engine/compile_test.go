@@ -35,16 +35,22 @@ func TestCompileCancel(t *testing.T) {
 	}
 	base := runtime.NumGoroutine()
 	errs := make(chan error, 2)
-	for _, d := range []time.Duration{20 * time.Millisecond, 40 * time.Millisecond} {
+	var cancels []context.CancelFunc
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), d)
-			defer cancel()
 			_, err := e.Generate(ctx, "", engine.WithGrammar(blowUp))
 			errs <- err
 		}()
 	}
-	for range 2 {
-		if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
+	// Both wait for the one compile; then they leave, one after the other.
+	for st := e.CacheStats(); st.Hits+st.Misses < 2; st = e.CacheStats() {
+		time.Sleep(time.Millisecond)
+	}
+	for _, cancel := range cancels {
+		cancel()
+		if err := <-errs; !errors.Is(err, context.Canceled) {
 			t.Fatalf("waiter: error %v, want its context's", err)
 		}
 	}
@@ -65,18 +71,25 @@ func TestCompileCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		defer cancel()
 		_, err := e.Generate(ctx, "", engine.WithGrammar(blowUp))
 		errs <- err
 	}()
-	_, err = e.Compile(engine.WithGrammar(blowUp))
-	if !errors.Is(err, engine.ErrCompileTimeout) || errors.Is(err, mask.ErrCanceled) {
-		t.Errorf("the waiter that stayed: error %v, want ErrCompileTimeout", err)
+	stayed := make(chan error, 1)
+	go func() {
+		_, err := e.Compile(engine.WithGrammar(blowUp))
+		stayed <- err
+	}()
+	for st := e.CacheStats(); st.Hits+st.Misses < 2; st = e.CacheStats() {
+		time.Sleep(time.Millisecond)
 	}
-	if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
 		t.Errorf("the waiter that left: error %v, want its context's", err)
+	}
+	if err := <-stayed; !errors.Is(err, engine.ErrCompileTimeout) || errors.Is(err, mask.ErrCanceled) {
+		t.Errorf("the waiter that stayed: error %v, want ErrCompileTimeout", err)
 	}
 	if _, err := engine.New(nil, engine.WithCompileTimeout(-1)); err == nil {
 		t.Error("a negative compile timeout: no error")
