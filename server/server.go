@@ -223,8 +223,8 @@ func (s *Server) wrap(endpoint string, h func(http.ResponseWriter, *http.Request
 		if status == 0 {
 			status = http.StatusOK
 		}
-		if r.Context().Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-			status = statusClientClosed
+		if err != nil && r.Context().Err() != nil {
+			status = statusClientClosed // the client went away (mid-stream too)
 		}
 		d := time.Since(start)
 		s.met.request(endpoint, status, d)
