@@ -67,13 +67,13 @@ func compileBulkAndStep(t *testing.T, src string, v *mask.Vocab) (bulk, step *ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	bulk, err = mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+	bulk, err = mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	restore := mask.SetNoBulk(true)
 	defer restore()
-	step, err = mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+	step, err = mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

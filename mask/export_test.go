@@ -91,3 +91,15 @@ func SetNoBulk(off bool) func() {
 	noBulk = off
 	return func() { noBulk = old }
 }
+
+// EagerSet lists the states whose level-1 data the eager part of the
+// compilation computed (tests only; call before any matcher runs).
+func (c *Compiled) EagerSet() []int32 {
+	var out []int32
+	for q, l := range c.level1 {
+		if l != nil {
+			out = append(out, int32(q))
+		}
+	}
+	return out
+}

@@ -249,7 +249,12 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		if m.walker == nil {
 			m.walker = newWalker(c)
 		}
+		w0 := m.walker.units()
+		m.walker.take()
 		x, err = m.walker.runLevel(rest, pn)
+		m.walker.release()
+		c.lazyWork.Add(m.walker.units() - w0)
+		c.lazyCount.Add(1)
 	} else {
 		x = &ctxEntry{in: emptySet}
 	}

@@ -34,6 +34,7 @@ type pwalkState struct {
 	rec      *subResult // recording the walk of one memoized subtree
 	recCross bool
 	patCount []int
+	work     int64 // work units (added to the walker's after the walk)
 }
 
 // addCross records cross point u for start i (and in the recording, once
@@ -50,6 +51,7 @@ func (ps *pwalkState) addCross(i int, u int32) {
 
 // accept records that the starts in mask accept the tokens toks.
 func (ps *pwalkState) accept(toks []int32, mask uint64) {
+	ps.work += int64(len(toks))
 	if ps.rec != nil {
 		ps.rec.toks = append(ps.rec.toks, toks...)
 	}
@@ -80,12 +82,13 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		w.memo = make([]int32, need)
 		w.memoN = make([]int32, need)
 	}
-	for len(ps.accs) < len(qs) {
-		ps.accs = append(ps.accs, newSetBuilder(w.c.prep.words))
+	ps.accs = w.scr.starts(len(qs))
+	for len(ps.cross) < len(qs) {
 		ps.cross = append(ps.cross, nil)
 	}
-	if ps.accMask == nil {
-		ps.accMask = make([]uint64, w.c.v.Size())
+	if len(qs) > 1 {
+		// (A single start accepts straight into its builder.)
+		ps.accMask = w.scr.marks()
 	}
 	w.buf = w.buf[:0]
 	ps.gbuf = ps.gbuf[:0]
@@ -96,10 +99,13 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		w.acc = ps.accs[i]
 		w.baseFrame = w.a.states[q].frame
 		w.tokRefs(base)
+		w.acc = w.scr.acc
 		w.buf = append(w.buf, base)
 		ps.gbuf = append(ps.gbuf, pgroup{int32(i), int32(i + 1), 1 << uint(i)})
 	}
 	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
+	w.work += ps.work + int64(len(ps.touched))
+	ps.work = 0
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
@@ -130,7 +136,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		k := ps.patIndex[m]
 		if ps.patCount[k] > thr && m&(m-1) != 0 {
 			if shared[k] == nil {
-				shared[k] = newSetBuilder(w.c.prep.words)
+				shared[k] = w.scr.builder()
 			}
 			shared[k].add(id)
 			continue
@@ -143,7 +149,8 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		if shared[k] == nil {
 			continue
 		}
-		set := shared[k].build()
+		set := w.build(shared[k])
+		w.scr.putBuilder(shared[k])
 		for ; m != 0; m &= m - 1 {
 			ps.accs[bits.TrailingZeros64(m)].addSet(&set)
 		}
@@ -151,7 +158,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 	ps.touched = ps.touched[:0]
 	out := make([]*level1, len(qs))
 	for i := range qs {
-		l := &level1{full: ps.accs[i].build()}
+		l := &level1{full: w.build(ps.accs[i])}
 		l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(ps.cross[i])}
 		out[i] = l
 	}
@@ -226,6 +233,7 @@ func (w *walker) memoGroups(ps *pwalkState, qs []int32, u int32, glo, ghi int) i
 // pvisitAt is pvisit without the depth-1 memo.
 func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
 	t, a := w.t, w.a
+	ps.work += int64(ghi - glo)
 	if depth > 0 {
 		if toks := t.tokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
@@ -487,6 +495,7 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 	rel := depth - int(t.depth[u])
 	end := t.subtreeEnd[u]
 	for v := u + 1; v < end; {
+		ps.work++
 		d := int(t.depth[v])
 		p := &lv[d-1]
 		b := t.inByte[v]
@@ -672,6 +681,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		groups := ps.lgrp[it.glo : it.glo+it.gn]
+		ps.work += int64(it.gn)
 		total, tight := 0, true
 		for _, g := range groups {
 			total += int(g.n)

@@ -195,7 +195,9 @@ type vocabPrep struct {
 	special  []int32       // special, non-EOG tokens (matched only by token references)
 	normal   []int32       // normal tokens (for negated token references)
 	maxLen   int           // longest normal token in bytes
+	size     int           // vocabulary size (token ids)
 	duration time.Duration // time spent preparing
+	pool     sync.Pool     // *scratch
 }
 
 var vocabPreps sync.Map // *Vocab → *vocabPrep (vocabularies are few and long-lived)
@@ -216,6 +218,7 @@ func prepare(v *Vocab) *vocabPrep {
 	p := &vocabPrep{
 		trie:   buildTrie(v),
 		words:  (v.Size() + 31) / 32,
+		size:   v.Size(),
 		maxLen: v.MaxTokenLen(),
 	}
 	for id := int32(0); int(id) < v.Size(); id++ {

@@ -47,17 +47,31 @@ type walker struct {
 	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
 	memoN     []int32 // its length
 	bm        bulkMasks
+	scr       *scratch // borrowed from the vocabulary's pool between take and release
+	work      int64    // work units done (see workUnit)
 }
 
+// newWalker returns a walker for c; it needs a scratch (take) to walk.
 func newWalker(c *Compiled) *walker {
 	w := &walker{
-		c:   c,
-		a:   c.a,
-		t:   c.prep.trie,
-		acc: newSetBuilder(c.prep.words),
+		c: c,
+		a: c.a,
+		t: c.prep.trie,
 	}
 	w.st = stepper{a: c.a, v: c.v, ar: newArena()}
 	return w
+}
+
+// take borrows the vocabulary-sized buffers for a computation.
+func (w *walker) take() {
+	w.scr = w.c.prep.getScratch()
+	w.acc = w.scr.acc
+}
+
+// release gives them back.
+func (w *walker) release() {
+	w.c.prep.putScratch(w.scr)
+	w.scr, w.acc, w.cost = nil, nil, nil
 }
 
 // walk explores the trie from each start node with the configuration
@@ -71,7 +85,7 @@ func (w *walker) walk(base node, symbolic bool, starts []int32) {
 	w.cross = w.cross[:0]
 	w.crossMark = 0
 	if symbolic && w.cost == nil {
-		w.cost = make([]uint16, w.c.v.Size())
+		w.cost = w.scr.costs()
 	}
 	need := (int(w.c.maxLen) + 2) * w.a.nc
 	if len(w.memo) < need {
@@ -87,8 +101,25 @@ func (w *walker) walk(base node, symbolic bool, starts []int32) {
 	}
 }
 
+// units returns the work units done so far (see DefaultEagerWork).
+func (w *walker) units() int64 { return w.work + w.st.steps }
+
+// build builds b's set, counting the work.
+func (w *walker) build(b *setBuilder) tokenSet {
+	s := b.build()
+	w.work += s.work()
+	return s
+}
+
+// addSet adds s to b, counting the work.
+func (w *walker) addSet(b *setBuilder, s *tokenSet) {
+	w.work += s.work()
+	b.addSet(s)
+}
+
 // accept records token id as allowed with the given cost.
 func (w *walker) accept(id int32, cost int32) {
+	w.work++
 	if w.symbolic {
 		c := uint16(min(cost, 65535))
 		if w.acc.bits[id>>5]&(1<<(uint32(id)&31)) == 0 {
@@ -131,6 +162,7 @@ func (w *walker) tokRefs(base node) {
 // the end of buf, which visit restores before returning.
 func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	t, a := w.t, w.a
+	w.work++
 	top := len(w.buf)
 	cfg := w.buf[lo:hi]
 	if !start {
@@ -308,10 +340,10 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 		}
 		l.byCost = ids
 		l.cross = slices.Clone(w.cross)
-		l.full = w.acc.build()
+		l.full = w.build(w.acc)
 		return l, nil
 	}
-	l.full = w.acc.build()
+	l.full = w.build(w.acc)
 	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
 	return l, nil
 }
@@ -323,7 +355,7 @@ func (w *walker) runLevel(cross []int32, p node) (*ctxEntry, error) {
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
-	s := w.acc.build()
+	s := w.build(w.acc)
 	return &ctxEntry{in: &s, cross: uniqueNodes(w.cross)}, nil
 }
 
@@ -415,7 +447,9 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	case l.full.bits != nil && l.full.n-n <= thr:
 		return &tokenSet{bits: l.full.bits, excl: l.byCost[n:], n: n}
 	}
-	b := newSetBuilder(c.prep.words)
+	scr := c.prep.getScratch()
+	defer c.prep.putScratch(scr)
+	b := scr.acc
 	for _, id := range l.byCost[:n] {
 		b.add(id)
 	}
@@ -479,7 +513,7 @@ func (c *Compiled) getLevel1(q int32) *level1 {
 }
 
 // lazyLevel1 computes the level-1 data of a state that the eager phase of
-// compilation left out (see DefaultEagerBudget), as the compiler would.
+// compilation left out (see DefaultEagerWork), as the compiler would.
 // Computations are serialized; the result is shared by every matcher.
 func (c *Compiled) lazyLevel1(q int32) *level1 {
 	c.lazyMu.Lock()
@@ -489,9 +523,13 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	}
 	c.walker = newWalker(c)
 	c.walker.bm = c.lazyBM
+	c.walker.take()
 	c.subMemo = map[subKey]*subResult{}
 	defer func() {
+		c.lazyWork.Add(c.walker.units())
+		c.lazyCount.Add(1)
 		c.lazyBM = c.walker.bm
+		c.walker.release()
 		c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil
 	}()
 	var err error
@@ -650,6 +688,7 @@ func (w *walker) tight(u int32, n node, depth int) {
 	rel := depth - int(t.depth[u])
 	end := t.subtreeEnd[u]
 	for v := u + 1; v < end; {
+		w.work++
 		d := int(t.depth[v])
 		p := &lv[d-1]
 		b := t.inByte[v]
@@ -711,7 +750,9 @@ func (w *walker) tight(u int32, n node, depth int) {
 		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
 			switch {
 			case !w.symbolic:
-				for _, id := range t.tokensBelow(v) {
+				below := t.tokensBelow(v)
+				w.work += int64(len(below))
+				for _, id := range below {
 					w.acc.add(id)
 				}
 			case base:

@@ -30,7 +30,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every failing schema with its error")
 	only := flag.String("only", "", "only schemas whose id contains this")
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
-	eager := flag.Duration("eager", 0, "with -accept mask: mask.Options.EagerBudget (0: mask.DefaultEagerBudget, negative: unbounded)")
+	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
 	flag.Parse()
@@ -61,7 +61,7 @@ func main() {
 			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1}
 			o.AfterPrepare = wk.Run
 		}
-		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerBudget: *eager}, wk)
+		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerWork: *eager}, wk)
 	}
 	if *flexible {
 		o.Convert = append(o.Convert, jsonschema2gbnf.FlexibleWhitespace(0))

@@ -114,7 +114,7 @@ func Matcher(v *mask.Vocab) Accept { return MatcherWalks(v, mask.Options{}, nil)
 // Walks configures random generations run right after each compilation
 // (before the instance checks), timing every mask step: what a decoder
 // meets on the states the compiler left to first use (see
-// mask.DefaultEagerBudget). Results are appended per grammar.
+// mask.DefaultEagerWork). Results are appended per grammar.
 type Walks struct {
 	Walks, Steps int   // generations per grammar, mask steps per generation at most
 	Seed         int64 // of the token choices
