@@ -50,7 +50,9 @@ type Compiled struct {
 	subMemo     map[subKey]*subResult // compile time: walks of depth-1 subtrees from base nodes
 	firstBits   [][]uint32            // compile time: per byte class, the tokens starting with it (firstClassBits)
 	firstDone   []bool
-	walker      *walker // compile-time walker
+	walker      *walker // compile-time walker (and, under lazyMu, first-use walker)
+	sliceOf     []int32 // per state: 1+index in sliceUses, -1 for none, 0 not known yet (see sliceFor)
+	sliceUses   []sliceUse
 
 	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next)
 	repEntries map[ctxKey]*ctxEntry
@@ -399,6 +401,14 @@ func (c *Compiled) level1Repeat(q int32) error {
 		c.setLevel1(q, &l)
 		return nil
 	}
+	if u, ok := c.sliceFor(q); ok {
+		l := c.sliceLevel1Repeat(q, u)
+		if c.walker.st.overflow {
+			return ErrTooAmbiguous
+		}
+		c.setLevel1(q, l)
+		return nil
+	}
 	l, err := c.walker.runLevel1(q)
 	if err != nil {
 		return err
@@ -413,33 +423,57 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	w := c.walker
 	ps := &pwalkState{}
 	var todo []int32
+	isTodo := make(map[int32]bool, len(qs))
 	for _, q := range qs {
-		if c.level1[q] == nil {
+		if c.level1[q] == nil && !isTodo[q] {
 			todo = append(todo, q)
+			isTodo[q] = true
 		}
 	}
+	mainSucc := make(map[int32]int32, len(todo))
+	for _, q := range todo {
+		mainSucc[q] = c.mainSucc(q)
+	}
+	// A loop state that a state of todo mostly leads to, and that uses a
+	// slice, costs little: compute it too, to lend its tokens (below).
+	for _, q := range todo {
+		d := mainSucc[q]
+		if d >= 0 && !isTodo[d] && c.level1[d] == nil {
+			if _, ok := c.sliceFor(d); ok && c.mainSucc(d) == d {
+				todo = append(todo, d)
+				isTodo[d] = true
+				mainSucc[d] = d
+			}
+		}
+	}
+	// States that use a slice of the vocabulary (see slice.go) need no
+	// walk of their own but their exits'.
+	localOf := make(map[int32]*level1, len(todo))
+	var sliced []int32
+	rest := todo[:0]
+	for _, q := range todo {
+		u, ok := c.sliceFor(q)
+		if !ok {
+			rest = append(rest, q)
+			continue
+		}
+		if budgeted && c.overBudget() {
+			delete(isTodo, q)
+			continue
+		}
+		l := c.sliceLevel1(q, u)
+		if w.st.overflow {
+			return ErrTooAmbiguous
+		}
+		localOf[q] = l
+		sliced = append(sliced, q)
+	}
+	todo = rest
 	// Batch states with similar futures together: same frame and same
 	// main successor (the state most bytes lead to), so that a large
 	// region they share (e.g. the "any other key" loop of an object with
 	// additionalProperties) is walked once per batch, in as few batches as
 	// possible.
-	mainSucc := make(map[int32]int32, len(todo))
-	count := map[int32]int{}
-	for _, q := range todo {
-		clear(count)
-		best, bestN := int32(-1), 0
-		for cl, t := range c.a.trans[int(q)*c.a.nc : int(q+1)*c.a.nc] {
-			if t < 0 {
-				continue
-			}
-			n := count[t] + int(c.a.classHi[cl]) - int(c.a.classLo[cl]) + 1
-			count[t] = n
-			if n > bestN || (n == bestN && t < best) {
-				best, bestN = t, n
-			}
-		}
-		mainSucc[q] = best
-	}
 	slices.SortStableFunc(todo, func(x, y int32) int {
 		if c.a.states[x].frame != c.a.states[y].frame {
 			return int(c.a.states[x].frame - c.a.states[y].frame)
@@ -450,15 +484,24 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	// string, the "any other key" loop of an object) borrows, for every
 	// byte class c with δ(q,c) = δ(D,c), D's tokens that start with c:
 	// after that byte both are in the same state, so their tokens agree.
-	// Only the other classes are walked. Donors are walked first.
+	// Only the other classes are walked. Donors are walked first (or
+	// took their tokens from a slice).
 	borrow := make(map[int32][]bool)
+	sbor := make(map[int32]*sliceBorrow)
 	var donors, borrowers []int32
-	isTodo := make(map[int32]bool, len(todo))
-	for _, q := range todo {
-		isTodo[q] = true
-	}
 	for _, q := range todo {
 		d := mainSucc[q]
+		if sb, ok := c.sliceBorrowFor(q, d); ok {
+			// The loop's tokens come from its slice (addSliceBorrowed).
+			cls := make([]bool, c.a.nc)
+			for cl := range cls {
+				cls[cl] = sb.good.has(c.a.classLo[cl])
+			}
+			borrow[q] = cls
+			sbor[q] = sb
+			donors = append(donors, q)
+			continue
+		}
 		// (Token references accept tokens not by their bytes: states with
 		// token edges neither borrow nor lend.)
 		if d < 0 || d == q || !isTodo[d] || mainSucc[d] != d || len(c.a.states[q].toks) != 0 || len(c.a.states[d].toks) != 0 ||
@@ -484,7 +527,6 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	}
 	todo = append(donors, borrowers...)
 	local := make([]*level1, len(todo))
-	localOf := make(map[int32]*level1, len(todo))
 	// Batches of up to 64 starts. Under a budget, a batch is also bounded
 	// by its estimated work (at least one start), so that it overruns the
 	// budget by little (the walks of a batch cannot be interrupted): a
@@ -535,12 +577,18 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			return err
 		}
 		for j, q := range batch {
-			if cls := borrow[q]; cls != nil {
+			if sb := sbor[q]; sb != nil {
+				c.addSliceBorrowed(ls[j], q, sb)
+			} else if cls := borrow[q]; cls != nil {
 				c.addBorrowed(ls[j], localOf[mainSucc[q]], cls)
 			}
 			localOf[q] = ls[j]
 		}
 		copy(local[i:], ls)
+	}
+	for _, q := range sliced {
+		todo = append(todo, q)
+		local = append(local, localOf[q])
 	}
 	b := w.scr.builder()
 	defer w.scr.putBuilder(b)

@@ -103,3 +103,23 @@ func (c *Compiled) EagerSet() []int32 {
 	}
 	return out
 }
+
+// SetNoSlices turns the vocabulary slices off (or on) and returns a
+// function restoring the setting.
+func SetNoSlices(off bool) func() {
+	old := noSlices
+	noSlices = off
+	return func() { noSlices = old }
+}
+
+// SliceStates returns the number of states whose level 1 comes from a
+// vocabulary slice (tests only).
+func (c *Compiled) SliceStates() int {
+	n := 0
+	for _, m := range c.sliceOf {
+		if m > 0 {
+			n++
+		}
+	}
+	return n
+}

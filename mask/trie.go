@@ -81,6 +81,12 @@ func (t *trie) tokensBelow(u int32) []int32 {
 	return t.toks[t.tokStart[u+1]:t.tokStart[t.subtreeEnd[u]]]
 }
 
+// tokensIn returns the ids of the tokens whose bytes end in u's subtree,
+// u included.
+func (t *trie) tokensIn(u int32) []int32 {
+	return t.toks[t.tokStart[u]:t.tokStart[t.subtreeEnd[u]]]
+}
+
 func (t *trie) bytes() int {
 	return 4*(len(t.edgeStart)+len(t.edgeNode)+len(t.tokStart)+len(t.toks)) + len(t.edgeByte) + 2*len(t.depth) + 8*len(t.below)
 }
@@ -198,6 +204,8 @@ type vocabPrep struct {
 	size     int           // vocabulary size (token ids)
 	duration time.Duration // time spent preparing
 	pool     sync.Pool     // *scratch
+	sliceMu  sync.Mutex
+	slices   map[sliceKey]*slice // see vocabPrep.slice
 }
 
 var vocabPreps sync.Map // *Vocab → *vocabPrep (vocabularies are few and long-lived)
@@ -234,6 +242,10 @@ func prepare(v *Vocab) *vocabPrep {
 	for _, id := range p.normal {
 		p.maxLen = max(p.maxLen, len(v.Token(id)))
 	}
+	// The slice of JSON string bodies, which nearly every JSON Schema
+	// grammar has (see slice.go).
+	var work int64
+	p.slices = map[sliceKey]*slice{jsonString: buildSlice(p, jsonString, &work)}
 	p.duration = time.Since(start)
 	vocabPreps.Store(v, p)
 	return p

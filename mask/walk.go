@@ -78,6 +78,19 @@ func (w *walker) release() {
 // {base}. Tokens ending strictly below a start node (or, from the root,
 // anywhere) and reachable are added to w.acc; cross points to w.cross.
 func (w *walker) walk(base node, symbolic bool, starts []int32) {
+	w.begin(base, symbolic)
+	for _, u := range starts {
+		w.buf = append(w.buf[:0], base)
+		if u == 0 {
+			w.tokRefs(base)
+		}
+		w.visit(u, 0, 1, 0, true)
+	}
+}
+
+// begin prepares a walk from base (the walker's set builder must be
+// empty; visit takes the configurations from w.buf).
+func (w *walker) begin(base node, symbolic bool) {
 	w.symbolic = symbolic
 	w.baseFrame = w.a.states[base.state].frame
 	w.st.ar.reset()
@@ -91,13 +104,6 @@ func (w *walker) walk(base node, symbolic bool, starts []int32) {
 	if len(w.memo) < need {
 		w.memo = make([]int32, need)
 		w.memoN = make([]int32, need)
-	}
-	for _, u := range starts {
-		w.buf = append(w.buf[:0], base)
-		if u == 0 {
-			w.tokRefs(base)
-		}
-		w.visit(u, 0, 1, 0, true)
 	}
 }
 
@@ -289,9 +295,12 @@ type level1 struct {
 	cross []crossPt // cross points (with iterations, for repetition frames)
 
 	// Repetition frames only: the allowed tokens sorted by cost, and
-	// costOff[k] = number of them with cost < k.
+	// costOff[k] = number of them with cost < k; where the state uses a
+	// slice, byCost has the tokens not in the slice, whose cost is the
+	// characters they start (slice.upToChars).
 	byCost  []int32
 	costOff []int32
+	slice   *slice
 
 	plain *ctxEntry // the entry of a non-repetition state
 }
@@ -320,32 +329,41 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
-	l := &level1{}
 	if symbolic {
-		// Counting sort of the accepted ids by cost.
-		l.costOff = make([]int32, int(w.c.maxLen)+3)
-		for _, id := range w.acc.ids {
-			c := min(int(w.cost[id]), len(l.costOff)-2)
-			l.costOff[c+1]++
-		}
-		for i := 1; i < len(l.costOff); i++ {
-			l.costOff[i] += l.costOff[i-1]
-		}
-		ids := make([]int32, len(w.acc.ids))
-		fill := slices.Clone(l.costOff)
-		for _, id := range w.acc.ids {
-			c := min(int(w.cost[id]), len(l.costOff)-2)
-			ids[fill[c]] = id
-			fill[c]++
-		}
-		l.byCost = ids
-		l.cross = slices.Clone(w.cross)
-		l.full = w.build(w.acc)
-		return l, nil
+		return w.symbolicLevel1(), nil
 	}
+	l := &level1{}
 	l.full = w.build(w.acc)
 	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
 	return l, nil
+}
+
+// symbolicLevel1 returns the level-1 data of the symbolic walk just done:
+// its tokens, those the walk accepted (w.acc.ids, not those added as a
+// set) sorted by cost, and its cross points.
+func (w *walker) symbolicLevel1() *level1 {
+	l := &level1{}
+	// Counting sort of the accepted ids by cost.
+	l.costOff = make([]int32, int(w.c.maxLen)+3)
+	for _, id := range w.acc.ids {
+		c := min(int(w.cost[id]), len(l.costOff)-2)
+		l.costOff[c+1]++
+	}
+	for i := 1; i < len(l.costOff); i++ {
+		l.costOff[i] += l.costOff[i-1]
+	}
+	ids := make([]int32, len(w.acc.ids))
+	fill := slices.Clone(l.costOff)
+	for _, id := range w.acc.ids {
+		c := min(int(w.cost[id]), len(l.costOff)-2)
+		ids[fill[c]] = id
+		fill[c]++
+	}
+	w.work += int64(2 * len(ids))
+	l.byCost = ids
+	l.cross = slices.Clone(w.cross)
+	l.full = w.build(w.acc)
+	return l
 }
 
 // runLevel walks the cross points of a level in the frame below, whose
@@ -413,6 +431,10 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 	}
 	need, avail := c.counterClass(n)
 	e = &ctxEntry{in: c.costFiltered(l, avail)}
+	if l.slice != nil && avail <= c.maxLen {
+		// The slice's tokens, as many characters as avail allows.
+		e.also = []*tokenSet{l.slice.upToChars(c.prep, avail)}
+	}
 	var cross []int32
 	for _, cp := range l.cross {
 		if cp.it >= need && cp.it <= avail {
@@ -440,6 +462,11 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	n := int(l.costOff[avail+1])
 	thr := denseThreshold(c.prep.words)
 	switch {
+	case l.slice != nil && n <= thr:
+		// (byCost lists the tokens not in the slice: full is no help.)
+		return &tokenSet{list: l.byCost[:n:n], n: n}
+	case l.slice != nil:
+		// (Falls through to a builder below.)
 	case n == l.full.n:
 		return &l.full
 	case n <= thr:

@@ -1,0 +1,709 @@
+package mask
+
+import (
+	"slices"
+	"sync"
+)
+
+// Slices of the vocabulary for loops over wide character classes.
+//
+// Most of the cost of a level-1 walk is in states that loop over a wide
+// class of characters: the body of a JSON string ([^"\\\x00-\x1F] and
+// escapes) accepts 96% of the Llama-3 vocabulary, and walking it costs
+// a pass over the whole token trie (milliseconds). Such a class differs
+// between grammars only in which ASCII bytes it holds and whether it
+// holds the non-ASCII characters, so its walk is done once per
+// vocabulary and kept: a slice. For the class C of the ASCII bytes A,
+// plus every non-ASCII scalar value or none, the slice holds
+//
+//   - in: the tokens whose bytes are a prefix of a string of C* (they
+//     stay inside the loop whatever else the grammar says, ending mid
+//     character or not), and lazily the number of characters each starts;
+//   - the exits: the trie nodes w = v·b where v's bytes are in C* (at a
+//     character boundary) and b does not start a character of C: an
+//     ASCII byte outside A, or a lead byte when C is ASCII only. These
+//     are the only places where a token can leave the loop, since every
+//     other byte either goes on in C or is invalid UTF-8, which no
+//     grammar accepts.
+//
+// A state D that loops on exactly C (every character of C leads from D
+// back to D, through states that only finish the character) then has
+// level 1 = in ∪ (the walks of the exits, each from the state its byte
+// leads to): a copy of a bitset and a walk of a few thousand trie nodes
+// instead of hundreds of thousands. So does a state q that enters D on
+// every character of C (the start of a string body), and the start of a
+// repetition whose body is one character of C (char{1,80}), with each
+// token's characters as its cost. Where D may pop (the end of an
+// identifier), the follow set must avoid C: then a pop can only come
+// before an exit byte, and the exits' parents are the cross points.
+
+// noSlices turns slices off (tests compare with and without).
+var noSlices = false
+
+// Limits of slices.
+const (
+	// minSliceASCII is the fewest ASCII bytes a loop's class needs for a
+	// slice: narrower loops (digits, hex) accept few tokens, and their
+	// walks are cheap.
+	minSliceASCII = 32
+	// maxSlices bounds the slices kept per vocabulary. On Llama-3 a
+	// slice takes 20–210 KB; the 2,020 JSONSchemaBench grammars have 76
+	// distinct classes (3.7 MB of slices in all), and most grammars share
+	// the few of string bodies. Past the bound, new classes are walked
+	// as before.
+	maxSlices = 128
+)
+
+// A slice is the part of a vocabulary inside a loop over a wide class.
+type slice struct {
+	key sliceKey
+	in  tokenSet // tokens inside the loop
+
+	// Exits by byte: exitW[exitOff[b]:exitOff[b+1]] are the nodes after
+	// the exit byte b below the root, ascending, exitV their parents and
+	// exitK the characters of the parents' bytes; rootExit[b] is the
+	// root's child b (or 0 if none).
+	exitOff  [257]int32
+	exitW    []int32
+	exitV    []int32
+	exitK    []int32
+	rootExit [256]int32
+
+	// The tokens of in by the characters they start, computed on first
+	// use (repetitions): inByChars[inOff[k]:inOff[k+1]] start k
+	// characters (k ≤ maxLen).
+	charsOnce sync.Once
+	inByChars []int32
+	inOff     []int32
+
+	mu   sync.Mutex
+	upTo map[int32]*tokenSet // tokens of in starting at most k characters
+}
+
+// sliceKey is a slice's class: its ASCII bytes, and whether it holds the
+// non-ASCII characters.
+type sliceKey struct {
+	ascii    byteBits
+	nonASCII bool
+}
+
+// has reports whether byte c starts a character of the class (for a lead
+// byte: some character; the class holds all or none of them).
+func (k *sliceKey) starts(c byte) bool {
+	if c < 0x80 {
+		return k.ascii.has(c)
+	}
+	n, _, _ := utf8Lead(c)
+	return k.nonASCII && n > 0
+}
+
+// slice returns the slice of class k, computing it on first use (one
+// pass over the part of the trie inside the class, at most as long as
+// one level-1 walk of such a loop; the work is added to *work), or nil
+// where the vocabulary has maxSlices already.
+func (p *vocabPrep) slice(k sliceKey, work *int64) *slice {
+	p.sliceMu.Lock()
+	defer p.sliceMu.Unlock()
+	if s := p.slices[k]; s != nil {
+		return s
+	}
+	if len(p.slices) >= maxSlices {
+		return nil
+	}
+	s := buildSlice(p, k, work)
+	if p.slices == nil {
+		p.slices = map[sliceKey]*slice{}
+	}
+	p.slices[k] = s
+	return s
+}
+
+// jsonString is the character class of JSON string bodies
+// ([^"\\\x00-\x1F]): its slice is made with the vocabulary
+// (PrepareVocab), since nearly every JSON Schema grammar has strings.
+var jsonString = func() (k sliceKey) {
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' {
+			k.ascii.add(byte(b))
+		}
+	}
+	k.nonASCII = true
+	return k
+}()
+
+// buildSlice walks the trie along the strings of class k.
+func buildSlice(p *vocabPrep, k sliceKey, work *int64) *slice {
+	t := p.trie
+	s := &slice{key: k}
+	b := newSetBuilder(p.words)
+	type exit struct {
+		b       byte
+		w, v, k int32
+	}
+	var exits []exit
+	s.walk(p, func(u, chars int32) {
+		toks := t.tokensAt(u)
+		*work += int64(1 + len(toks))
+		for _, id := range toks {
+			b.add(id)
+		}
+	}, func(c byte, w, v, chars int32) {
+		*work++
+		if v == 0 {
+			s.rootExit[c] = w
+			return
+		}
+		exits = append(exits, exit{c, w, v, chars})
+	})
+	s.in = b.build()
+	slices.SortFunc(exits, func(x, y exit) int {
+		if x.b != y.b {
+			return int(x.b) - int(y.b)
+		}
+		return int(x.w - y.w)
+	})
+	s.exitW = make([]int32, len(exits))
+	s.exitV = make([]int32, len(exits))
+	s.exitK = make([]int32, len(exits))
+	for i, x := range exits {
+		s.exitOff[int(x.b)+1]++
+		s.exitW[i], s.exitV[i], s.exitK[i] = x.w, x.v, x.k
+	}
+	for i := 1; i < len(s.exitOff); i++ {
+		s.exitOff[i] += s.exitOff[i-1]
+	}
+	return s
+}
+
+// walk visits the trie along the strings of the slice's class: inside
+// is called for every node below the root whose bytes are a prefix of a
+// string of C* (with the characters they start), exit for every exit
+// (the byte, the node after it, its parent, the parent's characters).
+func (s *slice) walk(p *vocabPrep, inside func(u, chars int32), exit func(c byte, w, v, chars int32)) {
+	t := p.trie
+	// need: continuation bytes still needed at a node (0 at a character
+	// boundary); lo, hi: the range of the next continuation byte.
+	type item struct {
+		u      int32
+		k      int32 // characters started
+		need   int8
+		lo, hi byte
+	}
+	stack := []item{{u: 0, lo: 0x80, hi: 0xBF}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.u != 0 {
+			inside(it.u, it.k)
+		}
+		es, ee := t.children(it.u)
+		for e := es; e < ee; e++ {
+			c, w := t.edgeByte[e], t.edgeNode[e]
+			if it.need > 0 {
+				if c >= it.lo && c <= it.hi { // (else invalid UTF-8)
+					stack = append(stack, item{u: w, k: it.k, need: it.need - 1, lo: 0x80, hi: 0xBF})
+				}
+				continue
+			}
+			n, lo, hi := utf8Lead(c)
+			switch {
+			case c < 0x80 && s.key.ascii.has(c):
+				stack = append(stack, item{u: w, k: it.k + 1, lo: 0x80, hi: 0xBF})
+			case c < 0x80 || (n > 0 && !s.key.nonASCII):
+				exit(c, w, it.u, it.k)
+			case n > 0:
+				stack = append(stack, item{u: w, k: it.k + 1, need: int8(n), lo: lo, hi: hi})
+			}
+		}
+	}
+}
+
+// byChars returns the tokens of in sorted by the characters they start,
+// with off[k] the number starting fewer than k (k ≤ maxLen+1).
+func (s *slice) byChars(p *vocabPrep) (ids, off []int32) {
+	s.charsOnce.Do(func() {
+		maxK := int32(p.maxLen) + 1
+		s.inOff = make([]int32, maxK+2)
+		chars := make([]int32, p.size) // per token: 1 + characters (capped), 0 if not in
+		s.walk(p, func(u, k int32) {
+			k = min(k, maxK)
+			for _, id := range p.trie.tokensAt(u) {
+				chars[id] = 1 + k
+				s.inOff[k+1]++
+			}
+		}, func(byte, int32, int32, int32) {})
+		for i := 1; i < len(s.inOff); i++ {
+			s.inOff[i] += s.inOff[i-1]
+		}
+		s.inByChars = make([]int32, s.inOff[len(s.inOff)-1])
+		fill := slices.Clone(s.inOff)
+		for id, k := range chars {
+			if k > 0 {
+				s.inByChars[fill[k-1]] = int32(id)
+				fill[k-1]++
+			}
+		}
+	})
+	return s.inByChars, s.inOff
+}
+
+// utf8Lead returns, for a lead byte of a valid UTF-8 sequence, the number
+// of continuation bytes and the range of the first one (0 for other bytes).
+func utf8Lead(c byte) (n int, lo, hi byte) {
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		return 1, 0x80, 0xBF
+	case c == 0xE0:
+		return 2, 0xA0, 0xBF
+	case c == 0xED:
+		return 2, 0x80, 0x9F // no surrogates
+	case c >= 0xE1 && c <= 0xEF:
+		return 2, 0x80, 0xBF
+	case c == 0xF0:
+		return 3, 0x90, 0xBF
+	case c >= 0xF1 && c <= 0xF3:
+		return 3, 0x80, 0xBF
+	case c == 0xF4:
+		return 3, 0x80, 0x8F
+	}
+	return 0, 0, 0
+}
+
+// upToChars returns the tokens of in that start at most k characters
+// (cached per slice: the sets are shared by every grammar).
+func (s *slice) upToChars(p *vocabPrep, k int32) *tokenSet {
+	ids, off := s.byChars(p)
+	if int(k)+1 >= len(off) {
+		return &s.in
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if set := s.upTo[k]; set != nil {
+		return set
+	}
+	ids = ids[:off[k+1]]
+	var set *tokenSet
+	switch {
+	case len(ids) == s.in.n:
+		set = &s.in
+	case len(ids) <= denseThreshold(p.words):
+		set = &tokenSet{list: ids[:len(ids):len(ids)], n: len(ids)}
+	default:
+		b := newSetBuilder(p.words)
+		for _, id := range ids {
+			b.add(id)
+		}
+		bs := b.build()
+		set = &bs
+	}
+	if s.upTo == nil {
+		s.upTo = map[int32]*tokenSet{}
+	}
+	s.upTo[k] = set
+	return set
+}
+
+// sliceUse is how a state uses a slice: its own level 1 is the slice's
+// tokens plus the walks of its exits. A plain state q steps along chain
+// (q first) on every character of the class, up to the loop state d (the
+// last), so an exit after k characters leaves from chain[min(k, last)]
+// (a string body with a minimum length); a repetition's start has the
+// chain start, d, with d its iteration end.
+type sliceUse struct {
+	sl    *slice
+	d     int32
+	chain []int32
+}
+
+// maxSliceChain bounds the states a plain state may step through before
+// its loop (minLength strings are unrolled up to lowering's limits).
+const maxSliceChain = 32
+
+// sliceFor returns how state q uses a slice, if it can (see slice and
+// sliceUse). q must have no token edges; a plain state may have calls
+// (its level 1 composes them as usual), a repetition state must be its
+// frame's start and its body one character of the class. Results are
+// memoized per state.
+func (c *Compiled) sliceFor(q int32) (sliceUse, bool) {
+	if noSlices {
+		return sliceUse{}, false
+	}
+	if c.sliceOf == nil {
+		c.sliceOf = make([]int32, len(c.a.states))
+	}
+	switch m := c.sliceOf[q]; {
+	case m == -1:
+		return sliceUse{}, false
+	case m > 0:
+		return c.sliceUses[m-1], true
+	}
+	u, ok := c.findSlice(q)
+	if !ok {
+		c.sliceOf[q] = -1
+		return sliceUse{}, false
+	}
+	c.sliceUses = append(c.sliceUses, u)
+	c.sliceOf[q] = int32(len(c.sliceUses))
+	return u, true
+}
+
+func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
+	a := c.a
+	st := &a.states[q]
+	f := &a.frames[st.frame]
+	if len(st.toks) != 0 {
+		return sliceUse{}, false
+	}
+	// The loop state: for a repetition, the iteration end most bytes of
+	// the body start lead to (it steps by the start's row); else the end
+	// of the chain of main successors from q, if it loops.
+	chain := []int32{q}
+	var d int32
+	if f.repeat {
+		if q != f.start || len(st.calls) != 0 {
+			return sliceUse{}, false
+		}
+		d = c.mainSucc(q)
+		if d < 0 || a.states[d].flags&stIterOnly == 0 {
+			return sliceUse{}, false
+		}
+		chain = append(chain, d)
+	} else {
+		for d = q; ; {
+			n := c.mainSucc(d)
+			if n == d {
+				break
+			}
+			if n < 0 || len(chain) > maxSliceChain {
+				return sliceUse{}, false
+			}
+			chain = append(chain, n)
+			d = n
+		}
+		for i, s := range chain {
+			ss := &a.states[s]
+			if len(ss.toks) != 0 || ss.frame != st.frame || (i > 0 && len(ss.calls) != 0) || (i > 0 && s != d && a.canPopState(s)) {
+				return sliceUse{}, false
+			}
+		}
+	}
+	drow := d // d's row: an iteration end steps by the body start's
+	if f.repeat {
+		drow = f.start
+	}
+	var k sliceKey
+	n := 0
+	for b := 0; b < 0x80; b++ {
+		if a.trans[int(drow)*a.nc+int(a.classOf[b])] == d {
+			k.ascii.add(byte(b))
+			n++
+		}
+	}
+	if n < minSliceASCII {
+		return sliceUse{}, false
+	}
+	// Every step of the chain goes on every character of the class.
+	k.nonASCII = c.utf8Into(drow, d)
+	for i := 0; i+1 < len(chain); i++ {
+		row, next := chain[i], chain[i+1]
+		for b := 0; b < 0x80; b++ {
+			if k.ascii.has(byte(b)) && a.trans[int(row)*a.nc+int(a.classOf[b])] != next {
+				return sliceUse{}, false
+			}
+		}
+		k.nonASCII = k.nonASCII && c.utf8Into(row, next)
+	}
+	if a.canPopState(d) || f.repeat {
+		// d may pop (end an iteration): pops inside the loop would be
+		// cross points at every node of it; with a follow set outside
+		// the class, they come only before exits.
+		cf := &c.crossFollow[st.frame]
+		for b := 0; b < 256; b++ {
+			if cf.has(byte(b)) && k.starts(byte(b)) {
+				return sliceUse{}, false
+			}
+		}
+	}
+	sl := c.prep.slice(k, &c.walker.work)
+	if sl == nil {
+		return sliceUse{}, false
+	}
+	return sliceUse{sl: sl, d: d, chain: chain}, true
+}
+
+// mainSucc returns the state most bytes lead to from q by its own row (-1
+// if none).
+func (c *Compiled) mainSucc(q int32) int32 {
+	a := c.a
+	best, bestN := int32(-1), 0
+	var count map[int32]int
+	for cl, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+		if t < 0 {
+			continue
+		}
+		if count == nil {
+			count = map[int32]int{}
+		}
+		n := count[t] + int(a.classHi[cl]) - int(a.classLo[cl]) + 1
+		count[t] = n
+		if n > bestN || (n == bestN && t < best) {
+			best, bestN = t, n
+		}
+	}
+	return best
+}
+
+// utf8Into reports whether, stepping by state row's transitions, every
+// valid multi-byte UTF-8 character leads to state d through states that
+// only finish the character, and every invalid byte sequence is dead.
+func (c *Compiled) utf8Into(row, d int32) bool {
+	a := c.a
+	memo := map[[4]int32]bool{}
+	var finishes func(s int32, n int, lo, hi byte) bool
+	finishes = func(s int32, n int, lo, hi byte) bool {
+		k := [4]int32{s, int32(n), int32(lo), int32(hi)}
+		if r, ok := memo[k]; ok {
+			return r
+		}
+		st := &a.states[s]
+		ok := len(st.calls) == 0 && len(st.toks) == 0 && st.flags&stFinal == 0
+		for b := 0; ok && b < 256; b++ {
+			t := a.trans[int(s)*a.nc+int(a.classOf[b])]
+			switch {
+			case byte(b) < lo || byte(b) > hi:
+				ok = t < 0
+			case n == 1:
+				ok = t == d
+			default:
+				ok = t >= 0 && finishes(t, n-1, 0x80, 0xBF)
+			}
+		}
+		memo[k] = ok
+		return ok
+	}
+	for b := 0x80; b < 0x100; b++ {
+		t := a.trans[int(row)*a.nc+int(a.classOf[b])]
+		n, lo, hi := utf8Lead(byte(b))
+		if n == 0 {
+			if t >= 0 {
+				return false
+			}
+			continue
+		}
+		if t < 0 || !finishes(t, n, lo, hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// sliceLevel1 computes the local level 1 of plain state q from its slice:
+// the slice's tokens, and the walks of the exits (from q at the root,
+// from the loop state below it).
+func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
+	w, a, sl := c.walker, c.a, u.sl
+	base := node{q, 0, predsBoundary}
+	w.begin(base, false)
+	w.addSet(w.acc, &sl.in)
+	if w.st.canPop(base) {
+		w.cross = append(w.cross, crossPt{0, 0})
+	}
+	for b, r := range sl.rootExit {
+		if r == 0 {
+			continue
+		}
+		if t := a.trans[int(q)*a.nc+int(a.classOf[b])]; t >= 0 {
+			w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+			w.visit(r, 0, 1, 1, false)
+		}
+	}
+	w.sliceExits(u, nil)
+	l := &level1{full: w.build(w.acc)}
+	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
+	return l
+}
+
+// sliceExits walks the exits of u's slice below the root (those whose
+// first byte is in good, if good is not nil) from the loop state, in a
+// plain frame; where the loop state may pop, the parents of exits by a
+// byte that can follow the frame are cross points.
+func (w *walker) sliceExits(u sliceUse, good *byteBits) {
+	c, a, t, sl := w.c, w.a, w.t, u.sl
+	pops := a.canPopState(u.d)
+	cf := &c.crossFollow[a.states[u.d].frame]
+	last := int32(len(u.chain) - 1)
+	for b := 0; b < 256; b++ {
+		lo, hi := sl.exitOff[b], sl.exitOff[b+1]
+		if lo == hi {
+			continue
+		}
+		cl := int(a.classOf[b])
+		cross := pops && cf.has(byte(b))
+		next := a.trans[int(u.d)*a.nc+cl]
+		if next < 0 && !cross && last == 0 {
+			continue
+		}
+		w.work += int64(hi - lo)
+		for i := lo; i < hi; i++ {
+			x := sl.exitW[i]
+			if good != nil && !good.has(t.firstByte[x]) {
+				continue
+			}
+			k := sl.exitK[i]
+			if k < last {
+				// Still on the chain: not the loop state (which alone may pop).
+				if t := a.trans[int(u.chain[k])*a.nc+cl]; t >= 0 {
+					w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+					w.visit(x, 0, 1, 1, false)
+				}
+				continue
+			}
+			if cross {
+				w.cross = append(w.cross, crossPt{sl.exitV[i], 0})
+			}
+			if next >= 0 {
+				w.buf = append(w.buf[:0], node{next, 0, predsBoundary})
+				w.visit(x, 0, 1, 1, false)
+			}
+		}
+	}
+}
+
+// sliceBorrow is what a plain state takes from the slice of its main
+// successor's loop: the tokens that start with a byte of good, which leads
+// from the state into the loop state (their first byte is not walked).
+type sliceBorrow struct {
+	u    sliceUse
+	good byteBits
+}
+
+// sliceBorrowFor returns what plain state q can take from the slice of
+// loop state d (q's main successor): every character of d's class whose
+// byte leads from q to d (lead bytes only if every non-ASCII character
+// does).
+func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
+	a := c.a
+	if d < 0 || d == q || len(a.states[q].toks) != 0 || a.states[q].frame != a.states[d].frame || a.frames[a.states[q].frame].repeat {
+		return nil, false
+	}
+	u, ok := c.sliceFor(d)
+	if !ok || u.d != d {
+		return nil, false
+	}
+	sb := &sliceBorrow{u: u}
+	n := 0
+	for b := 0; b < 0x80; b++ {
+		if u.sl.key.ascii.has(byte(b)) && a.trans[int(q)*a.nc+int(a.classOf[b])] == d {
+			sb.good.add(byte(b))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, false
+	}
+	if u.sl.key.nonASCII && c.utf8Into(q, d) {
+		for b := 0xC2; b <= 0xF4; b++ {
+			sb.good.add(byte(b))
+		}
+	}
+	return sb, true
+}
+
+// addSliceBorrowed adds to l (the local level 1 of plain state q, walked
+// without sb's first bytes) the tokens sb takes from the slice.
+func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
+	w, t, sl := c.walker, c.prep.trie, sb.u.sl
+	w.begin(node{q, 0, predsBoundary}, false)
+	// The slice's tokens that start with a good byte: all of them, or
+	// those below the good children of the root, or all but those below
+	// the others, whichever costs least.
+	var in, out int
+	es, ee := t.children(0)
+	for e := es; e < ee; e++ {
+		if b := t.edgeByte[e]; sl.key.starts(b) {
+			n := len(t.tokensIn(t.edgeNode[e]))
+			if sb.good.has(b) {
+				in += n
+			} else {
+				out += n
+			}
+		}
+	}
+	switch {
+	case out == 0:
+		w.addSet(w.acc, &sl.in)
+	case in < out:
+		for e := es; e < ee; e++ {
+			if b := t.edgeByte[e]; sl.key.starts(b) && sb.good.has(b) {
+				toks := t.tokensIn(t.edgeNode[e])
+				w.work += int64(len(toks))
+				for _, id := range toks {
+					if sl.in.has(id) {
+						w.acc.add(id)
+					}
+				}
+			}
+		}
+	default:
+		tmp := w.scr.mask()
+		sl.in.copyInto(tmp)
+		for e := es; e < ee; e++ {
+			if b := t.edgeByte[e]; sl.key.starts(b) && !sb.good.has(b) {
+				toks := t.tokensIn(t.edgeNode[e])
+				w.work += int64(len(toks))
+				for _, id := range toks {
+					tmp[id>>5] &^= 1 << (uint32(id) & 31)
+				}
+			}
+		}
+		w.addSet(w.acc, &tokenSet{bits: tmp, n: 1})
+	}
+	w.sliceExits(sb.u, &sb.good)
+	w.addSet(w.acc, &l.full)
+	cross := append(slices.Clone(l.plain.cross), uniqueNodes(w.cross)...)
+	slices.Sort(cross)
+	*l = level1{full: w.build(w.acc)}
+	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
+}
+
+// sliceLevel1Repeat computes level 1 of a repetition frame's start q from
+// its slice, with a symbolic counter: the slice's tokens cost the
+// characters they start, the exits are walked from the next iteration,
+// and an exit by a byte that can follow the frame is a cross point after
+// the characters before it.
+func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
+	w, a, sl := c.walker, c.a, u.sl
+	w.begin(node{q, -1, predsBoundary}, true)
+	w.addSet(w.acc, &sl.in)
+	cf := &c.crossFollow[a.states[q].frame]
+	for b := 0; b < 256; b++ {
+		lo, hi := sl.exitOff[b], sl.exitOff[b+1]
+		r := sl.rootExit[b]
+		if lo == hi && r == 0 {
+			continue
+		}
+		t := a.trans[int(q)*a.nc+int(a.classOf[b])]
+		if r != 0 && t >= 0 {
+			w.buf = append(w.buf[:0], node{t, nextIteration(-1), predsBoundary})
+			w.visit(r, 0, 1, 1, false)
+		}
+		cross := cf.has(byte(b))
+		if t < 0 && !cross {
+			continue
+		}
+		w.work += int64(hi - lo)
+		for i := lo; i < hi; i++ {
+			k := sl.exitK[i]
+			if cross {
+				w.cross = append(w.cross, crossPt{sl.exitV[i], k})
+			}
+			if t >= 0 {
+				w.buf = append(w.buf[:0], node{t, -(k + 2), predsBoundary})
+				w.visit(sl.exitW[i], 0, 1, 1, false)
+			}
+		}
+	}
+	l := w.symbolicLevel1()
+	l.slice = sl
+	return l
+}
