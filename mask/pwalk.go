@@ -18,14 +18,13 @@ type pgroup struct {
 
 // pwalkState is the per-walk data of a parallel walk.
 type pwalkState struct {
-	accs   []*setBuilder // per start
-	cross  [][]crossPt   // per start
-	gbuf   []pgroup
-	fs     [][]fastStep // per depth
-	levels []scanLevel  // ptight's per-depth states
-	lock   []lockItem   // plockstep's stack
-	lbuf   []node       // plockstep's configurations
-	lgrp   []lockGroup  // plockstep's groups
+	accs  []*setBuilder // per start
+	cross [][]crossPt   // per start
+	gbuf  []pgroup
+	fs    [][]fastStep // per depth
+	lock  []lockItem   // plockstep's stack
+	lbuf  []node       // plockstep's configurations
+	lgrp  []lockGroup  // plockstep's groups
 
 	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or nil
 	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
@@ -265,7 +264,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	if ghi-glo == 1 && depth > 0 {
 		g := ps.gbuf[glo]
 		if g.hi-g.lo == 1 && w.tightOK(w.buf[g.lo]) {
-			w.ptight(ps, qs, u, w.buf[g.lo], g.mask, depth)
+			w.scan(ps, qs, u, w.buf[g.lo], g.mask, depth)
 			return
 		}
 	}
@@ -470,45 +469,71 @@ func (w *walker) setLevel(lv []scanLevel, d int, q, cnt, preds int32, base bool)
 	lv[d] = scanLevel{q: q, cnt: cnt, row: row, nextCnt: ncnt, pops: !base && w.st.canPop(node{q, cnt, preds})}
 }
 
-// ptight walks the subtree below trie node u (whose own tokens and cross
-// points are done) from node n for the starts in mask. The trie's nodes
-// are in preorder, so the subtree is a range of node numbers, scanned in
-// order with the state of each depth kept in ps.levels; dead subtrees are
-// skipped, and nodes that are not tight go to pvisit with their subtree.
-func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
+// scan walks the subtree below trie node u (whose own tokens and cross
+// points are done) from the tight node n. The trie's nodes are in
+// preorder, so the subtree is a range of node numbers, scanned in order
+// with the state of each depth kept in a scanLevel; dead subtrees are
+// skipped, and nodes that are not tight go back to the descent (visit,
+// or pvisit for the starts in mask when ps is not nil) with their
+// subtree. It serves both walkers: with ps nil, the single walker's
+// (costs in symbolic walks), else the parallel walk's.
+func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
 	t, a := w.t, w.a
 	base := n.preds == predsBoundary
 	follow := &a.follow[a.states[n.state].frame]
-	if need := int(w.c.maxLen) + 2; len(ps.levels) < need {
-		ps.levels = make([]scanLevel, need)
+	// In a symbolic walk, the cost of a token ending in this region: for
+	// the base, its iterations (see below); above it, the base's, which
+	// stays fixed here.
+	var fixedCost int32
+	if ps == nil && w.symbolic && !base {
+		fixedCost = w.st.baseIt(n)
 	}
-	lv := ps.levels
-	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
 	var crossMask uint64
 	if base {
-		for m := mask; m != 0; m &= m - 1 {
-			crossMask |= frameBuckets(&w.bm.crossF, w.c.crossFollow, a.states[qs[bits.TrailingZeros64(m)]].frame)
+		if ps == nil {
+			crossMask = frameBuckets(&w.bm.crossF, w.c.crossFollow, w.baseFrame)
+		} else {
+			for m := mask; m != 0; m &= m - 1 {
+				crossMask |= frameBuckets(&w.bm.crossF, w.c.crossFollow, a.states[qs[bits.TrailingZeros64(m)]].frame)
+			}
 		}
 	}
-	// Levels are indexed by trie depth; pvisit takes depths relative to
-	// the walk's start.
+	// (A scan within a scan, from a deeper node, overwrites only the
+	// levels below that node, which the outer scan does not read again.)
+	if need := int(w.c.maxLen) + 2; len(w.levels) < need {
+		w.levels = make([]scanLevel, need)
+	}
+	lv := w.levels
+	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
+	// descend hands the subtree of v, reached with the configuration
+	// w.buf[top:], back to the descent.
+	descend := func(v int32, top, d int) {
+		if ps == nil {
+			w.visit(v, top, len(w.buf), d, false)
+			return
+		}
+		topG := len(ps.gbuf)
+		ps.gbuf = append(ps.gbuf, pgroup{int32(top), int32(len(w.buf)), mask})
+		w.pvisit(ps, qs, v, topG, topG+1, d)
+		ps.gbuf = ps.gbuf[:topG]
+	}
+	// Levels are indexed by trie depth; the descent takes depths relative
+	// to the walk's start.
 	rel := depth - int(t.depth[u])
 	end := t.subtreeEnd[u]
 	for v := u + 1; v < end; {
-		ps.work++
+		w.work++
 		d := int(t.depth[v])
 		p := &lv[d-1]
 		b := t.inByte[v]
 		if p.pops && follow.has(b) {
 			// The parent may pop on this byte: step it in full.
-			topB, topG := len(w.buf), len(ps.gbuf)
+			top := len(w.buf)
 			w.buf = append(w.buf, w.st.stepAll([]node{{p.q, p.cnt, n.preds}}, int(a.classOf[b]))...)
-			if len(w.buf) > topB {
-				ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(len(w.buf)), mask})
-				w.pvisit(ps, qs, v, topG, topG+1, d+rel)
+			if len(w.buf) > top {
+				descend(v, top, d+rel)
 			}
-			w.buf = w.buf[:topB]
-			ps.gbuf = ps.gbuf[:topG]
+			w.buf = w.buf[:top]
 			v = t.subtreeEnd[v]
 			continue
 		}
@@ -523,17 +548,34 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 		}
 		st := &a.states[nx]
 		if st.flags&(stTight|stIterOnly) == 0 {
-			topB, topG := len(w.buf), len(ps.gbuf)
+			top := len(w.buf)
 			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
-			ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(topB + 1), mask})
-			w.pvisit(ps, qs, v, topG, topG+1, d+rel)
-			w.buf = w.buf[:topB]
-			ps.gbuf = ps.gbuf[:topG]
+			descend(v, top, d+rel)
+			w.buf = w.buf[:top]
 			v = t.subtreeEnd[v]
 			continue
 		}
 		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
-			ps.accept(t.toks[ts:te], mask)
+			if ps != nil {
+				ps.accept(t.toks[ts:te], mask)
+			} else {
+				cost := int32(0)
+				if w.symbolic {
+					if base {
+						// Its iterations, one more where the iteration
+						// cannot end the repetition.
+						cost = iterations(p.nextCnt)
+						if p.nextCnt < 0 && st.flags&stReachPop == 0 {
+							cost++
+						}
+					} else {
+						cost = fixedCost
+					}
+				}
+				for _, id := range t.toks[ts:te] {
+					w.accept(id, cost)
+				}
+			}
 		}
 		if t.subtreeEnd[v] == v+1 {
 			v++
@@ -543,17 +585,39 @@ func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64
 			nn := node{nx, p.nextCnt, n.preds}
 			if w.st.canPop(nn) {
 				es, ee := t.children(v)
-				for m := mask; m != 0; m &= m - 1 {
-					i := bits.TrailingZeros64(m)
-					w.baseFrame = a.states[qs[i]].frame
+				if ps == nil {
 					if w.crossCheck(v, es, ee) {
-						ps.addCross(i, v)
+						w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
+						w.crossMark = len(w.cross)
+					}
+				} else {
+					for m := mask; m != 0; m &= m - 1 {
+						i := bits.TrailingZeros64(m)
+						w.baseFrame = a.states[qs[i]].frame
+						if w.crossCheck(v, es, ee) {
+							ps.addCross(i, v)
+						}
 					}
 				}
 			}
 		}
 		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
-			ps.accept(t.tokensBelow(v), mask)
+			below := t.tokensBelow(v)
+			switch {
+			case ps != nil:
+				ps.accept(below, mask)
+			case !w.symbolic:
+				w.work += int64(len(below))
+				for _, id := range below {
+					w.acc.add(id)
+				}
+			case base:
+				w.bulkCosts(v, nx, p.nextCnt)
+			default:
+				for _, id := range below {
+					w.accept(id, fixedCost)
+				}
+			}
 			v = t.subtreeEnd[v]
 			continue
 		}

@@ -48,29 +48,18 @@ func TestSlicesEqualWalks(t *testing.T) {
 	for _, bc := range cases {
 		grammars[bc.ID] = grammarOf(t, bc)
 	}
-	for name, schema := range map[string]string{
+	addSchemas(t, grammars, map[string]string{
 		"email":             `{"type":"object","properties":{"a":{"type":"string","format":"email"},"b":{"type":"string","maxLength":12}},"additionalProperties":{"type":"string","minLength":3}}`,
 		"keys":              `{"type":"object","properties":{"name":{"type":"string"},"nick":{"type":"string","minLength":2,"maxLength":40}},"additionalProperties":{"type":"integer"}}`,
 		"uri":               `{"type":"array","items":{"type":"string","format":"uri"}}`,
 		"min-length-schema": `{"type":"array","items":{"type":"string","minLength":2}}`,
 		"enum-tail":         `{"type":"array","items":{"anyOf":[{"type":"string","pattern":"^a.*z$"},{"type":"string","maxLength":5}]}}`,
-	} {
-		src, err := jsonschema2gbnf.Convert([]byte(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		grammars[name] = src
-	}
+	})
 	for name, src := range grammars {
 		t.Run(name, func(t *testing.T) {
 			ref, eager, lazy := compileSliced(t, src, v)
 			t.Logf("%d of %d states use a slice", eager.SliceStates(), eager.Stats().TopStates)
-			var docs [][]int32
-			for _, bc := range cases {
-				if bc.ID == name {
-					docs = append(docs, bc.Tokens)
-				}
-			}
+			docs := docsOf(cases, name)
 			sameMasks(t, ref, eager, docs, 6, 80, 5)
 			sameMasks(t, ref, lazy, docs, 6, 80, 5)
 		})

@@ -205,7 +205,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		w.crossMark = len(w.cross)
 	}
 	if len(cfg) == 1 && depth > 0 && w.tightOK(cfg[0]) {
-		w.tight(u, cfg[0], depth)
+		w.scan(nil, nil, u, cfg[0], 0, depth)
 		return
 	}
 	// Fast path: one node whose step is a table lookup for every byte that
@@ -686,113 +686,5 @@ func (w *walker) bulkCosts(v, q, cnt int32) {
 		for _, id := range t.toks[ts:te] {
 			w.accept(id, cost)
 		}
-	}
-}
-
-// tight is ptight for the single walker (with costs in symbolic walks).
-func (w *walker) tight(u int32, n node, depth int) {
-	t, a := w.t, w.a
-	base := n.preds == predsBoundary
-	follow := &a.follow[a.states[n.state].frame]
-	// The cost of a token ending at a node of this region: for the base,
-	// its iterations (one more where the iteration cannot end the
-	// repetition); above it, the base's, which stays fixed here.
-	var fixedCost int32
-	if w.symbolic && !base {
-		fixedCost = w.st.baseIt(n)
-	}
-	var crossMask uint64
-	if base {
-		crossMask = frameBuckets(&w.bm.crossF, w.c.crossFollow, w.baseFrame)
-	}
-	if need := int(w.c.maxLen) + 2; len(w.levels) < need {
-		w.levels = make([]scanLevel, need)
-	}
-	lv := w.levels
-	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
-	// Levels are indexed by trie depth; visit takes depths relative to
-	// the walk's start.
-	rel := depth - int(t.depth[u])
-	end := t.subtreeEnd[u]
-	for v := u + 1; v < end; {
-		w.work++
-		d := int(t.depth[v])
-		p := &lv[d-1]
-		b := t.inByte[v]
-		if p.pops && follow.has(b) {
-			top := len(w.buf)
-			w.buf = append(w.buf, w.st.stepAll([]node{{p.q, p.cnt, n.preds}}, int(a.classOf[b]))...)
-			if len(w.buf) > top {
-				w.visit(v, top, len(w.buf), d+rel, false)
-			}
-			w.buf = w.buf[:top]
-			v = t.subtreeEnd[v]
-			continue
-		}
-		if p.row == nil {
-			v = t.subtreeEnd[v]
-			continue
-		}
-		nx := p.row[a.classOf[b]]
-		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
-			v = t.subtreeEnd[v]
-			continue
-		}
-		st := &a.states[nx]
-		if st.flags&(stTight|stIterOnly) == 0 {
-			top := len(w.buf)
-			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
-			w.visit(v, top, top+1, d+rel, false)
-			w.buf = w.buf[:top]
-			v = t.subtreeEnd[v]
-			continue
-		}
-		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
-			cost := int32(0)
-			if w.symbolic {
-				if base {
-					cost = iterations(p.nextCnt)
-					if p.nextCnt < 0 && st.flags&stReachPop == 0 {
-						cost++
-					}
-				} else {
-					cost = fixedCost
-				}
-			}
-			for _, id := range t.toks[ts:te] {
-				w.accept(id, cost)
-			}
-		}
-		if t.subtreeEnd[v] == v+1 {
-			v++
-			continue
-		}
-		if base && st.flags&stFinal != 0 {
-			es, ee := t.children(v)
-			if w.crossCheck(v, es, ee) && w.st.canPop(node{nx, p.nextCnt, n.preds}) {
-				w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
-				w.crossMark = len(w.cross)
-			}
-		}
-		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
-			switch {
-			case !w.symbolic:
-				below := t.tokensBelow(v)
-				w.work += int64(len(below))
-				for _, id := range below {
-					w.acc.add(id)
-				}
-			case base:
-				w.bulkCosts(v, nx, p.nextCnt)
-			default:
-				for _, id := range t.tokensBelow(v) {
-					w.accept(id, fixedCost)
-				}
-			}
-			v = t.subtreeEnd[v]
-			continue
-		}
-		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
-		v++
 	}
 }
