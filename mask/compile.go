@@ -395,7 +395,7 @@ func (c *Compiled) level1Repeat(q int32) error {
 		s0 := c.level1[f.start]
 		l := *s0
 		l.cross = slices.Clone(s0.cross)
-		if a.canPopState(q) && c.prep.trie.numNodes() > 1 {
+		if a.canPopState(q) && c.prep.trie.NumNodes() > 1 {
 			l.cross = append(l.cross, crossPt{0, 0})
 		}
 		c.setLevel1(q, &l)
@@ -649,10 +649,10 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	a, t := c.a, c.prep.trie
 	perClass := make([]int, a.nc)
-	es, ee := t.children(0)
+	es, ee := t.Children(0)
 	for e := es; e < ee; e++ {
-		u := t.edgeNode[e]
-		perClass[a.classOf[t.edgeByte[e]]] += int(t.subtreeEnd[u] - u)
+		u := t.EdgeNode[e]
+		perClass[a.classOf[t.EdgeByte[e]]] += int(t.SubtreeEnd[u] - u)
 	}
 	out := make([]int, len(qs))
 	for i, q := range qs {
@@ -798,7 +798,7 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 	}
 	cross := slices.Clone(l.plain.cross)
 	for _, u := range donor.plain.cross {
-		if u != 0 && inCls(t.firstByte[u]) {
+		if u != 0 && inCls(t.FirstByte[u]) {
 			cross = append(cross, u)
 		}
 	}
@@ -819,17 +819,17 @@ func (c *Compiled) firstClassBits(cl int) []uint32 {
 	}
 	c.firstDone[cl] = true
 	t := c.prep.trie
-	es, ee := t.children(0)
+	es, ee := t.Children(0)
 	var bits []uint32
 	for e := es; e < ee; e++ {
-		if int(c.a.classOf[t.edgeByte[e]]) != cl {
+		if int(c.a.classOf[t.EdgeByte[e]]) != cl {
 			continue
 		}
 		if bits == nil {
 			bits = make([]uint32, c.prep.words)
 		}
-		u := t.edgeNode[e]
-		toks := t.toks[t.tokStart[u]:t.tokStart[t.subtreeEnd[u]]]
+		u := t.EdgeNode[e]
+		toks := t.Toks[t.TokStart[u]:t.TokStart[t.SubtreeEnd[u]]]
 		c.walker.work += int64(len(toks))
 		for _, id := range toks {
 			bits[id>>5] |= 1 << (uint32(id) & 31)

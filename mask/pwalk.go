@@ -234,13 +234,13 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	t, a := w.t, w.a
 	ps.work += int64(ghi - glo)
 	if depth > 0 {
-		if toks := t.tokensAt(u); len(toks) > 0 {
+		if toks := t.TokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
 				ps.accept(toks, g.mask)
 			}
 		}
 	}
-	es, ee := t.children(u)
+	es, ee := t.Children(u)
 	if es == ee {
 		return
 	}
@@ -316,7 +316,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	}
 	if fast {
 		for e := es; e < ee; e++ {
-			b := t.edgeByte[e]
+			b := t.EdgeByte[e]
 			c := int(a.classOf[b])
 			w.buf = w.buf[:topB]
 			ps.gbuf = ps.gbuf[:topG]
@@ -344,7 +344,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 				w.addGroup(ps, topG, []node{{nx, fs.cnt, n.preds}}, g.mask)
 			}
 			if len(ps.gbuf) > topG {
-				w.pvisit(ps, qs, t.edgeNode[e], topG, len(ps.gbuf), depth+1)
+				w.pvisit(ps, qs, t.EdgeNode[e], topG, len(ps.gbuf), depth+1)
 			}
 		}
 		w.buf = w.buf[:topB]
@@ -355,10 +355,10 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	// (memoized per class at this node) and merge equal configurations.
 	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
 	for e := es; e < ee; e++ {
-		memo[a.classOf[t.edgeByte[e]]] = 0
+		memo[a.classOf[t.EdgeByte[e]]] = 0
 	}
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		if memo[c] == 0 {
 			// Compute the next groups for class c and keep them at the
 			// end of gbuf; memo records their range.
@@ -396,7 +396,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 		}
 	}
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		v := memo[c] - 1
 		if v < 0 {
 			continue
@@ -405,7 +405,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 		if gn == 0 {
 			continue
 		}
-		w.pvisit(ps, qs, t.edgeNode[e], gs, gs+gn, depth+1)
+		w.pvisit(ps, qs, t.EdgeNode[e], gs, gs+gn, depth+1)
 	}
 	w.buf = w.buf[:topB]
 	ps.gbuf = ps.gbuf[:topG]
@@ -504,7 +504,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 		w.levels = make([]scanLevel, need)
 	}
 	lv := w.levels
-	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
+	w.setLevel(lv, int(t.Depth[u]), n.state, n.cnt, n.preds, base)
 	// descend hands the subtree of v, reached with the configuration
 	// w.buf[top:], back to the descent.
 	descend := func(v int32, top, d int) {
@@ -519,13 +519,13 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 	}
 	// Levels are indexed by trie depth; the descent takes depths relative
 	// to the walk's start.
-	rel := depth - int(t.depth[u])
-	end := t.subtreeEnd[u]
+	rel := depth - int(t.Depth[u])
+	end := t.SubtreeEnd[u]
 	for v := u + 1; v < end; {
 		w.work++
-		d := int(t.depth[v])
+		d := int(t.Depth[v])
 		p := &lv[d-1]
-		b := t.inByte[v]
+		b := t.InByte[v]
 		if p.pops && follow.has(b) {
 			// The parent may pop on this byte: step it in full.
 			top := len(w.buf)
@@ -534,16 +534,16 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 				descend(v, top, d+rel)
 			}
 			w.buf = w.buf[:top]
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		if p.row == nil {
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		nx := p.row[a.classOf[b]]
 		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		st := &a.states[nx]
@@ -552,12 +552,12 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
 			descend(v, top, d+rel)
 			w.buf = w.buf[:top]
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
-		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
+		if ts, te := t.TokStart[v], t.TokStart[v+1]; ts != te {
 			if ps != nil {
-				ps.accept(t.toks[ts:te], mask)
+				ps.accept(t.Toks[ts:te], mask)
 			} else {
 				cost := int32(0)
 				if w.symbolic {
@@ -572,19 +572,19 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 						cost = fixedCost
 					}
 				}
-				for _, id := range t.toks[ts:te] {
+				for _, id := range t.Toks[ts:te] {
 					w.accept(id, cost)
 				}
 			}
 		}
-		if t.subtreeEnd[v] == v+1 {
+		if t.SubtreeEnd[v] == v+1 {
 			v++
 			continue
 		}
 		if base && st.flags&stFinal != 0 {
 			nn := node{nx, p.nextCnt, n.preds}
 			if w.st.canPop(nn) {
-				es, ee := t.children(v)
+				es, ee := t.Children(v)
 				if ps == nil {
 					if w.crossCheck(v, es, ee) {
 						w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
@@ -602,7 +602,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 			}
 		}
 		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
-			below := t.tokensBelow(v)
+			below := t.TokensBelow(v)
 			switch {
 			case ps != nil:
 				ps.accept(below, mask)
@@ -618,7 +618,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 					w.accept(id, fixedCost)
 				}
 			}
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
@@ -737,9 +737,9 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		ps.lbuf = append(ps.lbuf, w.buf[g.lo:g.hi]...)
 		ps.lgrp = append(ps.lgrp, lockGroup{g.mask, lo, g.hi - g.lo})
 	}
-	es, ee := t.children(u)
+	es, ee := t.Children(u)
 	for e := ee - 1; e >= es; e-- {
-		pushChild(t.edgeNode[e], t.edgeByte[e], g0, int32(ghi-glo), depth)
+		pushChild(t.EdgeNode[e], t.EdgeByte[e], g0, int32(ghi-glo), depth)
 	}
 	for len(stack) > floor {
 		it := stack[len(stack)-1]
@@ -773,12 +773,12 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		}
 		ps.lgrp = ps.lgrp[:it.glo+it.gn]
 		ps.lbuf = ps.lbuf[:endL]
-		if toks := t.tokensAt(it.u); len(toks) > 0 {
+		if toks := t.TokensAt(it.u); len(toks) > 0 {
 			for _, g := range groups {
 				ps.accept(toks, g.mask)
 			}
 		}
-		es, ee := t.children(it.u)
+		es, ee := t.Children(it.u)
 		if es == ee {
 			continue
 		}
@@ -797,7 +797,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 			}
 		}
 		for e := ee - 1; e >= es; e-- {
-			pushChild(t.edgeNode[e], t.edgeByte[e], it.glo, it.gn, int(it.depth))
+			pushChild(t.EdgeNode[e], t.EdgeByte[e], it.glo, it.gn, int(it.depth))
 		}
 	}
 	ps.lock = stack[:floor]

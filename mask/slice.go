@@ -2,7 +2,8 @@ package mask
 
 import (
 	"slices"
-	"sync"
+
+	"github.com/structgen/structgen/vocab"
 )
 
 // Slices of the vocabulary for loops over wide character classes.
@@ -40,252 +41,51 @@ import (
 // noSlices turns slices off (tests compare with and without).
 var noSlices = false
 
-// Limits of slices.
-const (
-	// minSliceASCII is the fewest ASCII bytes a loop's class needs for a
-	// slice: narrower loops (digits, hex) accept few tokens, and their
-	// walks are cheap.
-	minSliceASCII = 32
-	// maxSlices bounds the slices kept per vocabulary. On Llama-3 a
-	// slice takes 20–210 KB; the 2,020 JSONSchemaBench grammars have 76
-	// distinct classes (3.7 MB of slices in all), and most grammars share
-	// the few of string bodies. Past the bound, new classes are walked
-	// as before.
-	maxSlices = 128
-)
-
-// A slice is the part of a vocabulary inside a loop over a wide class.
-type slice struct {
-	key sliceKey
-	in  tokenSet // tokens inside the loop
-
-	// Exits by byte: exitW[exitOff[b]:exitOff[b+1]] are the nodes after
-	// the exit byte b below the root, ascending, exitV their parents and
-	// exitK the characters of the parents' bytes; rootExit[b] is the
-	// root's child b (or 0 if none).
-	exitOff  [257]int32
-	exitW    []int32
-	exitV    []int32
-	exitK    []int32
-	rootExit [256]int32
-
-	// The tokens of in by the characters they start, computed on first
-	// use (repetitions): inByChars[inOff[k]:inOff[k+1]] start k
-	// characters (k ≤ maxLen).
-	charsOnce sync.Once
-	inByChars []int32
-	inOff     []int32
-
-	mu   sync.Mutex
-	upTo map[int32]*tokenSet // tokens of in starting at most k characters
-}
-
-// sliceKey is a slice's class: its ASCII bytes, and whether it holds the
-// non-ASCII characters.
-type sliceKey struct {
-	ascii    byteBits
-	nonASCII bool
-}
-
-// has reports whether byte c starts a character of the class (for a lead
-// byte: some character; the class holds all or none of them).
-func (k *sliceKey) starts(c byte) bool {
-	if c < 0x80 {
-		return k.ascii.has(c)
-	}
-	n, _, _ := utf8Lead(c)
-	return k.nonASCII && n > 0
-}
-
-// slice returns the slice of class k, computing it on first use (one
-// pass over the part of the trie inside the class, at most as long as
-// one level-1 walk of such a loop; the work is added to *work), or nil
-// where the vocabulary has maxSlices already.
-func (p *vocabPrep) slice(k sliceKey, work *int64) *slice {
-	p.sliceMu.Lock()
-	defer p.sliceMu.Unlock()
-	if s := p.slices[k]; s != nil {
-		return s
-	}
-	if len(p.slices) >= maxSlices {
-		return nil
-	}
-	s := buildSlice(p, k, work)
-	if p.slices == nil {
-		p.slices = map[sliceKey]*slice{}
-	}
-	p.slices[k] = s
-	return s
-}
+// minSliceASCII is the fewest ASCII bytes a loop's class needs for a
+// slice: narrower loops (digits, hex) accept few tokens, and their walks
+// are cheap.
+const minSliceASCII = 32
 
 // jsonString is the character class of JSON string bodies
 // ([^"\\\x00-\x1F]): its slice is made with the vocabulary
 // (PrepareVocab), since nearly every JSON Schema grammar has strings.
-var jsonString = func() (k sliceKey) {
+var jsonString = func() (k vocab.Class) {
 	for b := 0x20; b < 0x80; b++ {
 		if b != '"' && b != '\\' {
-			k.ascii.add(byte(b))
+			k.AddASCII(byte(b))
 		}
 	}
-	k.nonASCII = true
+	k.NonASCII = true
 	return k
 }()
 
-// buildSlice walks the trie along the strings of class k.
-func buildSlice(p *vocabPrep, k sliceKey, work *int64) *slice {
-	t := p.trie
-	s := &slice{key: k}
-	b := newSetBuilder(p.words)
-	type exit struct {
-		b       byte
-		w, v, k int32
-	}
-	var exits []exit
-	s.walk(p, func(u, chars int32) {
-		toks := t.tokensAt(u)
-		*work += int64(1 + len(toks))
-		for _, id := range toks {
-			b.add(id)
-		}
-	}, func(c byte, w, v, chars int32) {
-		*work++
-		if v == 0 {
-			s.rootExit[c] = w
-			return
-		}
-		exits = append(exits, exit{c, w, v, chars})
-	})
-	s.in = b.build()
-	slices.SortFunc(exits, func(x, y exit) int {
-		if x.b != y.b {
-			return int(x.b) - int(y.b)
-		}
-		return int(x.w - y.w)
-	})
-	s.exitW = make([]int32, len(exits))
-	s.exitV = make([]int32, len(exits))
-	s.exitK = make([]int32, len(exits))
-	for i, x := range exits {
-		s.exitOff[int(x.b)+1]++
-		s.exitW[i], s.exitV[i], s.exitK[i] = x.w, x.v, x.k
-	}
-	for i := 1; i < len(s.exitOff); i++ {
-		s.exitOff[i] += s.exitOff[i-1]
-	}
-	return s
+// sliceIn returns the tokens inside slice sl.
+func sliceIn(sl *vocab.Slice) *tokenSet { return &tokenSet{bits: sl.In, n: sl.InCount} }
+
+// upToKey identifies the tokens of a slice that start at most k characters.
+type upToKey struct {
+	sl *vocab.Slice
+	k  int32
 }
 
-// walk visits the trie along the strings of the slice's class: inside
-// is called for every node below the root whose bytes are a prefix of a
-// string of C* (with the characters they start), exit for every exit
-// (the byte, the node after it, its parent, the parent's characters).
-func (s *slice) walk(p *vocabPrep, inside func(u, chars int32), exit func(c byte, w, v, chars int32)) {
-	t := p.trie
-	// need: continuation bytes still needed at a node (0 at a character
-	// boundary); lo, hi: the range of the next continuation byte.
-	type item struct {
-		u      int32
-		k      int32 // characters started
-		need   int8
-		lo, hi byte
-	}
-	stack := []item{{u: 0, lo: 0x80, hi: 0xBF}}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if it.u != 0 {
-			inside(it.u, it.k)
-		}
-		es, ee := t.children(it.u)
-		for e := es; e < ee; e++ {
-			c, w := t.edgeByte[e], t.edgeNode[e]
-			if it.need > 0 {
-				if c >= it.lo && c <= it.hi { // (else invalid UTF-8)
-					stack = append(stack, item{u: w, k: it.k, need: it.need - 1, lo: 0x80, hi: 0xBF})
-				}
-				continue
-			}
-			n, lo, hi := utf8Lead(c)
-			switch {
-			case c < 0x80 && s.key.ascii.has(c):
-				stack = append(stack, item{u: w, k: it.k + 1, lo: 0x80, hi: 0xBF})
-			case c < 0x80 || (n > 0 && !s.key.nonASCII):
-				exit(c, w, it.u, it.k)
-			case n > 0:
-				stack = append(stack, item{u: w, k: it.k + 1, need: int8(n), lo: lo, hi: hi})
-			}
-		}
-	}
-}
-
-// byChars returns the tokens of in sorted by the characters they start,
-// with off[k] the number starting fewer than k (k ≤ maxLen+1).
-func (s *slice) byChars(p *vocabPrep) (ids, off []int32) {
-	s.charsOnce.Do(func() {
-		maxK := int32(p.maxLen) + 1
-		s.inOff = make([]int32, maxK+2)
-		chars := make([]int32, p.size) // per token: 1 + characters (capped), 0 if not in
-		s.walk(p, func(u, k int32) {
-			k = min(k, maxK)
-			for _, id := range p.trie.tokensAt(u) {
-				chars[id] = 1 + k
-				s.inOff[k+1]++
-			}
-		}, func(byte, int32, int32, int32) {})
-		for i := 1; i < len(s.inOff); i++ {
-			s.inOff[i] += s.inOff[i-1]
-		}
-		s.inByChars = make([]int32, s.inOff[len(s.inOff)-1])
-		fill := slices.Clone(s.inOff)
-		for id, k := range chars {
-			if k > 0 {
-				s.inByChars[fill[k-1]] = int32(id)
-				fill[k-1]++
-			}
-		}
-	})
-	return s.inByChars, s.inOff
-}
-
-// utf8Lead returns, for a lead byte of a valid UTF-8 sequence, the number
-// of continuation bytes and the range of the first one (0 for other bytes).
-func utf8Lead(c byte) (n int, lo, hi byte) {
-	switch {
-	case c >= 0xC2 && c <= 0xDF:
-		return 1, 0x80, 0xBF
-	case c == 0xE0:
-		return 2, 0xA0, 0xBF
-	case c == 0xED:
-		return 2, 0x80, 0x9F // no surrogates
-	case c >= 0xE1 && c <= 0xEF:
-		return 2, 0x80, 0xBF
-	case c == 0xF0:
-		return 3, 0x90, 0xBF
-	case c >= 0xF1 && c <= 0xF3:
-		return 3, 0x80, 0xBF
-	case c == 0xF4:
-		return 3, 0x80, 0x8F
-	}
-	return 0, 0, 0
-}
-
-// upToChars returns the tokens of in that start at most k characters
-// (cached per slice: the sets are shared by every grammar).
-func (s *slice) upToChars(p *vocabPrep, k int32) *tokenSet {
-	ids, off := s.byChars(p)
+// upToChars returns the tokens inside sl that start at most k characters
+// (cached per vocabulary: the sets are shared by every grammar).
+func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
+	ids, off := sl.ByChars()
 	if int(k)+1 >= len(off) {
-		return &s.in
+		return sliceIn(sl)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if set := s.upTo[k]; set != nil {
+	p.upToMu.Lock()
+	defer p.upToMu.Unlock()
+	key := upToKey{sl, k}
+	if set := p.upTo[key]; set != nil {
 		return set
 	}
 	ids = ids[:off[k+1]]
 	var set *tokenSet
 	switch {
-	case len(ids) == s.in.n:
-		set = &s.in
+	case len(ids) == sl.InCount:
+		set = sliceIn(sl)
 	case len(ids) <= denseThreshold(p.words):
 		set = &tokenSet{list: ids[:len(ids):len(ids)], n: len(ids)}
 	default:
@@ -296,10 +96,10 @@ func (s *slice) upToChars(p *vocabPrep, k int32) *tokenSet {
 		bs := b.build()
 		set = &bs
 	}
-	if s.upTo == nil {
-		s.upTo = map[int32]*tokenSet{}
+	if p.upTo == nil {
+		p.upTo = map[upToKey]*tokenSet{}
 	}
-	s.upTo[k] = set
+	p.upTo[key] = set
 	return set
 }
 
@@ -310,7 +110,7 @@ func (s *slice) upToChars(p *vocabPrep, k int32) *tokenSet {
 // (a string body with a minimum length); a repetition's start has the
 // chain start, d, with d its iteration end.
 type sliceUse struct {
-	sl    *slice
+	sl    *vocab.Slice
 	d     int32
 	chain []int32
 }
@@ -391,11 +191,11 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	if f.repeat {
 		drow = f.start
 	}
-	var k sliceKey
+	var k vocab.Class
 	n := 0
 	for b := 0; b < 0x80; b++ {
 		if a.trans[int(drow)*a.nc+int(a.classOf[b])] == d {
-			k.ascii.add(byte(b))
+			k.AddASCII(byte(b))
 			n++
 		}
 	}
@@ -403,15 +203,15 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 		return sliceUse{}, false
 	}
 	// Every step of the chain goes on every character of the class.
-	k.nonASCII = c.utf8Into(drow, d)
+	k.NonASCII = c.utf8Into(drow, d)
 	for i := 0; i+1 < len(chain); i++ {
 		row, next := chain[i], chain[i+1]
 		for b := 0; b < 0x80; b++ {
-			if k.ascii.has(byte(b)) && a.trans[int(row)*a.nc+int(a.classOf[b])] != next {
+			if k.HasASCII(byte(b)) && a.trans[int(row)*a.nc+int(a.classOf[b])] != next {
 				return sliceUse{}, false
 			}
 		}
-		k.nonASCII = k.nonASCII && c.utf8Into(row, next)
+		k.NonASCII = k.NonASCII && c.utf8Into(row, next)
 	}
 	if a.canPopState(d) || f.repeat {
 		// d may pop (end an iteration): pops inside the loop would be
@@ -419,12 +219,12 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 		// the class, they come only before exits.
 		cf := &c.crossFollow[st.frame]
 		for b := 0; b < 256; b++ {
-			if cf.has(byte(b)) && k.starts(byte(b)) {
+			if cf.has(byte(b)) && k.Starts(byte(b)) {
 				return sliceUse{}, false
 			}
 		}
 	}
-	sl := c.prep.slice(k, &c.walker.work)
+	sl := c.v.Slice(k, &c.walker.work)
 	if sl == nil {
 		return sliceUse{}, false
 	}
@@ -483,7 +283,7 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 	}
 	for b := 0x80; b < 0x100; b++ {
 		t := a.trans[int(row)*a.nc+int(a.classOf[b])]
-		n, lo, hi := utf8Lead(byte(b))
+		n, lo, hi := vocab.UTF8Lead(byte(b))
 		if n == 0 {
 			if t >= 0 {
 				return false
@@ -504,11 +304,11 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	base := node{q, 0, predsBoundary}
 	w.begin(base, false)
-	w.addSet(w.acc, &sl.in)
+	w.addSet(w.acc, sliceIn(sl))
 	if w.st.canPop(base) {
 		w.cross = append(w.cross, crossPt{0, 0})
 	}
-	for b, r := range sl.rootExit {
+	for b, r := range sl.RootExit {
 		if r == 0 {
 			continue
 		}
@@ -533,7 +333,7 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits) {
 	cf := &c.crossFollow[a.states[u.d].frame]
 	last := int32(len(u.chain) - 1)
 	for b := 0; b < 256; b++ {
-		lo, hi := sl.exitOff[b], sl.exitOff[b+1]
+		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]
 		if lo == hi {
 			continue
 		}
@@ -545,11 +345,11 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits) {
 		}
 		w.work += int64(hi - lo)
 		for i := lo; i < hi; i++ {
-			x := sl.exitW[i]
-			if good != nil && !good.has(t.firstByte[x]) {
+			x := sl.ExitW[i]
+			if good != nil && !good.has(t.FirstByte[x]) {
 				continue
 			}
-			k := sl.exitK[i]
+			k := sl.ExitK[i]
 			if k < last {
 				// Still on the chain: not the loop state (which alone may pop).
 				if t := a.trans[int(u.chain[k])*a.nc+cl]; t >= 0 {
@@ -559,7 +359,7 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits) {
 				continue
 			}
 			if cross {
-				w.cross = append(w.cross, crossPt{sl.exitV[i], 0})
+				w.cross = append(w.cross, crossPt{sl.ExitV[i], 0})
 			}
 			if next >= 0 {
 				w.buf = append(w.buf[:0], node{next, 0, predsBoundary})
@@ -593,7 +393,7 @@ func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 	sb := &sliceBorrow{u: u}
 	n := 0
 	for b := 0; b < 0x80; b++ {
-		if u.sl.key.ascii.has(byte(b)) && a.trans[int(q)*a.nc+int(a.classOf[b])] == d {
+		if u.sl.Class.HasASCII(byte(b)) && a.trans[int(q)*a.nc+int(a.classOf[b])] == d {
 			sb.good.add(byte(b))
 			n++
 		}
@@ -601,7 +401,7 @@ func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	if u.sl.key.nonASCII && c.utf8Into(q, d) {
+	if u.sl.Class.NonASCII && c.utf8Into(q, d) {
 		for b := 0xC2; b <= 0xF4; b++ {
 			sb.good.add(byte(b))
 		}
@@ -618,10 +418,10 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	// those below the good children of the root, or all but those below
 	// the others, whichever costs least.
 	var in, out int
-	es, ee := t.children(0)
+	es, ee := t.Children(0)
 	for e := es; e < ee; e++ {
-		if b := t.edgeByte[e]; sl.key.starts(b) {
-			n := len(t.tokensIn(t.edgeNode[e]))
+		if b := t.EdgeByte[e]; sl.Class.Starts(b) {
+			n := len(t.TokensIn(t.EdgeNode[e]))
 			if sb.good.has(b) {
 				in += n
 			} else {
@@ -631,14 +431,14 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	}
 	switch {
 	case out == 0:
-		w.addSet(w.acc, &sl.in)
+		w.addSet(w.acc, sliceIn(sl))
 	case in < out:
 		for e := es; e < ee; e++ {
-			if b := t.edgeByte[e]; sl.key.starts(b) && sb.good.has(b) {
-				toks := t.tokensIn(t.edgeNode[e])
+			if b := t.EdgeByte[e]; sl.Class.Starts(b) && sb.good.has(b) {
+				toks := t.TokensIn(t.EdgeNode[e])
 				w.work += int64(len(toks))
 				for _, id := range toks {
-					if sl.in.has(id) {
+					if hasBit(sl.In, id) {
 						w.acc.add(id)
 					}
 				}
@@ -646,10 +446,10 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 		}
 	default:
 		tmp := w.scr.mask()
-		sl.in.copyInto(tmp)
+		copy(tmp, sl.In)
 		for e := es; e < ee; e++ {
-			if b := t.edgeByte[e]; sl.key.starts(b) && !sb.good.has(b) {
-				toks := t.tokensIn(t.edgeNode[e])
+			if b := t.EdgeByte[e]; sl.Class.Starts(b) && !sb.good.has(b) {
+				toks := t.TokensIn(t.EdgeNode[e])
 				w.work += int64(len(toks))
 				for _, id := range toks {
 					tmp[id>>5] &^= 1 << (uint32(id) & 31)
@@ -674,11 +474,11 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	w.begin(node{q, -1, predsBoundary}, true)
-	w.addSet(w.acc, &sl.in)
+	w.addSet(w.acc, sliceIn(sl))
 	cf := &c.crossFollow[a.states[q].frame]
 	for b := 0; b < 256; b++ {
-		lo, hi := sl.exitOff[b], sl.exitOff[b+1]
-		r := sl.rootExit[b]
+		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]
+		r := sl.RootExit[b]
 		if lo == hi && r == 0 {
 			continue
 		}
@@ -693,13 +493,13 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 		}
 		w.work += int64(hi - lo)
 		for i := lo; i < hi; i++ {
-			k := sl.exitK[i]
+			k := sl.ExitK[i]
 			if cross {
-				w.cross = append(w.cross, crossPt{sl.exitV[i], k})
+				w.cross = append(w.cross, crossPt{sl.ExitV[i], k})
 			}
 			if t >= 0 {
 				w.buf = append(w.buf[:0], node{t, -(k + 2), predsBoundary})
-				w.visit(sl.exitW[i], 0, 1, 1, false)
+				w.visit(sl.ExitW[i], 0, 1, 1, false)
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package mask
 
 import (
 	"slices"
+
+	"github.com/structgen/structgen/vocab"
 )
 
 // The mask of a configuration is computed from the top of each stack
@@ -34,7 +36,7 @@ type crossPt struct {
 type walker struct {
 	c         *Compiled
 	a         *automaton
-	t         *trie
+	t         *vocab.Trie
 	st        stepper
 	acc       *setBuilder
 	cost      []uint16 // per token: fewest iterations started (symbolic walks); valid for acc.ids
@@ -172,7 +174,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	top := len(w.buf)
 	cfg := w.buf[lo:hi]
 	if !start {
-		if toks := t.tokensAt(u); len(toks) > 0 {
+		if toks := t.TokensAt(u); len(toks) > 0 {
 			cost := int32(0)
 			if w.symbolic {
 				cost = unboundedCount
@@ -185,7 +187,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 			}
 		}
 	}
-	es, ee := t.children(u)
+	es, ee := t.Children(u)
 	if es == ee {
 		return
 	}
@@ -214,7 +216,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		n := cfg[0]
 		if fs := w.fastStepper(n); fs.ok {
 			for e := es; e < ee; e++ {
-				b := t.edgeByte[e]
+				b := t.EdgeByte[e]
 				var nn node
 				if fs.pop && a.follow[fs.frame].has(b) {
 					// The frame may pop here: step in full.
@@ -223,7 +225,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 						continue
 					}
 					w.buf = append(w.buf[:top], next...)
-					w.visit(t.edgeNode[e], top, top+len(next), depth+1, false)
+					w.visit(t.EdgeNode[e], top, top+len(next), depth+1, false)
 					continue
 				}
 				nx := fs.row[a.classOf[b]]
@@ -232,7 +234,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 				}
 				nn = node{nx, fs.cnt, n.preds}
 				w.buf = append(w.buf[:top], nn)
-				w.visit(t.edgeNode[e], top, top+1, depth+1, false)
+				w.visit(t.EdgeNode[e], top, top+1, depth+1, false)
 			}
 			w.buf = w.buf[:top]
 			return
@@ -243,11 +245,11 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
 	memoN := w.memoN[depth*a.nc : (depth+1)*a.nc]
 	for e := es; e < ee; e++ {
-		memo[a.classOf[t.edgeByte[e]]] = 0
+		memo[a.classOf[t.EdgeByte[e]]] = 0
 	}
 	end := top
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		if memo[c] == 0 {
 			next := w.st.stepAll(w.buf[lo:hi], c)
 			if len(next) > MaxConfig {
@@ -261,12 +263,12 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		}
 	}
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		off, n := int(memo[c]-1), int(memoN[c])
 		if n == 0 {
 			continue
 		}
-		w.visit(t.edgeNode[e], off, off+n, depth+1, false)
+		w.visit(t.EdgeNode[e], off, off+n, depth+1, false)
 		w.buf = w.buf[:end]
 	}
 	w.buf = w.buf[:top]
@@ -282,7 +284,7 @@ func (w *walker) crossCheck(u, es, ee int32) bool {
 	}
 	fs := &w.c.crossFollow[w.baseFrame]
 	for e := es; e < ee; e++ {
-		if fs.has(w.t.edgeByte[e]) {
+		if fs.has(w.t.EdgeByte[e]) {
 			return true
 		}
 	}
@@ -300,7 +302,7 @@ type level1 struct {
 	// characters they start (slice.upToChars).
 	byCost  []int32
 	costOff []int32
-	slice   *slice
+	slice   *vocab.Slice
 
 	plain *ctxEntry // the entry of a non-repetition state
 }
@@ -433,7 +435,7 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 	e = &ctxEntry{in: c.costFiltered(l, avail)}
 	if l.slice != nil && avail <= c.maxLen {
 		// The slice's tokens, as many characters as avail allows.
-		e.also = []*tokenSet{l.slice.upToChars(c.prep, avail)}
+		e.also = []*tokenSet{c.prep.upToChars(l.slice, avail)}
 	}
 	var cross []int32
 	for _, cp := range l.cross {
@@ -576,7 +578,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	return l
 }
 
-// bulkMasks caches, per state and frame, bucket masks (see trie.below)
+// bulkMasks caches, per state and frame, bucket masks (see trie.Below)
 // for bulk: the buckets on which a tight state loops back to itself, and
 // the buckets that meet a frame's follow set or cross-point filter.
 // Entries are computed on first use; maskDone marks them.
@@ -607,10 +609,10 @@ func (w *walker) loopBuckets(q int32) uint64 {
 		row = a.frames[st.frame].start
 	}
 	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
-	m := uint64(1)<<(bucketOf[255]+1) - 1
+	m := uint64(1)<<(vocab.BucketOf[255]+1) - 1
 	for b := 0; b < 256; b++ {
 		if tr[a.classOf[b]] != q {
-			m &^= 1 << bucketOf[b]
+			m &^= 1 << vocab.BucketOf[b]
 		}
 	}
 	w.bm.loop[q] = m | maskDone
@@ -626,7 +628,7 @@ func frameBuckets(cache *[]uint64, sets []byteBits, f int32) uint64 {
 	if m := (*cache)[f]; m != 0 {
 		return m &^ maskDone
 	}
-	m := bucketMask(&sets[f])
+	m := vocab.BucketMask((*[4]uint64)(&sets[f]))
 	(*cache)[f] = m | maskDone
 	return m
 }
@@ -642,7 +644,7 @@ func (w *walker) bulkOK(v, q, cnt int32, base bool, crossMask uint64) bool {
 	if noBulk {
 		return false
 	}
-	below := w.t.below[v]
+	below := w.t.Below[v]
 	if below&^w.loopBuckets(q) != 0 {
 		return false
 	}
@@ -664,15 +666,15 @@ func (w *walker) bulkCosts(v, q, cnt int32) {
 	t, a := w.t, w.a
 	st := &a.states[q]
 	iter := st.flags&stIterOnly != 0
-	dv := int32(t.depth[v])
-	for x := v + 1; x < t.subtreeEnd[v]; x++ {
-		ts, te := t.tokStart[x], t.tokStart[x+1]
+	dv := int32(t.Depth[v])
+	for x := v + 1; x < t.SubtreeEnd[v]; x++ {
+		ts, te := t.TokStart[x], t.TokStart[x+1]
 		if ts == te {
 			continue
 		}
 		c := cnt
 		if iter {
-			k := int32(t.depth[x]) - dv
+			k := int32(t.Depth[x]) - dv
 			if c < 0 {
 				c -= k
 			} else {
@@ -683,7 +685,7 @@ func (w *walker) bulkCosts(v, q, cnt int32) {
 		if c < 0 && st.flags&stReachPop == 0 {
 			cost++
 		}
-		for _, id := range t.toks[ts:te] {
+		for _, id := range t.Toks[ts:te] {
 			w.accept(id, cost)
 		}
 	}
