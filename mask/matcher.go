@@ -26,7 +26,6 @@ type Matcher struct {
 	plans  map[planKey]*plan
 	seen   map[*tokenSet]bool
 	visit  map[visitKey]bool
-	walker *walker
 	tmp    []uint32
 	mask   []uint32
 	sets   []*tokenSet
@@ -246,15 +245,17 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	}
 	var err error
 	if len(rest) > 0 {
-		if m.walker == nil {
-			m.walker = newWalker(c)
+		w, _ := c.deepWalkers.Get().(*walker)
+		if w == nil {
+			w = newWalker(c)
 		}
-		w0 := m.walker.units()
-		m.walker.take()
-		x, err = m.walker.runLevel(rest, pn)
-		m.walker.release()
-		c.lazyWork.Add(m.walker.units() - w0)
+		w0 := w.units()
+		w.take()
+		x, err = w.runLevel(rest, pn)
+		w.release()
+		c.lazyWork.Add(w.units() - w0)
 		c.lazyCount.Add(1)
+		c.deepWalkers.Put(w)
 	} else {
 		x = &ctxEntry{in: emptySet}
 	}

@@ -224,7 +224,16 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 			}
 		}
 	}
-	sl := c.v.Slice(k, &c.walker.work)
+	// Making a new slice is vocabulary work, shared by every later
+	// grammar: it does not count against the eager budget (which would
+	// then depend on what was compiled before), only as first-use work.
+	var work int64
+	sl := c.v.Slice(k, &work)
+	if c.done {
+		c.lazyWork.Add(work)
+	} else {
+		c.stats.SliceWork += work
+	}
 	if sl == nil {
 		return sliceUse{}, false
 	}

@@ -550,14 +550,18 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	if l := c.getLevel1(q); l != nil {
 		return l
 	}
-	c.walker = newWalker(c)
-	c.walker.bm = c.lazyBM
+	if c.lazyWalker == nil {
+		c.lazyWalker = newWalker(c)
+		c.lazyWalker.bm = c.lazyBM
+		c.lazyBM = bulkMasks{}
+	}
+	c.walker = c.lazyWalker
 	c.walker.take()
+	u0 := c.walker.units()
 	c.subMemo = map[subKey]*subResult{}
 	defer func() {
-		c.lazyWork.Add(c.walker.units())
+		c.lazyWork.Add(c.walker.units() - u0)
 		c.lazyCount.Add(1)
-		c.lazyBM = c.walker.bm
 		c.walker.release()
 		c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil
 	}()
