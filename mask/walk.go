@@ -613,10 +613,10 @@ func (w *walker) loopBuckets(q int32) uint64 {
 		row = a.frames[st.frame].start
 	}
 	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
-	m := uint64(1)<<(vocab.BucketOf[255]+1) - 1
+	m := uint64(1)<<(vocab.Bucket(255)+1) - 1
 	for b := 0; b < 256; b++ {
 		if tr[a.classOf[b]] != q {
-			m &^= 1 << vocab.BucketOf[b]
+			m &^= 1 << vocab.Bucket(byte(b))
 		}
 	}
 	w.bm.loop[q] = m | maskDone

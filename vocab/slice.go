@@ -44,19 +44,19 @@ type Class struct {
 }
 
 // AddASCII adds ASCII byte b to the class.
-func (k *Class) AddASCII(b byte) { k.ASCII[b>>6] |= 1 << (b & 63) }
+func (cl *Class) AddASCII(b byte) { cl.ASCII[b>>6] |= 1 << (b & 63) }
 
 // HasASCII reports whether ASCII byte b is in the class.
-func (k *Class) HasASCII(b byte) bool { return b < 0x80 && k.ASCII[b>>6]&(1<<(b&63)) != 0 }
+func (cl *Class) HasASCII(b byte) bool { return b < 0x80 && cl.ASCII[b>>6]&(1<<(b&63)) != 0 }
 
 // Starts reports whether byte b starts a character of the class (for a
 // lead byte: some character; the class holds all or none of them).
-func (k *Class) Starts(b byte) bool {
+func (cl *Class) Starts(b byte) bool {
 	if b < 0x80 {
-		return k.HasASCII(b)
+		return cl.HasASCII(b)
 	}
 	n, _, _ := UTF8Lead(b)
-	return k.NonASCII && n > 0
+	return cl.NonASCII && n > 0
 }
 
 // A Slice is the part of a vocabulary inside a loop over a Class (see
@@ -83,30 +83,30 @@ type Slice struct {
 	inOff     []int32
 }
 
-// Slice returns the slice of class k, computing it on the first call (one
+// Slice returns the slice of class cl, computing it on the first call (one
 // pass over the part of the trie inside the class: tokens and exits) and
 // adding that pass's trie nodes and tokens to *work; nil when the
 // vocabulary holds MaxSlices slices already.
-func (v *Vocab) Slice(k Class, work *int64) *Slice {
+func (v *Vocab) Slice(cl Class, work *int64) *Slice {
 	v.sliceMu.Lock()
 	defer v.sliceMu.Unlock()
-	if s := v.slices[k]; s != nil {
+	if s := v.slices[cl]; s != nil {
 		return s
 	}
 	if len(v.slices) >= MaxSlices {
 		return nil
 	}
-	s := buildSlice(v, k, work)
+	s := buildSlice(v, cl, work)
 	if v.slices == nil {
 		v.slices = map[Class]*Slice{}
 	}
-	v.slices[k] = s
+	v.slices[cl] = s
 	return s
 }
 
-func buildSlice(v *Vocab, k Class, work *int64) *Slice {
+func buildSlice(v *Vocab, cl Class, work *int64) *Slice {
 	t := v.Trie()
-	s := &Slice{Class: k, v: v, In: make([]uint32, (v.Size()+31)/32)}
+	s := &Slice{Class: cl, v: v, In: make([]uint32, (v.Size()+31)/32)}
 	type exit struct {
 		b       byte
 		w, v, k int32

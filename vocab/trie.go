@@ -24,19 +24,19 @@ type Trie struct {
 	FirstByte  []byte  // per node: the first byte of its prefix
 	InByte     []byte  // per node: the last byte of its prefix (the edge from its parent)
 	SubtreeEnd []int32 // per node: nodes u..SubtreeEnd[u]-1 are its subtree (preorder)
-	// Below is, per node, the byte buckets (BucketOf) of every edge
+	// Below is, per node, the byte buckets (Bucket) of every edge
 	// strictly inside its subtree: a walk in a state that loops on all of
 	// them can take the whole subtree without stepping.
 	Below []uint64
 }
 
-// BucketOf maps a byte to one of 44 buckets, for the trie's per-subtree
+// bucketOf maps a byte to one of 44 buckets, for the trie's per-subtree
 // byte summaries (Trie.Below). A bucket is used only when a state treats
 // all its bytes alike, so buckets follow the boundaries of the classes
 // that grammars loop on: each ASCII punctuation byte alone (quotes,
 // backslash, separators), digits, hex letters apart from the other
 // letters, control bytes, and the UTF-8 lead and continuation ranges.
-var BucketOf = func() (t [256]uint8) {
+var bucketOf = func() (t [256]uint8) {
 	k := uint8(0)
 	for b := 0; b < 256; b++ {
 		switch {
@@ -55,13 +55,19 @@ var BucketOf = func() (t [256]uint8) {
 	return t
 }()
 
+// Bucket returns the bucket of byte b (see Trie.Below): one of 44, each
+// ASCII punctuation byte alone (quotes, backslash, separators), digits,
+// hex letters apart from the other letters, control bytes, and the UTF-8
+// lead and continuation ranges.
+func Bucket(b byte) uint8 { return bucketOf[b] }
+
 // BucketMask returns the buckets of the bytes in set (bit b of word b/64:
 // byte b is in the set).
 func BucketMask(set *[4]uint64) uint64 {
 	var m uint64
 	for b := 0; b < 256; b++ {
 		if set[b>>6]&(1<<(b&63)) != 0 {
-			m |= 1 << BucketOf[b]
+			m |= 1 << bucketOf[b]
 		}
 	}
 	return m
@@ -151,7 +157,7 @@ func buildTrie(v *Vocab) *Trie {
 	}
 	t.Below = make([]uint64, n)
 	for u := n - 1; u > 0; u-- {
-		t.Below[parent[u]] |= t.Below[u] | 1<<BucketOf[inByte[u]]
+		t.Below[parent[u]] |= t.Below[u] | 1<<bucketOf[inByte[u]]
 	}
 	for u := 1; u < n; u++ {
 		if parent[u] == 0 {

@@ -83,7 +83,7 @@ func TestTrie(t *testing.T) {
 				end := u + 1
 				for x := u + 1; int(x) < tr.NumNodes() && bytes.HasPrefix(prefix[x], p); x++ {
 					below = append(below, want[x]...)
-					buckets |= 1 << BucketOf[prefix[x][len(prefix[x])-1]]
+					buckets |= 1 << bucketOf[prefix[x][len(prefix[x])-1]]
 					end = x + 1
 				}
 				if tr.SubtreeEnd[u] != end || tr.Below[u] != buckets {
