@@ -23,6 +23,10 @@ const (
 // vocab.VocabFileError.
 type VocabFileError = vocab.VocabFileError
 
+// NoEOGError is a vocabulary file with no end-of-generation token: see
+// vocab.NoEOGError.
+type NoEOGError = vocab.NoEOGError
+
 // Limits on a vocabulary (see package vocab).
 const (
 	MaxVocabSize = vocab.MaxVocabSize
