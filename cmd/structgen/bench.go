@@ -19,7 +19,7 @@ type benchCmd struct {
 	Peer      bool     `help:"Also run llama.cpp's grammar engine on the same grammar and tokens (llama.cpp builds)."`
 	PeerSteps int      `help:"At most this many peer mask steps per case." default:"100"`
 	Runs      int      `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
-	Busy      bool     `help:"Keep a CPU-bound loop running on another core during the runs."`
+	Busy      bool     `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
 	Shared    string   `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
 	Verbose   bool     `short:"v" help:"Log progress to stderr."`
 }

@@ -11,7 +11,7 @@
 // passes (warm), the time of Accept, allocations per token, the memory of
 // the compiled automaton, and the peer's per-step mask time with the
 // ratio. With Runs > 1 the cold pass is repeated on fresh compilations
-// (optionally with a CPU-bound goroutine on another core, Busy), and the
+// (optionally with a CPU-bound process beside it, Busy), and the
 // spread of its p99 and maximum over the runs is reported against the
 // targets (p99 ≤ 50 µs, max ≤ 250 µs).
 package maskbench
@@ -20,11 +20,11 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
@@ -47,7 +47,7 @@ type Options struct {
 	Peer      Peer     // optional peer engine
 	PeerSteps int      // at most this many peer mask steps per case (each costs tens of ms); default 100
 	Runs      int      // cold passes on fresh compilations per case (the first is the full measurement); default 1
-	Busy      bool     // keep a CPU-bound goroutine spinning on another core during the runs
+	Busy      bool     // keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs
 	Log       io.Writer
 }
 
@@ -167,7 +167,10 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 	}
 	prep = mask.PrepareVocab(v)
 	if opt.Busy {
-		stop := busyLoop()
+		stop, err := busyLoop()
+		if err != nil {
+			return 0, nil, err
+		}
 		defer stop()
 	}
 	for run := 0; run < max(opt.Runs, 1); run++ {
@@ -205,21 +208,19 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 	return prep, results, nil
 }
 
-// busyLoop keeps a goroutine spinning on its own OS thread (another core,
-// with GOMAXPROCS ≥ 2) until the returned function is called.
-func busyLoop() (stop func()) {
-	var done atomic.Bool
-	go func() {
-		runtime.LockOSThread()
-		x := 0
-		for !done.Load() {
-			for range 1 << 16 {
-				x++
-			}
-		}
-		_ = x
-	}()
-	return func() { done.Store(true) }
+// busyLoop starts a CPU-bound process (a shell loop), which keeps a core
+// busy until the returned function kills it. A process, not a goroutine:
+// a spinning goroutine would also delay this process's garbage
+// collector, which a busy neighbour does not.
+func busyLoop() (stop func(), err error) {
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("busy loop: %w", err)
+	}
+	return func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}, nil
 }
 
 // coldPass compiles the case once more and times FillMask on the first
