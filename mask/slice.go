@@ -6,37 +6,27 @@ import (
 	"github.com/structgen/structgen/vocab"
 )
 
-// Slices of the vocabulary for loops over wide character classes.
+// Level 1 from slices of the vocabulary (vocab.Slice).
 //
 // Most of the cost of a level-1 walk is in states that loop over a wide
 // class of characters: the body of a JSON string ([^"\\\x00-\x1F] and
-// escapes) accepts 96% of the Llama-3 vocabulary, and walking it costs
-// a pass over the whole token trie (milliseconds). Such a class differs
-// between grammars only in which ASCII bytes it holds and whether it
-// holds the non-ASCII characters, so its walk is done once per
-// vocabulary and kept: a slice. For the class C of the ASCII bytes A,
-// plus every non-ASCII scalar value or none, the slice holds
-//
-//   - in: the tokens whose bytes are a prefix of a string of C* (they
-//     stay inside the loop whatever else the grammar says, ending mid
-//     character or not), and lazily the number of characters each starts;
-//   - the exits: the trie nodes w = v·b where v's bytes are in C* (at a
-//     character boundary) and b does not start a character of C: an
-//     ASCII byte outside A, or a lead byte when C is ASCII only. These
-//     are the only places where a token can leave the loop, since every
-//     other byte either goes on in C or is invalid UTF-8, which no
-//     grammar accepts.
-//
-// A state D that loops on exactly C (every character of C leads from D
-// back to D, through states that only finish the character) then has
-// level 1 = in ∪ (the walks of the exits, each from the state its byte
-// leads to): a copy of a bitset and a walk of a few thousand trie nodes
-// instead of hundreds of thousands. So does a state q that enters D on
-// every character of C (the start of a string body), and the start of a
-// repetition whose body is one character of C (char{1,80}), with each
-// token's characters as its cost. Where D may pop (the end of an
-// identifier), the follow set must avoid C: then a pop can only come
-// before an exit byte, and the exits' parents are the cross points.
+// escapes) accepts 96% of the Llama-3 vocabulary, and walking it costs a
+// pass over the whole token trie (milliseconds). The vocabulary's slice
+// of such a class holds the tokens inside a loop over it and the trie
+// nodes where a token can leave it (the exits), made once per vocabulary
+// and class. A state D that loops on exactly the class (every character
+// of it leads from D back to D, through states that only finish the
+// character) then has level 1 = the slice's tokens ∪ the walks of the
+// exits, each from the state its byte leads to: a copy of a bitset and a
+// walk of a few thousand trie nodes instead of hundreds of thousands. So
+// does a state q that steps through a chain of states into D on every
+// character of the class (a string body with a minimum length), the
+// start of a repetition whose body is one character of the class
+// (char{1,80}), with each token's characters as its cost, and, for the
+// bytes that lead it into D, a state that mostly leads into D
+// (sliceBorrow). Where D may pop (the end of an identifier), the follow
+// set must avoid the class: then a pop can only come before an exit
+// byte, and the exits' parents are the cross points.
 
 // noSlices turns slices off (tests compare with and without).
 var noSlices = false

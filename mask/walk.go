@@ -50,7 +50,7 @@ type walker struct {
 	memoN     []int32 // its length
 	bm        bulkMasks
 	scr       *scratch // borrowed from the vocabulary's pool between take and release
-	work      int64    // work units done (see workUnit)
+	work      int64    // work units done (see DefaultEagerWork; with st.steps: units)
 }
 
 // newWalker returns a walker for c; it needs a scratch (take) to walk.
@@ -299,7 +299,7 @@ type level1 struct {
 	// Repetition frames only: the allowed tokens sorted by cost, and
 	// costOff[k] = number of them with cost < k; where the state uses a
 	// slice, byCost has the tokens not in the slice, whose cost is the
-	// characters they start (slice.upToChars).
+	// characters they start (vocabPrep.upToChars).
 	byCost  []int32
 	costOff []int32
 	slice   *vocab.Slice
