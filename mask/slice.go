@@ -233,22 +233,38 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 // mainSucc returns the state most bytes lead to from q by its own row (-1
 // if none).
 func (c *Compiled) mainSucc(q int32) int32 {
+	if c.mainSuccOf == nil {
+		c.mainSuccOf = make([]int32, len(c.a.states))
+	}
+	if m := c.mainSuccOf[q]; m != 0 {
+		return m - 2 // (stored +2: 0 is "not yet", -1 becomes 1)
+	}
 	a := c.a
+	// Bytes per target, in a short list: a state has few targets.
+	type count struct {
+		t int32
+		n int
+	}
+	var counts [16]count
+	cs := counts[:0]
 	best, bestN := int32(-1), 0
-	var count map[int32]int
 	for cl, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
 		if t < 0 {
 			continue
 		}
-		if count == nil {
-			count = map[int32]int{}
+		k := 0
+		for k < len(cs) && cs[k].t != t {
+			k++
 		}
-		n := count[t] + int(a.classHi[cl]) - int(a.classLo[cl]) + 1
-		count[t] = n
-		if n > bestN || (n == bestN && t < best) {
+		if k == len(cs) {
+			cs = append(cs, count{t: t})
+		}
+		cs[k].n += int(a.classHi[cl]) - int(a.classLo[cl]) + 1
+		if n := cs[k].n; n > bestN || (n == bestN && t < best) {
 			best, bestN = t, n
 		}
 	}
+	c.mainSuccOf[q] = best + 2
 	return best
 }
 
@@ -256,44 +272,64 @@ func (c *Compiled) mainSucc(q int32) int32 {
 // valid multi-byte UTF-8 character leads to state d through states that
 // only finish the character, and every invalid byte sequence is dead.
 func (c *Compiled) utf8Into(row, d int32) bool {
+	k := [2]int32{row, d}
+	if r, ok := c.utf8Memo[k]; ok {
+		return r
+	}
 	a := c.a
-	memo := map[[4]int32]bool{}
+	// Memo of finishes (few distinct mid-character states and kinds).
+	type fkey struct {
+		s      int32
+		n      int
+		lo, hi byte
+	}
+	var memo map[fkey]bool
 	var finishes func(s int32, n int, lo, hi byte) bool
 	finishes = func(s int32, n int, lo, hi byte) bool {
-		k := [4]int32{s, int32(n), int32(lo), int32(hi)}
+		k := fkey{s, n, lo, hi}
 		if r, ok := memo[k]; ok {
 			return r
 		}
 		st := &a.states[s]
 		ok := len(st.calls) == 0 && len(st.toks) == 0 && st.flags&stFinal == 0
-		for b := 0; ok && b < 256; b++ {
-			t := a.trans[int(s)*a.nc+int(a.classOf[b])]
+		// By byte class: the bytes of a class step alike, and a class
+		// lies wholly inside or outside [lo, hi] or else is split.
+		for cl := 0; ok && cl < a.nc; cl++ {
+			t := a.trans[int(s)*a.nc+cl]
+			clo, chi := a.classLo[cl], a.classHi[cl]
 			switch {
-			case byte(b) < lo || byte(b) > hi:
+			case chi < lo || clo > hi:
 				ok = t < 0
+			case clo < lo || chi > hi:
+				ok = false // partly valid: not a loop over the class
 			case n == 1:
 				ok = t == d
 			default:
 				ok = t >= 0 && finishes(t, n-1, 0x80, 0xBF)
 			}
 		}
+		if memo == nil {
+			memo = map[fkey]bool{}
+		}
 		memo[k] = ok
 		return ok
 	}
-	for b := 0x80; b < 0x100; b++ {
+	r := true
+	for b := 0x80; r && b < 0x100; b++ {
 		t := a.trans[int(row)*a.nc+int(a.classOf[b])]
 		n, lo, hi := vocab.UTF8Lead(byte(b))
-		if n == 0 {
-			if t >= 0 {
-				return false
-			}
-			continue
-		}
-		if t < 0 || !finishes(t, n, lo, hi) {
-			return false
+		switch {
+		case n == 0:
+			r = t < 0
+		default:
+			r = t >= 0 && finishes(t, n, lo, hi)
 		}
 	}
-	return true
+	if c.utf8Memo == nil {
+		c.utf8Memo = map[[2]int32]bool{}
+	}
+	c.utf8Memo[k] = r
+	return r
 }
 
 // sliceLevel1 computes the local level 1 of plain state q from its slice:
