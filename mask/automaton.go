@@ -3,6 +3,7 @@ package mask
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -419,34 +420,30 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			a.sTarget = append(a.sTarget, t)
 		}
 		a.sStart = append(a.sStart, int32(len(a.sTarget)))
+		// Targets are created in sorted order (not the maps'), so that
+		// state numbers, and with them the eager precomputation, do not
+		// change from one compilation to the next.
 		var st state
-		for callee, ps := range calls {
-			t, err := target(ps)
+		for _, callee := range slices.Sorted(maps.Keys(calls)) {
+			t, err := target(calls[callee])
 			if err != nil {
 				return err
 			}
 			st.calls = append(st.calls, callEdge{callee: callee, ret: t})
 		}
-		for k, ps := range toks {
-			t, err := target(ps)
+		tokKeys := slices.SortedFunc(maps.Keys(toks), func(x, y [2]int32) int {
+			if x[0] != y[0] {
+				return int(x[0] - y[0])
+			}
+			return int(x[1] - y[1])
+		})
+		for _, k := range tokKeys {
+			t, err := target(toks[k])
 			if err != nil {
 				return err
 			}
 			st.toks = append(st.toks, tokEdge{tok: k[0], neg: k[1] == 1, next: t})
 		}
-		slices.SortFunc(st.calls, func(x, y callEdge) int { return int(x.callee - y.callee) })
-		slices.SortFunc(st.toks, func(x, y tokEdge) int {
-			if x.tok != y.tok {
-				return int(x.tok - y.tok)
-			}
-			if x.neg == y.neg {
-				return 0
-			}
-			if x.neg {
-				return 1
-			}
-			return -1
-		})
 		a.states[cur.id].calls = st.calls
 		a.states[cur.id].toks = st.toks
 	}

@@ -5,6 +5,10 @@
 // In this package, g is a *gbnf.Grammar, v a *Vocab, c a *Compiled, m a
 // *Matcher, q a state, n a node (the top of a stack), tok a token id.
 //
+// The vocabulary layer (token bytes, kinds, loaders, the token trie, the
+// slices of character classes) is package vocab; Vocab, NewVocab,
+// LoadVocab and the other vocabulary names here are aliases of it.
+//
 // # Use
 //
 //	v, _ := mask.LoadVocab("model.gguf")      // once per vocabulary
@@ -57,9 +61,14 @@
 // token sets (walk.go, pwalk.go). For a top state q, level 1 is every
 // token that stays inside q's frame (possibly pushing other frames
 // above it), found by walking the vocabulary's token trie; it is computed
-// at compile time for every state that can be a stack top or a return
-// state, compositionally: a callee's tokens are walked once and shared by
-// every state that calls it. The trie nodes where q's frame can end while
+// for every state that can be a stack top or a return state,
+// compositionally: a callee's tokens are walked once and shared by
+// every state that calls it. A state that loops over a wide character
+// class (a JSON string body, an identifier, free text), or leads into
+// such a loop, takes most of its level 1 from the vocabulary's slice of
+// that class (vocab.Slice: the tokens inside the loop and the trie nodes
+// where a token can leave it, made once per vocabulary and class) and
+// walks only the exits (slice.go). The trie nodes where q's frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;
 // deeper levels are computed on first use, keyed by the states and
@@ -70,20 +79,29 @@
 //
 // # Cost
 //
-// Compile: a few to a few tens of milliseconds on the 128k Llama-3
-// vocabulary for the bench grammars, after a one-off vocabulary
-// preparation (the token trie: ~60 ms, PrepareVocab). FillMask: one copy
-// of a bitset (V/8 bytes) plus a few small sets, about a microsecond; the
-// first visit of a deeper context costs one walk of a small part of the
-// trie (tens of microseconds). Accept: stepping the configuration over
-// the token's bytes. After warm-up neither allocates except to grow the
-// matcher's history (amortized).
+// Compile: lowering and automaton construction (under a millisecond for
+// half of the JSONSchemaBench grammars, tens to hundreds for the largest),
+// then the level-1 sets in state order until DefaultEagerWork units of
+// work are done (about 15 ms of one core; work is counted, not timed, so
+// the same grammar gets the same precomputed states on any machine under
+// any load); the rest are computed on first use. This follows a one-off
+// vocabulary preparation (the token trie and the JSON-string slice:
+// ~60 ms for Llama-3, PrepareVocab). FillMask: one copy of a bitset (V/8
+// bytes) plus a few small sets, about a microsecond; a first use of a
+// state or a deeper context costs its walk (Compiled.LazyWork counts it:
+// 99% of them are under 10,000 units, 100 µs, on the JSONSchemaBench
+// sample). Accept: stepping the configuration over the token's bytes.
+// After warm-up neither allocates except to grow the matcher's history
+// (amortized).
 //
 // # Limits
 //
 // MaxPositions and MaxStates bound the automaton; MaxConfig bounds the
 // stack tops of a configuration (a grammar exceeding it is reported with
-// ErrTooAmbiguous). Indirect left recursion is an error.
+// ErrTooAmbiguous). Indirect left recursion is an error. A vocabulary
+// keeps at most vocab.MaxSlices slices; past that, new classes are
+// walked. The eager part stops after DefaultEagerWork units or, as a
+// safety net, DefaultEagerTimeout (Options).
 //
 // # Differences from llama.cpp
 //

@@ -91,3 +91,35 @@ func SetNoBulk(off bool) func() {
 	noBulk = off
 	return func() { noBulk = old }
 }
+
+// EagerSet lists the states whose level-1 data the eager part of the
+// compilation computed (tests only; call before any matcher runs).
+func (c *Compiled) EagerSet() []int32 {
+	var out []int32
+	for q, l := range c.level1 {
+		if l != nil {
+			out = append(out, int32(q))
+		}
+	}
+	return out
+}
+
+// SetNoSlices turns the vocabulary slices off (or on) and returns a
+// function restoring the setting.
+func SetNoSlices(off bool) func() {
+	old := noSlices
+	noSlices = off
+	return func() { noSlices = old }
+}
+
+// SliceStates returns the number of states whose level 1 comes from a
+// vocabulary slice (tests only).
+func (c *Compiled) SliceStates() int {
+	n := 0
+	for _, m := range c.sliceOf {
+		if m > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -26,7 +26,6 @@ type Matcher struct {
 	plans  map[planKey]*plan
 	seen   map[*tokenSet]bool
 	visit  map[visitKey]bool
-	walker *walker
 	tmp    []uint32
 	mask   []uint32
 	sets   []*tokenSet
@@ -246,10 +245,17 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	}
 	var err error
 	if len(rest) > 0 {
-		if m.walker == nil {
-			m.walker = newWalker(c)
+		w, _ := c.deepWalkers.Get().(*walker)
+		if w == nil {
+			w = newWalker(c)
 		}
-		x, err = m.walker.runLevel(rest, pn)
+		w0 := w.units()
+		w.take()
+		x, err = w.runLevel(rest, pn)
+		w.release()
+		c.lazyWork.Add(w.units() - w0)
+		c.lazyCount.Add(1)
+		c.deepWalkers.Put(w)
 	} else {
 		x = &ctxEntry{in: emptySet}
 	}

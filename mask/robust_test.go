@@ -33,7 +33,7 @@ func TestConcurrentMatchers(t *testing.T) {
 	}
 	want := replayCounts(t, ref, bc.Tokens)
 	// Almost everything is computed on first use, concurrently.
-	c, err := mask.CompileWith(g, v, mask.Options{EagerBudget: 1})
+	c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,11 +326,11 @@ func TestLazyEqualsEager(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eager, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+		eager, err := mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lazy, err := mask.CompileWith(g, v, mask.Options{EagerBudget: 1})
+		lazy, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

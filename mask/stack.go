@@ -174,7 +174,8 @@ type stepper struct {
 	v        *Vocab
 	ar       *arena
 	out      []node
-	overflow bool // a step produced more than MaxConfig nodes
+	overflow bool  // a step produced more than MaxConfig nodes
+	steps    int64 // nodes stepped (stepByte calls): work units of walks
 
 	gen   uint32   // current step (begin)
 	mark  []uint32 // per arena node: the step it was popped into
@@ -407,6 +408,7 @@ func (s *stepper) emit(n node) {
 // stepByte appends to s.out the nodes that n becomes after consuming a
 // byte of class c.
 func (s *stepper) stepByte(n node, c int) {
+	s.steps++
 	a := s.a
 	st := &a.states[n.state]
 	f := &a.frames[st.frame]
