@@ -478,7 +478,6 @@ func (e *Engine) constraint(ctx context.Context, o *options) (*constraint, error
 
 // build converts (a schema) and compiles a constraint.
 func (e *Engine) build(o *options) (*constraint, error) {
-	start := time.Now() // the compiler's eager budget covers the conversion too
 	con := &constraint{src: o.grammar, schemaLen: len(o.schema)}
 	if o.schema != nil {
 		var copts []jsonschema2gbnf.Option
@@ -508,7 +507,7 @@ func (e *Engine) build(o *options) (*constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start})
+	c, err := mask.Compile(g, e.vocab)
 	if err != nil {
 		return nil, err
 	}
