@@ -203,63 +203,76 @@ type glushkov struct {
 	err    error
 }
 
-func (g *glushkov) visit(r *rx) (nullable bool, first, last []int32) {
+// visit adds the positions of r and the follow pairs inside it, and
+// appends r's first and last positions to *first and *last (appending,
+// rather than returning fresh lists, keeps nested alternations linear).
+// It reports whether r matches "".
+func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 	switch r.op {
 	case rxNone:
-		return false, nil, nil
+		return false
 	case rxEmpty:
-		return true, nil, nil
+		return true
 	case rxByte, rxCall, rxTok:
 		if len(g.pos) >= MaxPositions {
 			if g.err == nil {
 				g.err = fmt.Errorf("more than %d automaton positions (limit MaxPositions)", MaxPositions)
 			}
-			return false, nil, nil
+			return false
 		}
 		p := int32(len(g.pos))
 		g.pos = append(g.pos, gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg})
 		g.noPop = append(g.noPop, g.inNo > 0)
 		g.follow = append(g.follow, nil)
-		return false, []int32{p}, []int32{p}
+		*first = append(*first, p)
+		*last = append(*last, p)
+		return false
 	case rxSeq:
+		// cur holds the last positions of the prefix so far; the first
+		// positions of a nullable prefix go straight to *first.
 		nullable = true
+		var cur []int32
 		for _, s := range r.subs {
-			n2, f2, l2 := g.visit(s)
-			for _, p := range last {
+			var f2, l2 []int32
+			n2 := g.visit(s, &f2, &l2)
+			for _, p := range cur {
 				g.follow[p] = append(g.follow[p], f2...)
 			}
 			if nullable {
-				first = append(first, f2...)
+				*first = append(*first, f2...)
 			}
 			if n2 {
-				last = append(last, l2...)
+				cur = append(cur, l2...)
 			} else {
-				last = l2
+				cur = l2
 			}
 			nullable = nullable && n2
 		}
-		return nullable, first, last
+		*last = append(*last, cur...)
+		return nullable
 	case rxAlt:
 		for _, s := range r.subs {
-			n2, f2, l2 := g.visit(s)
-			nullable = nullable || n2
-			first = append(first, f2...)
-			last = append(last, l2...)
+			if g.visit(s, first, last) {
+				nullable = true
+			}
 		}
-		return nullable, first, last
+		return nullable
 	case rxNoPop:
 		g.inNo++
-		nullable, first, last = g.visit(r.subs[0])
+		nullable = g.visit(r.subs[0], first, last)
 		g.inNo--
-		return nullable, first, last
+		return nullable
 	case rxStar, rxOpt:
-		_, f, l := g.visit(r.subs[0])
+		var f, l []int32
+		g.visit(r.subs[0], &f, &l)
 		if r.op == rxStar {
 			for _, p := range l {
 				g.follow[p] = append(g.follow[p], f...)
 			}
 		}
-		return true, f, l
+		*first = append(*first, f...)
+		*last = append(*last, l...)
+		return true
 	}
 	panic("mask: unknown rx op")
 }
@@ -274,7 +287,8 @@ func sortUnique(s []int32) []int32 {
 // accepts here; the start state is kept distinct from every other state.
 func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	g := &glushkov{}
-	nullable, first, last := g.visit(d.body)
+	var first, last []int32
+	nullable := g.visit(d.body, &first, &last)
 	if g.err != nil {
 		return &Error{Pos: d.pos, Msg: fmt.Sprintf("frame %s: %v", d.name, g.err)}
 	}

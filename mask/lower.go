@@ -62,6 +62,14 @@ var (
 	rxEmptyNode = &rx{op: rxEmpty}
 )
 
+// flattenMax is the most children a nested sequence or alternation may
+// have and still be spliced into its parent. Splicing keeps expressions
+// shallow, but a chain of rules each wrapping the next (r0 ::= "a" r1 "b",
+// r1 ::= "a" r2 "b", …) would copy the whole inner list at every level:
+// quadratic in the chain's length. Larger children stay nested, which
+// the automaton construction handles in linear time.
+const flattenMax = 16
+
 func mkSeq(subs []*rx) *rx {
 	out := subs[:0:0]
 	for _, s := range subs {
@@ -71,8 +79,10 @@ func mkSeq(subs []*rx) *rx {
 		case rxEmpty:
 			continue
 		case rxSeq:
-			out = append(out, s.subs...)
-			continue
+			if len(s.subs) <= flattenMax {
+				out = append(out, s.subs...)
+				continue
+			}
 		}
 		out = append(out, s)
 	}
@@ -96,8 +106,10 @@ func mkAlt(subs []*rx) *rx {
 			empty = true
 			continue
 		case rxAlt:
-			out = append(out, s.subs...)
-			continue
+			if len(s.subs) <= flattenMax {
+				out = append(out, s.subs...)
+				continue
+			}
 		}
 		out = append(out, s)
 	}
