@@ -271,6 +271,13 @@ const (
 	// frameInlineBudget bounds the positions that inlined copies of shared
 	// rules add to one frame.
 	frameInlineBudget = 4096
+	// inlineDupMin, plus the positions of every rule written once, bounds
+	// the positions that inlined copies of shared rules add to the whole
+	// grammar, so that inlining at most doubles the automaton of a large
+	// grammar. The bench grammars copy a few thousand positions; a
+	// counted object of 500 properties (rules per position and count)
+	// copied 60,000 before the budget and compiled to 87,000 states.
+	inlineDupMin = 1 << 14
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
@@ -615,9 +622,22 @@ func (l *lowerer) analyze() {
 	// Inlining: decide callees first (a post-order of the non-recursive
 	// part of the reference graph), estimating each rule's size with its
 	// inlined callees.
+	// Copies of shared rules are counted against a budget for the whole
+	// grammar (see inlineDupMin): in a grammar whose rules form a wide DAG
+	// (a counted object's rules per position and count each refer to two
+	// others) inlining every small shared rule into its users would copy
+	// subtrees exponentially; past the budget such rules become frames.
 	l.inline = make([]bool, n)
 	l.heavy = make([]bool, n)
 	size := make([]int, n)
+	dupBudget := inlineDupMin
+	for id := range n {
+		if l.reachable[id] {
+			own, _ := l.estimate(l.bodies[id], size) // nothing is inlined yet: references count 1
+			dupBudget = min(dupBudget+own, MaxPositions)
+		}
+	}
+	dup := 0
 	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
 	var decide func(id int32)
 	decide = func(id int32) {
@@ -632,8 +652,12 @@ func (l *lowerer) analyze() {
 		}
 		state[id] = 2
 		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
-		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root &&
-			(l.refs[id] <= 1 || (size[id] <= inlineSmallLeaves && !l.heavy[id]) || (!l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies))
+		small := size[id] <= inlineSmallLeaves && !l.heavy[id]
+		few := !l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies && dup+(l.refs[id]-1)*size[id] <= dupBudget
+		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || small || few)
+		if l.inline[id] && l.refs[id] > 1 {
+			dup += (l.refs[id] - 1) * size[id]
+		}
 	}
 	for id := range n {
 		if l.reachable[id] {
