@@ -885,9 +885,132 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 	return l.fail(nd.Pos, "internal error: unknown node kind %d", nd.Op)
 }
 
+// maxFoldedCount bounds the counts of a repetition folded by
+// foldRepeat: counters are int32, and unboundedCount stands for "no
+// bound".
+const maxFoldedCount = int(unboundedCount) - 1
+
+// foldRepeat rewrites a repetition of a repetition, (X{a,b}){c,d}, as
+// the one repetition X{c·a, d·b} when the two match the same strings:
+// when the iteration counts they allow, the union over k in c..d of
+// k·a..k·b, form one interval. An alternation of repetitions of the same
+// X whose bounds form one interval (X{1000} | X{999}) counts as one
+// repetition. Nested counted repetitions are the most ambiguous
+// grammars there are — (("a"|"b"){0,50}){0,50}{0,50} splits a string of
+// 100 bytes into iterations in thousands of ways, which the matcher
+// would track as separate counter configurations at every byte — and
+// this rewriting turns the common ones into a single counter (here
+// ("a"|"b"){0,125000}), exactly.
+func (l *lowerer) foldRepeat(nd *gbnf.Node) *gbnf.Node {
+	for {
+		x, a, b, ok := l.asRepeat(nd.Subs[0], 0)
+		if !ok {
+			return nd
+		}
+		if l.nodeNullable(x) {
+			a = 0 // empty iterations make up any minimum
+		}
+		lo, hi, ok := foldBounds(a, b, nd.Min, nd.Max)
+		if !ok {
+			return nd
+		}
+		nd = &gbnf.Node{Op: gbnf.OpRepeat, Pos: nd.Pos, Min: lo, Max: hi, Subs: []*gbnf.Node{x}}
+	}
+}
+
+// asRepeat reports whether nd matches exactly X{a,b} for some X: a
+// repetition, an alternation of repetitions of equal bodies (or of the
+// body itself, X = X{1,1}) whose bounds join into one interval, or a
+// reference to an inlined rule that is one.
+func (l *lowerer) asRepeat(nd *gbnf.Node, depth int) (x *gbnf.Node, a, b int, ok bool) {
+	if depth > 16 {
+		return nil, 0, 0, false
+	}
+	switch nd.Op {
+	case gbnf.OpRepeat:
+		if nd.Max == 0 {
+			return nil, 0, 0, false
+		}
+		return nd.Subs[0], nd.Min, nd.Max, true
+	case gbnf.OpRule:
+		if int(nd.Rule) >= 0 && int(nd.Rule) < len(l.bodies) && l.inline != nil && l.inline[nd.Rule] {
+			return l.asRepeat(l.bodies[nd.Rule], depth+1)
+		}
+	case gbnf.OpAlt:
+		type iv struct{ lo, hi int }
+		var ivs []iv
+		for _, s := range nd.Subs {
+			if s.Op == gbnf.OpEmpty {
+				ivs = append(ivs, iv{0, 0})
+				continue
+			}
+			sx, sa, sb := s, 1, 1
+			if s.Op == gbnf.OpRepeat && s.Max != 0 {
+				sx, sa, sb = s.Subs[0], s.Min, s.Max
+			}
+			if x == nil {
+				x = sx
+			} else if !gbnf.NodeEqual(x, sx) {
+				return nil, 0, 0, false
+			}
+			if sb == gbnf.Unbounded {
+				sb = maxFoldedCount + 1
+			}
+			ivs = append(ivs, iv{sa, sb})
+		}
+		if x == nil {
+			return nil, 0, 0, false
+		}
+		slices.SortFunc(ivs, func(p, q iv) int { return p.lo - q.lo })
+		a, b = ivs[0].lo, ivs[0].hi
+		for _, v := range ivs[1:] {
+			if v.lo > b+1 {
+				return nil, 0, 0, false
+			}
+			b = max(b, v.hi)
+		}
+		if b > maxFoldedCount {
+			b = gbnf.Unbounded
+		}
+		return x, a, b, true
+	}
+	return nil, 0, 0, false
+}
+
+// foldBounds returns the bounds of (X{a,b}){c,d} as one repetition of X,
+// if the counts it allows form the interval c·a .. d·b (Unbounded bounds
+// included) within maxFoldedCount.
+func foldBounds(a, b, c, d int) (lo, hi int, ok bool) {
+	const inf = gbnf.Unbounded
+	if b == 0 || d == 0 {
+		return 0, 0, false
+	}
+	// Consecutive k, k+1 in c..d give adjacent or overlapping intervals
+	// iff (k+1)·a ≤ k·b + 1; the slack grows with k, so k = c decides.
+	if c != d && b != inf && (c+1)*a > c*b+1 {
+		return 0, 0, false
+	}
+	if c*a > maxFoldedCount {
+		return 0, 0, false
+	}
+	lo = c * a
+	switch {
+	case b == inf || d == inf:
+		hi = inf
+	case d*b > maxFoldedCount:
+		return 0, 0, false
+	default:
+		hi = d * b
+	}
+	return lo, hi, true
+}
+
 // lowerRepeat lowers X{m,n}, followed by the class last if last is not
 // nil (then X is a class that contains last: see the OpSeq case).
 func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
+	if last == nil {
+		nd = l.foldRepeat(nd)
+	}
 	m, n := nd.Min, nd.Max
 	var lastRx *rx = rxEmptyNode
 	if last != nil {
