@@ -123,3 +123,41 @@ func (c *Compiled) SliceStates() int {
 	}
 	return n
 }
+
+// StepWork returns the most work (MaxStepWork units) one step of the
+// matcher's last Accept, AcceptBytes or FillMask took.
+func (m *Matcher) StepWork() int { return m.work }
+
+// StackSize returns the size of the matcher's arena (MaxStackSize units).
+func (m *Matcher) StackSize() int { return m.ar.size() }
+
+// HistoryLen returns the number of configurations the matcher keeps.
+func (m *Matcher) HistoryLen() int { return len(m.hist) }
+
+// CollectAlways makes matchers compact their stack after every step (as
+// they do when it has doubled); it returns a function that restores the
+// default.
+func CollectAlways() func() {
+	old := minCollect
+	minCollect = -1
+	return func() { minCollect = old }
+}
+
+// VerifyMinimize turns the check of minimization against Moore's
+// algorithm (on in this package's tests; quadratic on long chains) on or
+// off; it returns a function that restores the setting.
+func VerifyMinimize(on bool) func() {
+	old := verifyMinimize
+	verifyMinimize = on
+	return func() { verifyMinimize = old }
+}
+
+// MaxCalls returns the most call edges of one automaton state: a node
+// pushes at most this many frames per step.
+func (c *Compiled) MaxCalls() int {
+	n := 0
+	for _, st := range c.a.states {
+		n = max(n, len(st.calls))
+	}
+	return n
+}

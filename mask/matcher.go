@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -18,21 +19,26 @@ type Matcher struct {
 	st stepper
 
 	cfg     []node     // current configuration (a view into hist)
-	histBuf []node     // configurations of every step, back to back
-	hist    []histStep // one per accepted token / byte run, plus the start
+	histBuf []node     // configurations of the steps Rollback can reach, back to back
+	hist    []histStep // one per accepted token / byte run, plus the one before the oldest (at most 2·MaxRollback+1)
 	ended   bool       // an end-of-generation token was accepted
 	tokens  int        // number of tokens accepted
+	err     error      // sticky: a limit FillMask reached in this configuration
+	gcAt    int        // arena size at which the next collection runs
+	work    int        // the most work (MaxStepWork units) of one step of the last call
 
-	plans  map[planKey]*plan
-	seen   map[*tokenSet]bool
-	visit  map[visitKey]bool
-	tmp    []uint32
-	mask   []uint32
-	sets   []*tokenSet
-	bufA   []node
-	bufB   []node
-	spCur  []node // ShortestPrefix scratch (engine_support.go)
-	spNext []node
+	plans    map[planKey]*plan
+	seen     map[*tokenSet]bool // FillMask: sets already in the mask
+	pseen    map[*tokenSet]bool // planFor: sets already in the plan
+	visit    map[visitKey]bool
+	tmp      []uint32
+	mask     []uint32
+	sets     []*tokenSet
+	bufA     []node
+	bufB     []node
+	crossKey []byte // childEntry's key
+	spCur    []node // ShortestPrefix scratch (engine_support.go)
+	spNext   []node
 }
 
 type histStep struct {
@@ -52,14 +58,96 @@ func (c *Compiled) NewMatcher() *Matcher {
 		ar:    newArena(),
 		plans: make(map[planKey]*plan),
 		seen:  make(map[*tokenSet]bool),
+		pseen: make(map[*tokenSet]bool),
 		visit: make(map[visitKey]bool),
 	}
 	m.st = stepper{a: c.a, v: c.v, ar: m.ar}
-	m.histBuf = append(m.histBuf, node{c.a.frames[0].start, 0, predsBottom})
-	m.hist = append(m.hist, histStep{off: 0, n: 1})
-	m.cfg = m.histBuf[0:1]
+	m.gcAt = minCollect
+	m.Reset()
 	return m
 }
+
+// Limits of a Matcher. Each bounds one resource of one sequence whatever
+// the grammar and the input; a step that would exceed one fails with a
+// *LimitError naming it and the step, and leaves the matcher unchanged.
+// Real grammars stay orders of magnitude below them (see the package
+// documentation's table for the measurements).
+const (
+	// MaxStepWork bounds the work of one step: advancing the
+	// configuration over one byte (Accept and AcceptBytes count each byte
+	// of their input separately), or computing the mask of a
+	// configuration met for the first time (FillMask). A unit is one
+	// stack node stepped or one predecessor or set member looked at,
+	// about 5–20 ns: a step costs at most a few milliseconds. The bench
+	// grammars need at most a few hundred units per byte; the budget is
+	// reached only by grammars ambiguous enough that the parses of the
+	// output so far cannot be merged (s ::= "a" s s | "" after about
+	// 1,400 bytes).
+	MaxStepWork = 1 << 18
+	// MaxStackSize bounds the graph-structured stack a matcher keeps:
+	// nodes plus predecessor-set members reachable from the
+	// configurations Rollback can reach, about 16 bytes each with their
+	// indexes. Memory is collected as the output grows, so a matcher
+	// holds at most about 2·MaxStackSize of them (≈70 MB) plus its
+	// history; queries that walk the whole stack (CanEnd,
+	// MinCompletion, Forced) stay within a few milliseconds.
+	MaxStackSize = 1 << 21
+	// MaxRollback is the number of steps Rollback can undo. Older
+	// configurations are dropped as the output grows, so that a matcher's
+	// memory does not grow with the length of its output. The engine
+	// undoes at most one sampled token and its jump-forward tokens (at
+	// most 513).
+	MaxRollback = 1024
+)
+
+// minCollect is the arena size below which the matcher never collects:
+// real grammars stay below it for the whole of a long output. Tests set
+// it negative to collect after every step.
+var minCollect = 1 << 16
+
+// LimitError reports a matcher step that would exceed one of the limits
+// MaxConfig, MaxStepWork or MaxStackSize. The matcher is unchanged (for
+// FillMask: it allows nothing, and Accept returns the same error until a
+// Rollback or Reset). errors.Is(err, ErrTooAmbiguous) holds.
+type LimitError struct {
+	Limit  string // "MaxConfig", "MaxStepWork" or "MaxStackSize"
+	Max    int    // the limit's value
+	Index  int    // the step: the number of tokens accepted before it
+	Offset int    // the byte of the step's input (token or AcceptBytes) at which it happened; -1 for FillMask and token references
+	Token  int32  // the token being accepted, or -1 (AcceptBytes, FillMask)
+}
+
+func (e *LimitError) Error() string {
+	what := fmt.Sprintf("accepting token %d", e.Token)
+	switch {
+	case e.Offset < 0 && e.Token < 0:
+		what = "computing the mask"
+	case e.Token < 0:
+		what = "accepting bytes"
+	}
+	at := ""
+	if e.Offset >= 0 {
+		at = fmt.Sprintf(", byte %d of its input", e.Offset)
+	}
+	var unit string
+	switch e.Limit {
+	case "MaxConfig":
+		unit = "simultaneous parse states"
+	case "MaxStepWork":
+		unit = "units of work for one step"
+	case "MaxStackSize":
+		unit = "live parse-stack nodes and links"
+	}
+	return fmt.Sprintf("mask: grammar too ambiguous: %s at index %d%s needs more than %d %s (limit %s)", what, e.Index, at, e.Max, unit, e.Limit)
+}
+
+// Is reports whether target is ErrTooAmbiguous.
+func (e *LimitError) Is(target error) bool { return target == ErrTooAmbiguous }
+
+// Err returns the limit error FillMask reached in the current
+// configuration (then FillMask allows nothing and Accept returns it), or
+// nil.
+func (m *Matcher) Err() error { return m.err }
 
 // RejectError is returned by Accept and AcceptBytes for input the grammar
 // does not allow at that point. The matcher's state is unchanged.
@@ -91,7 +179,7 @@ func (m *Matcher) FillMask(bits []uint32) {
 		panic(fmt.Sprintf("mask: FillMask needs %d words, got %d", w, len(bits)))
 	}
 	bits = bits[:w]
-	if m.ended {
+	if m.ended || m.err != nil {
 		clear(bits)
 		return
 	}
@@ -99,8 +187,25 @@ func (m *Matcher) FillMask(bits []uint32) {
 	// first dense one) by copying, then OR the rest.
 	m.sets = m.sets[:0]
 	var first *tokenSet
+	dedup := len(m.cfg) > 4
+	if dedup {
+		clear(m.seen)
+	}
+	m.st.work = 0
 	for _, n := range m.cfg {
-		for _, s := range m.planFor(n).sets {
+		p := m.planFor(n)
+		if p == nil {
+			m.err = m.limit("MaxStepWork", -1, -1)
+			clear(bits)
+			return
+		}
+		for _, s := range p.sets {
+			if dedup {
+				if m.seen[s] {
+					continue
+				}
+				m.seen[s] = true
+			}
 			m.sets = append(m.sets, s)
 			if s.excl != nil {
 				if first == nil || first.excl == nil {
@@ -111,6 +216,7 @@ func (m *Matcher) FillMask(bits []uint32) {
 			}
 		}
 	}
+	m.work = m.st.work
 	if first != nil {
 		first.copyInto(bits)
 	} else {
@@ -180,19 +286,28 @@ type visitKey struct {
 // planFor returns the cached plan of stack top n: its level-1 set and,
 // while cross points remain, the levels below it through every path of
 // the graph-structured stack.
+//
+// Its work (stack nodes and predecessors visited) counts against
+// MaxStepWork, from m.st.work on; it returns nil when the budget runs out.
 func (m *Matcher) planFor(n node) *plan {
-	ck := m.c.classKey(n)
-	key := planKey{n.state, ck.cls, n.preds}
+	key := planKey{n.state, m.c.classKey(n).cls, n.preds}
 	if p, ok := m.plans[key]; ok {
 		return p
 	}
+	return m.newPlan(n, key)
+}
+
+// newPlan computes and caches the plan of stack top n (planFor's slow
+// path).
+func (m *Matcher) newPlan(n node, key planKey) *plan {
 	p := &plan{}
 	e := m.c.entryFor(n)
-	clear(m.seen)
+	seen := m.pseen
+	clear(seen)
 	clear(m.visit)
 	add := func(s *tokenSet) {
-		if s.n > 0 && !m.seen[s] {
-			m.seen[s] = true
+		if s.n > 0 && !seen[s] {
+			seen[s] = true
 			p.sets = append(p.sets, s)
 		}
 	}
@@ -200,16 +315,23 @@ func (m *Matcher) planFor(n node) *plan {
 	for _, s := range e.also {
 		add(s)
 	}
+	ok := true
 	var below func(e *ctxEntry, preds int32)
 	below = func(e *ctxEntry, preds int32) {
-		if len(e.cross) == 0 {
+		if len(e.cross) == 0 || !ok {
 			return
 		}
+		m.st.work += len(m.ar.sets[preds])
 		for _, pid := range m.ar.sets[preds] {
+			if m.st.work > MaxStepWork {
+				ok = false
+				return
+			}
 			if pid < 0 || m.visit[visitKey{e, pid}] {
 				continue
 			}
 			m.visit[visitKey{e, pid}] = true
+			m.st.work++
 			pn := m.ar.nodes[pid]
 			x := m.childEntry(e, pn)
 			add(x.in)
@@ -220,17 +342,39 @@ func (m *Matcher) planFor(n node) *plan {
 		}
 	}
 	below(e, n.preds)
+	if !ok {
+		return nil
+	}
 	m.plans[key] = p
 	return p
 }
 
 // childEntry returns the next level below entry e for frame node pn,
-// computing it on first use.
+// computing it on first use. The level depends only on e's cross points
+// and pn's class, so entries that agree in those share it (c.byCross):
+// the levels of a deep stack of equal frames are then a few entries, not
+// one per depth, which keeps planFor's walk linear in the stack.
 func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	c := m.c
 	k := c.classKey(pn)
 	c.mu.Lock()
 	x := e.next[k]
+	c.mu.Unlock()
+	if x != nil {
+		return x
+	}
+	m.crossKey = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(m.crossKey[:0], uint32(k.state)), uint32(k.cls))
+	for _, u := range e.cross {
+		m.crossKey = binary.LittleEndian.AppendUint32(m.crossKey, uint32(u))
+	}
+	c.mu.Lock()
+	x = c.byCross[string(m.crossKey)]
+	if x != nil {
+		if e.next == nil {
+			e.next = make(map[ctxKey]*ctxEntry)
+		}
+		e.next[k] = x
+	}
 	c.mu.Unlock()
 	if x != nil {
 		return x
@@ -277,6 +421,14 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	if old := e.next[k]; old != nil {
 		x = old
 	} else {
+		if old := c.byCross[string(m.crossKey)]; old != nil {
+			x = old
+		} else {
+			if c.byCross == nil {
+				c.byCross = make(map[string]*ctxEntry)
+			}
+			c.byCross[string(m.crossKey)] = x
+		}
 		if e.next == nil {
 			e.next = make(map[ctxKey]*ctxEntry)
 		}
@@ -297,7 +449,8 @@ func (m *Matcher) Ended() bool { return m.ended }
 
 // Accept advances over token tok. If the token is not allowed it returns
 // a *RejectError (or an error for an id out of range) and leaves the
-// state unchanged.
+// state unchanged; a step that would exceed a limit returns a
+// *LimitError.
 func (m *Matcher) Accept(tok int32) error {
 	v := m.c.v
 	if tok < 0 || int(tok) >= v.Size() {
@@ -309,6 +462,9 @@ func (m *Matcher) Accept(tok int32) error {
 	if m.ended {
 		return reject("the generation has already ended")
 	}
+	if m.err != nil {
+		return m.err
+	}
 	if v.IsEOG(tok) {
 		if !m.canEnd() {
 			return reject("end of generation before the grammar is complete")
@@ -317,21 +473,37 @@ func (m *Matcher) Accept(tok int32) error {
 		return nil
 	}
 	off := len(m.histBuf)
+	m.work = 0
 	switch v.Kind(tok) {
 	case TokenUnused:
 		return reject("unused token")
 	case TokenNormal:
-		next, err := m.stepBytes(v.Token(tok))
+		next, at, err := m.stepBytes(v.Token(tok))
 		if err != nil {
+			err.Token = tok
 			return err
 		}
-		m.histBuf = append(m.histBuf, next...)
+		if at < 0 {
+			m.histBuf = append(m.histBuf, next...)
+		}
 	}
 	// Token references.
 	m.st.begin()
 	m.st.out = m.st.out[:0]
+	m.st.work, m.st.budget = len(m.cfg), MaxStepWork
 	for _, n := range m.cfg {
 		m.st.stepTok(n, tok)
+	}
+	m.st.budget = 0
+	m.work = max(m.work, m.st.work)
+	if m.st.spent || m.st.overflow {
+		name := "MaxConfig"
+		if m.st.spent {
+			name = "MaxStepWork"
+		}
+		m.st.spent, m.st.overflow = false, false
+		m.histBuf = m.histBuf[:off]
+		return m.limit(name, -1, tok)
 	}
 	m.histBuf = append(m.histBuf, m.st.out...)
 	next := m.st.merge(m.histBuf[off:])
@@ -341,24 +513,48 @@ func (m *Matcher) Accept(tok int32) error {
 	}
 	if len(next) > MaxConfig {
 		m.histBuf = m.histBuf[:off]
-		return ErrTooAmbiguous
+		return m.limit("MaxConfig", -1, tok)
 	}
-	m.commit(off, len(next))
-	return nil
+	return m.commit(off, len(next), tok)
+}
+
+// limit returns the *LimitError of the step being taken.
+func (m *Matcher) limit(name string, offset int, tok int32) *LimitError {
+	e := &LimitError{Limit: name, Index: m.tokens, Offset: offset, Token: tok}
+	switch name {
+	case "MaxConfig":
+		e.Max = MaxConfig
+	case "MaxStepWork":
+		e.Max = MaxStepWork
+	case "MaxStackSize":
+		e.Max = MaxStackSize
+	}
+	return e
 }
 
 // stepBytes runs the current configuration over b and returns the result
-// (in scratch memory of the stepper); an empty result means rejected.
-func (m *Matcher) stepBytes(b []byte) ([]node, error) {
+// (in scratch memory of the stepper), or at ≥ 0, the offset of the first
+// byte no node can take, or a limit error (its Token is -1). Each byte
+// is a step of its own for MaxStepWork.
+func (m *Matcher) stepBytes(b []byte) (cfg []node, at int, err *LimitError) {
 	cur := m.cfg
-	for _, c := range b {
+	m.work = 0
+	m.st.budget = MaxStepWork
+	for i, c := range b {
+		m.st.work = len(cur)
 		next := m.st.stepConfig(cur, c)
-		if len(next) > MaxConfig || m.st.overflow {
-			m.st.overflow = false
-			return nil, ErrTooAmbiguous
-		}
-		if len(next) == 0 {
-			return nil, nil
+		m.work = max(m.work, m.st.work)
+		if m.st.spent || m.st.overflow || len(next) > MaxConfig || len(next) == 0 {
+			m.st.budget = 0
+			switch {
+			case m.st.spent:
+				m.st.spent, m.st.overflow = false, false
+				return nil, -1, m.limit("MaxStepWork", i, -1)
+			case len(next) > MaxConfig || m.st.overflow:
+				m.st.overflow = false
+				return nil, -1, m.limit("MaxConfig", i, -1)
+			}
+			return nil, i, nil
 		}
 		// Keep the result out of the stepper's buffer, which the next
 		// step reuses.
@@ -366,7 +562,8 @@ func (m *Matcher) stepBytes(b []byte) ([]node, error) {
 		cur = m.bufA
 		m.bufA, m.bufB = m.bufB, m.bufA
 	}
-	return cur, nil
+	m.st.budget = 0
+	return cur, -1, nil
 }
 
 // AcceptBytes advances over raw bytes, independently of tokenization.
@@ -376,30 +573,76 @@ func (m *Matcher) AcceptBytes(b []byte) error {
 	if m.ended {
 		return &RejectError{Token: -1, Index: m.tokens, Text: b, Reason: "the generation has already ended"}
 	}
-	cur := m.cfg
-	var bufA []node
-	for i, c := range b {
-		next := m.st.stepConfig(cur, c)
-		if len(next) > MaxConfig || m.st.overflow {
-			m.st.overflow = false
-			return ErrTooAmbiguous
-		}
-		if len(next) == 0 {
-			return &RejectError{Token: -1, Index: m.tokens, Offset: i, Text: b, Reason: fmt.Sprintf("byte %q is not a viable continuation", c)}
-		}
-		bufA = append(bufA[:0], next...)
-		cur = bufA
+	if m.err != nil {
+		return m.err
+	}
+	next, at, err := m.stepBytes(b)
+	if err != nil {
+		return err
+	}
+	if at >= 0 {
+		return &RejectError{Token: -1, Index: m.tokens, Offset: at, Text: b, Reason: fmt.Sprintf("byte %q is not a viable continuation", b[at])}
 	}
 	off := len(m.histBuf)
-	m.histBuf = append(m.histBuf, cur...)
-	m.commit(off, len(cur))
-	return nil
+	m.histBuf = append(m.histBuf, next...)
+	return m.commit(off, len(next), -1)
 }
 
-func (m *Matcher) commit(off, n int) {
+// commit makes the configuration histBuf[off:off+n] current, drops the
+// history Rollback can no longer reach and collects the stack nodes no
+// configuration reaches any more. If the live stack exceeds
+// MaxStackSize, the step is undone.
+func (m *Matcher) commit(off, n int, tok int32) error {
 	m.hist = append(m.hist, histStep{off: int32(off), n: int32(n)})
 	m.cfg = m.histBuf[off : off+n]
 	m.tokens++
+	if len(m.hist) > 2*MaxRollback+1 {
+		m.trimHistory()
+	}
+	if m.ar.size() > m.gcAt {
+		m.collect()
+		if live := m.ar.size(); live > MaxStackSize {
+			_ = m.Rollback(1)
+			return m.limit("MaxStackSize", -1, tok)
+		}
+	}
+	return nil
+}
+
+// trimHistory drops the configurations of all but the last MaxRollback
+// steps, moving the rest to the front of histBuf: amortized, one copy of
+// each configuration.
+func (m *Matcher) trimHistory() {
+	keep := m.hist[len(m.hist)-MaxRollback-1:]
+	base := keep[0].off
+	m.histBuf = m.histBuf[:copy(m.histBuf, m.histBuf[base:])]
+	for i := range keep {
+		keep[i].off -= base
+	}
+	m.hist = m.hist[:copy(m.hist, keep)]
+	last := m.hist[len(m.hist)-1]
+	m.cfg = m.histBuf[last.off : last.off+last.n]
+}
+
+// collect compacts the arena to the stack nodes the configurations of
+// the history reach and renumbers the cached plans; the next collection
+// runs when the arena has doubled again.
+func (m *Matcher) collect() {
+	setMap := m.ar.compact(m.histBuf)
+	if len(m.plans) > 0 {
+		plans := make(map[planKey]*plan, len(m.plans))
+		for k, p := range m.plans {
+			if ns := setMap[k.preds]; ns >= 0 {
+				k.preds = ns
+				plans[k] = p
+			}
+		}
+		m.plans = plans
+	}
+	m.gcAt = max(minCollect, 2*m.ar.size())
+	if minCollect < 0 {
+		m.gcAt = -1 // tests: collect after every step
+	}
 }
 
 func (m *Matcher) push(_ []node, ended bool) {
@@ -407,32 +650,40 @@ func (m *Matcher) push(_ []node, ended bool) {
 	m.hist = append(m.hist, histStep{off: last.off, n: last.n, ended: ended})
 	m.ended = ended
 	m.tokens++
+	if len(m.hist) > 2*MaxRollback+1 {
+		m.trimHistory()
+	}
 }
 
-// Rollback undoes the last n accepted tokens (or AcceptBytes calls).
+// Rollback undoes the last n accepted tokens (or AcceptBytes calls). At
+// most MaxRollback steps can be undone.
 func (m *Matcher) Rollback(n int) error {
-	if n < 0 || n > len(m.hist)-1 {
-		return fmt.Errorf("mask: cannot roll back %d steps: %d accepted", n, len(m.hist)-1)
+	if n < 0 || n > len(m.hist)-1 || n > MaxRollback {
+		if n > MaxRollback && n <= m.tokens {
+			return fmt.Errorf("mask: cannot roll back %d steps: at most %d can be undone (limit MaxRollback)", n, MaxRollback)
+		}
+		return fmt.Errorf("mask: cannot roll back %d steps: %d accepted", n, m.tokens)
 	}
 	if n == 0 {
 		return nil
 	}
+	m.err = nil
 	m.hist = m.hist[:len(m.hist)-n]
 	last := m.hist[len(m.hist)-1]
-	if last.ended {
-		m.ended = true
-	} else {
-		m.ended = false
-	}
+	m.ended = last.ended
 	m.histBuf = m.histBuf[:last.off+last.n]
 	m.cfg = m.histBuf[last.off : last.off+last.n]
 	m.tokens -= n
 	return nil
 }
 
-// Reset returns the matcher to the start of the grammar.
+// Reset returns the matcher to the start of the grammar. It keeps the
+// caches of contexts already seen.
 func (m *Matcher) Reset() {
-	_ = m.Rollback(len(m.hist) - 1)
+	m.histBuf = append(m.histBuf[:0], node{m.c.a.frames[0].start, 0, predsBottom})
+	m.hist = append(m.hist[:0], histStep{off: 0, n: 1})
+	m.cfg = m.histBuf[0:1]
+	m.ended, m.tokens, m.err = false, 0, nil
 }
 
 // maxForced bounds Forced's output: jump-forward gains little beyond a few
