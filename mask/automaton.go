@@ -55,7 +55,7 @@ type frame struct {
 	min, max      int32 // repetition bounds; max < 0 means unbounded
 	root          bool
 	nullable      bool // the frame's expression accepts ""; for the root, the grammar accepts ""
-	minLen        int32
+	minLen        int64
 	bodyKey       string // repetition frames: canonical body (see frameDef)
 	first_, last_ int32  // the frame's states are first_ .. last_-1
 }
@@ -74,7 +74,7 @@ type automaton struct {
 	sTarget []int32
 	states  []state    // all states of all frames
 	frames  []frame    // frame 0 is the root
-	minLen  []int32    // per state: fewest bytes to finish its frame (pop), calls included
+	minLen  []int64    // per state: fewest bytes to finish its frame (pop), calls included (saturated: see MaxMinLen)
 	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
 	first   []byteBits // per frame: bytes a visit of the frame can start with
 	limit   int        // state budget of this construction
@@ -737,9 +737,9 @@ func (a *automaton) computeReachPop() {
 // repetition frame the state values finish the current iteration; the
 // frame's minimum includes its minimum number of iterations.
 func (a *automaton) computeMinLen() {
-	const inf = int32(1 << 30)
+	const inf = MaxMinLen + 1
 	n := len(a.states)
-	a.minLen = make([]int32, n)
+	a.minLen = make([]int64, n)
 	for q := range a.minLen {
 		a.minLen[q] = inf
 	}
@@ -749,25 +749,25 @@ func (a *automaton) computeMinLen() {
 	rev, callers := a.reverseEdges()
 	// eval recomputes minLen[q] from its edges (for repetition frames: to
 	// the end of the current iteration).
-	eval := func(q int32) int32 {
+	eval := func(q int32) int64 {
 		best := inf
 		if a.canPopState(q) || (a.states[q].flags&stFinal != 0 && a.frames[a.states[q].frame].repeat && q != a.frames[a.states[q].frame].start) {
 			best = 0
 		}
 		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
 			if t >= 0 && a.minLen[t] < inf {
-				best = min(best, 1+a.minLen[t])
+				best = min(best, satAdd(1, a.minLen[t]))
 			}
 		}
 		st := &a.states[q]
 		for _, e := range st.toks {
 			if a.minLen[e.next] < inf {
-				best = min(best, 1+a.minLen[e.next])
+				best = min(best, satAdd(1, a.minLen[e.next]))
 			}
 		}
 		for _, e := range st.calls {
 			if fm := a.frames[e.callee].minLen; fm < inf && a.minLen[e.ret] < inf {
-				best = min(best, fm+a.minLen[e.ret])
+				best = min(best, satAdd(fm, a.minLen[e.ret]))
 			}
 		}
 		return best
@@ -800,7 +800,7 @@ func (a *automaton) computeMinLen() {
 		if q == f.start {
 			m := v
 			if f.repeat {
-				m *= max(f.min, 1)
+				m = satMul(m, int64(max(f.min, 1)))
 			}
 			if m < f.minLen {
 				f.minLen = m
@@ -810,6 +810,24 @@ func (a *automaton) computeMinLen() {
 			}
 		}
 	}
+}
+
+// MaxMinLen is the largest length the automaton's shortest-completion
+// arithmetic represents (Matcher.MinCompletion): lengths saturate there
+// instead of wrapping, so a grammar whose shortest sentence is longer
+// (nested counted repetitions across rules multiply: 2^62 bytes is four
+// levels of {100000}) reports at least MaxMinLen.
+const MaxMinLen = int64(1)<<62 - 1
+
+// satAdd returns a+b, at most MaxMinLen (a, b ≤ MaxMinLen).
+func satAdd(a, b int64) int64 { return min(a+b, MaxMinLen) }
+
+// satMul returns a·k, at most MaxMinLen (0 ≤ a ≤ MaxMinLen, k ≥ 0).
+func satMul(a, k int64) int64 {
+	if k != 0 && a > MaxMinLen/k {
+		return MaxMinLen
+	}
+	return a * k
 }
 
 // addClassBytes adds the bytes of class c.

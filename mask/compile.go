@@ -228,7 +228,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 // MemoryBytes estimates the memory held by the compiled automaton and its
 // mask cache (the shared vocabulary trie excluded).
 func (c *Compiled) MemoryBytes() int {
-	n := 4*len(c.a.trans) + 16*len(c.a.states) + 4*len(c.a.minLen)
+	n := 4*len(c.a.trans) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
 	var addEntry func(e *ctxEntry)
 	addEntry = func(e *ctxEntry) {

@@ -225,3 +225,61 @@ s ::= "a" s s | ""`,
 		crossCheck(t, g, v, 8, 80, 9)
 	}
 }
+
+// TestMinCompletionLarge checks the shortest-completion arithmetic on
+// lengths past 2^31: exact (it was capped at 2^30 and could wrap), and
+// saturated at MaxMinLen beyond 2^62.
+func TestMinCompletionLarge(t *testing.T) {
+	v := testVocab(t)
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"root ::= r3\nr1 ::= \"aaaaaaaaaa\"{100000}\nr2 ::= r1{1000}\nr3 ::= r2{100}", 100_000_000_000},
+		{"root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}", 2},
+		{"root ::= r5\nr1 ::= \"aaaaaaaaaa\"{100000}\nr2 ::= r1{100000}\nr3 ::= r2{100000}\nr4 ::= r3{100000}\nr5 ::= r4{1000}", int(mask.MaxMinLen)},
+	} {
+		g, err := gbnf.Parse(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mask.Compile(g, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.NewMatcher().MinCompletion(); got != tc.want {
+			t.Errorf("%q: MinCompletion = %d, want %d", tc.src, got, tc.want)
+		}
+	}
+	// After "x", the 2·10^10 bytes of r2.
+	g, _ := gbnf.Parse("root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}")
+	c, _ := mask.Compile(g, v)
+	m := c.NewMatcher()
+	if err := m.Accept('x'); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.MinCompletion(); got != 20_000_000_000 {
+		t.Errorf("after x: MinCompletion = %d, want 2e10", got)
+	}
+}
+
+// TestLeftRecursionMessage checks that indirect left recursion is
+// reported with its cycle of rules and the position of the first one,
+// also when the rules of the cycle are inlined into one frame.
+func TestLeftRecursionMessage(t *testing.T) {
+	v := testVocab(t)
+	for _, tc := range []struct{ src, want string }{
+		{"root ::= a\na ::= b \"x\"\nb ::= a \"y\" | \"z\"", "2:1: left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): a -> b -> a"},
+		{"root ::= expr\nexpr ::= term \"+\" expr | term\nterm ::= factor \"*\" term | factor\nfactor ::= call | [0-9]+\ncall ::= expr \"(\" \")\"", "expr -> term -> factor -> call -> expr"},
+		{"root ::= x? root \"a\" | \"b\"\nx ::= \"c\"", "1:1: left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): root -> root"},
+	} {
+		g, err := gbnf.Parse(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mask.Compile(g, v)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}

@@ -748,59 +748,60 @@ func (m *Matcher) hasTokEdges(cfg []node) bool {
 }
 
 // MinCompletion returns the fewest bytes that complete the output to a
-// sentence (0 if it can end now). The engine uses it to close out a
-// generation before its token budget runs out.
+// sentence (0 if it can end now), at most MaxMinLen (the arithmetic
+// saturates there). The engine uses it to close out a generation before
+// its token budget runs out.
 func (m *Matcher) MinCompletion() int {
 	if m.ended {
 		return 0
 	}
-	best := math.MaxInt
+	best := MaxMinLen
 	for _, n := range m.cfg {
 		best = min(best, m.stackMinLen(n))
 	}
-	return best
+	return int(best)
 }
 
 // stackMinLen returns the fewest bytes that pop a stack of n to bottom.
-func (m *Matcher) stackMinLen(n node) int {
+func (m *Matcher) stackMinLen(n node) int64 {
 	m.st.query()
 	return m.stackMinLenRec(n)
 }
 
-func (m *Matcher) stackMinLenRec(n node) int {
+func (m *Matcher) stackMinLenRec(n node) int64 {
 	a := m.c.a
 	f := &a.frames[a.states[n.state].frame]
-	var need int
+	var need int64
 	if f.repeat {
 		// Finish the current iteration, then the missing ones.
-		inIter := int(a.minLen[n.state])
+		inIter := a.minLen[n.state]
 		if n.state == f.start {
 			inIter = 0
 		}
-		missing := int(max(f.min-iterations(n.cnt), 0))
+		missing := int64(max(f.min-iterations(n.cnt), 0))
 		if st := &a.states[n.state]; n.state != f.start && st.flags&stReachPop == 0 {
 			// This iteration cannot end the repetition: one more.
 			missing = max(missing, 1)
 		}
-		need = inIter + missing*int(a.minLen[f.start])
+		need = satAdd(inIter, satMul(a.minLen[f.start], missing))
 	} else {
-		need = int(a.minLen[n.state])
+		need = a.minLen[n.state]
 		if n.state == f.start && f.root && f.nullable && m.ar.has(n.preds, bottom) {
 			need = 0
 		}
 	}
-	best := math.MaxInt / 2
+	best := MaxMinLen
 	for _, p := range m.ar.sets[n.preds] {
 		if p == bottom {
 			best = 0
 		} else if p >= 0 {
 			if m.st.firstVisit(p) {
-				m.st.qval[p] = int32(min(m.stackMinLenRec(m.ar.nodes[p]), math.MaxInt32))
+				m.st.qval[p] = m.stackMinLenRec(m.ar.nodes[p])
 			}
-			best = min(best, int(m.st.qval[p]))
+			best = min(best, m.st.qval[p])
 		}
 	}
-	return need + best
+	return satAdd(need, best)
 }
 
 // maxCompletion bounds ShortestCompletion's search, in bytes.

@@ -278,7 +278,7 @@ type stepper struct {
 	mark  []uint32 // per arena node: the step it was popped into
 	qgen  uint32   // current query (canEnd, canCross, crossIts, baseIt)
 	qmark []uint32 // per arena node: the query that visited it
-	qval  []int32  // per arena node: memoized baseIt in the current query
+	qval  []int64  // per arena node: memoized baseIt or stackMinLen in the current query
 }
 
 // charge adds n units of work and reports whether the step may go on.
@@ -329,7 +329,7 @@ func (s *stepper) firstVisit(p int32) bool {
 	if int(p) >= len(s.qmark) {
 		grow := len(s.ar.nodes) - len(s.qmark) + 64
 		s.qmark = append(s.qmark, make([]uint32, grow)...)
-		s.qval = append(s.qval, make([]int32, grow)...)
+		s.qval = append(s.qval, make([]int64, grow)...)
 	}
 	if s.qmark[p] == s.qgen {
 		return false
@@ -496,9 +496,9 @@ func (s *stepper) baseItRec(n node) int32 {
 			}
 		case p >= 0:
 			if s.firstVisit(p) {
-				s.qval[p] = s.baseItRec(s.ar.nodes[p])
+				s.qval[p] = int64(s.baseItRec(s.ar.nodes[p]))
 			}
-			best = min(best, s.qval[p])
+			best = min(best, int32(s.qval[p]))
 		}
 	}
 	return best
