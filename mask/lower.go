@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -326,6 +327,9 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 	if !l.reachable[g.Root] {
 		return nil, nil, fmt.Errorf("root rule %d out of range", g.Root)
 	}
+	if err := l.leftRecursion(); err != nil {
+		return nil, nil, err
+	}
 	// Frames for the root and every rule that is not inlined; the root is
 	// frame 0.
 	l.newRuleFrame(g.Root)
@@ -351,6 +355,26 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 		}
 	}
 	return l.frames, l, l.err
+}
+
+// leftRecursion reports left recursion that the rewriting of direct left
+// recursion leaves, naming the cycle of rules (the automaton, built from
+// frames, would only see the frames the cycle's rules were inlined into).
+func (l *lowerer) leftRecursion() error {
+	h := &gbnf.Grammar{Root: l.g.Root, Rules: make([]*gbnf.Rule, len(l.g.Rules))}
+	for i, r := range l.g.Rules {
+		body := l.bodies[i]
+		if !l.reachable[i] {
+			body = &gbnf.Node{Op: gbnf.OpEmpty}
+		}
+		h.Rules[i] = &gbnf.Rule{ID: r.ID, Name: r.Name, Pos: r.Pos, Body: body}
+	}
+	err := h.LeftRecursion()
+	var ge *gbnf.Error
+	if !errors.As(err, &ge) {
+		return err
+	}
+	return &Error{Pos: ge.Pos, Msg: "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): " + strings.TrimPrefix(ge.Msg, "left recursion: ")}
 }
 
 func (l *lowerer) frameRule(fi int32) gbnf.RuleID {
