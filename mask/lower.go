@@ -327,9 +327,6 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 	if !l.reachable[g.Root] {
 		return nil, nil, fmt.Errorf("root rule %d out of range", g.Root)
 	}
-	if err := l.leftRecursion(); err != nil {
-		return nil, nil, err
-	}
 	// Frames for the root and every rule that is not inlined; the root is
 	// frame 0.
 	l.newRuleFrame(g.Root)
@@ -357,24 +354,41 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 	return l.frames, l, l.err
 }
 
-// leftRecursion reports left recursion that the rewriting of direct left
-// recursion leaves, naming the cycle of rules (the automaton, built from
-// frames, would only see the frames the cycle's rules were inlined into).
-func (l *lowerer) leftRecursion() error {
-	h := &gbnf.Grammar{Root: l.g.Root, Rules: make([]*gbnf.Rule, len(l.g.Rules))}
-	for i, r := range l.g.Rules {
-		body := l.bodies[i]
-		if !l.reachable[i] {
-			body = &gbnf.Node{Op: gbnf.OpEmpty}
+// leftRecursionMsg starts the error of a grammar with left recursion.
+const leftRecursionMsg = "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): "
+
+// ruleLeftRecursion names the cycle of rules behind the left recursion
+// the automaton found: after the rewriting of direct left recursion, the
+// left corners of the reachable rules (the automaton only sees the
+// frames the cycle's rules were inlined into). It returns nil if it
+// finds none.
+func ruleLeftRecursion(g *gbnf.Grammar) error {
+	h := &gbnf.Grammar{Root: g.Root, Rules: make([]*gbnf.Rule, len(g.Rules))}
+	reachable := make([]bool, len(g.Rules))
+	stack := []gbnf.RuleID{g.Root}
+	reachable[g.Root] = true
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		walkRefs(g.Rules[id].Body, func(to gbnf.RuleID) {
+			if !reachable[to] {
+				reachable[to] = true
+				stack = append(stack, to)
+			}
+		})
+	}
+	for i, r := range g.Rules {
+		body := &gbnf.Node{Op: gbnf.OpEmpty}
+		if reachable[i] {
+			body = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
 		}
 		h.Rules[i] = &gbnf.Rule{ID: r.ID, Name: r.Name, Pos: r.Pos, Body: body}
 	}
-	err := h.LeftRecursion()
 	var ge *gbnf.Error
-	if !errors.As(err, &ge) {
-		return err
+	if !errors.As(h.LeftRecursion(), &ge) {
+		return nil
 	}
-	return &Error{Pos: ge.Pos, Msg: "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): " + strings.TrimPrefix(ge.Msg, "left recursion: ")}
+	return &Error{Pos: ge.Pos, Msg: leftRecursionMsg + strings.TrimPrefix(ge.Msg, "left recursion: ")}
 }
 
 func (l *lowerer) frameRule(fi int32) gbnf.RuleID {
@@ -1011,7 +1025,15 @@ func foldBounds(a, b, c, d int) (lo, hi int, ok bool) {
 	}
 	// Consecutive k, k+1 in c..d give adjacent or overlapping intervals
 	// iff (k+1)·a ≤ k·b + 1; the slack grows with k, so k = c decides.
-	if c != d && b != inf && (c+1)*a > c*b+1 {
+	// An unbounded b makes every interval unbounded but the one of k = 0,
+	// which is {0}: then a ≤ 1 is needed.
+	switch {
+	case c == d:
+	case b == inf:
+		if c == 0 && a > 1 {
+			return 0, 0, false
+		}
+	case (c+1)*a > c*b+1:
 		return 0, 0, false
 	}
 	if c*a > maxFoldedCount {

@@ -354,9 +354,12 @@ x ::= "a" | "ab" | "a" x "b" | x x`, []byte("aababbaabbabababab"))
 	f.Add(`root ::= ("[" root "]" | "a")*`, []byte(strings.Repeat("[", 500)+"a"))
 	v := testVocab(f)
 	f.Fuzz(func(t *testing.T, src string, input []byte) {
-		if len(src) > 300 || len(input) > 4000 {
+		if len(src) > 300 || len(input) > 2000 {
 			return
 		}
+		// The fuzzer stops a worker whose input runs for 10 s: stop
+		// after 256 steps' worth of the budget (under a second).
+		total := 0
 		g, err := gbnf.Parse(src)
 		if err != nil {
 			return
@@ -383,6 +386,9 @@ x ::= "a" | "ab" | "a" x "b" | x x`, []byte("aababbaabbabababab"))
 			}
 			if w := m.StepWork(); w > mask.MaxStepWork {
 				t.Fatalf("byte %d: a step of %d units succeeded (MaxStepWork %d)", i, w, mask.MaxStepWork)
+			}
+			if total += m.StepWork(); total > 256*mask.MaxStepWork {
+				return
 			}
 			if grown := m.StackSize() - before; grown > perUnit*(m.StepWork()+1)+64 {
 				t.Fatalf("byte %d: the stack grew by %d in a step of %d units", i, grown, m.StepWork())
