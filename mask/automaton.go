@@ -636,7 +636,7 @@ func (a *automaton) checkLeftRecursion() error {
 			for i, f := range cycle {
 				names[i] = a.frames[f].name
 			}
-			return &Error{Msg: "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): " + strings.Join(names, " -> ")}
+			return &Error{Msg: leftRecursionMsg + strings.Join(names, " -> ")}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,6 +179,12 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		a, err = buildAutomaton(defs, maxStates)
 	}
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && strings.HasPrefix(e.Msg, leftRecursionMsg) {
+			if re := ruleLeftRecursion(g); re != nil {
+				err = re
+			}
+		}
 		return nil, err
 	}
 	c := &Compiled{

@@ -215,6 +215,7 @@ func parseBytes(s string) (uint64, error) {
 //	  property schemas, in objects of K properties under one root
 //	  when per is given; draft=7 names draft-07 in $schema
 //	chain n=N: the grammar root ::= r0, rI ::= "a" r(I+1) "b", rN ::= "c"
+//	wide n=N: the grammar root ::= r0 | … | r(N-1), rI ::= "kI"
 //	chaininput n=N: the sentence of chain n=N
 //	repeat text=S n=N: S repeated N times (an input)
 func Generate(desc string) (kind string, text []byte, err error) {
@@ -304,6 +305,17 @@ func Generate(desc string) (kind string, text []byte, err error) {
 			fmt.Fprintf(&b, "r%d ::= \"a\" r%d \"b\"\n", i, i+1)
 		}
 		fmt.Fprintf(&b, "r%d ::= \"c\"\n", n)
+		return "grammar", b.Bytes(), err
+	case "wide":
+		n := num("n", 0)
+		b.WriteString("root ::= r0")
+		for i := 1; i < n; i++ {
+			fmt.Fprintf(&b, " | r%d", i)
+		}
+		b.WriteString("\n")
+		for i := range n {
+			fmt.Fprintf(&b, "r%d ::= \"k%d\"\n", i, i)
+		}
 		return "grammar", b.Bytes(), err
 	case "chaininput":
 		n := num("n", 0)
