@@ -86,12 +86,15 @@ const (
 	MaxStepWork = 1 << 18
 	// MaxStackSize bounds the graph-structured stack a matcher keeps:
 	// nodes plus predecessor-set members reachable from the
-	// configurations Rollback can reach, about 16 bytes each with their
-	// indexes. Memory is collected as the output grows, so a matcher
-	// holds at most about 2·MaxStackSize of them (≈70 MB) plus its
-	// history; queries that walk the whole stack (CanEnd,
-	// MinCompletion, Forced) stay within a few milliseconds.
-	MaxStackSize = 1 << 21
+	// configurations Rollback can reach. With their indexes they take
+	// about 60 bytes each, and the arena is collected when it has doubled,
+	// so a matcher's stack peaks at about 120 MB (measured: 500,000
+	// nested brackets of root ::= "[" root "]" | "a" reach the limit after
+	// 1.5 s with a live heap of 115 MB). Queries that walk the whole stack
+	// (CanEnd, MinCompletion, Forced) stay within a few milliseconds.
+	// Real grammars keep a few hundred: JSON 1,000 levels deep keeps
+	// about 2,000.
+	MaxStackSize = 1 << 20
 	// MaxRollback is the number of steps Rollback can undo. Older
 	// configurations are dropped as the output grows, so that a matcher's
 	// memory does not grow with the length of its output. The engine
@@ -112,17 +115,18 @@ var minCollect = 1 << 16
 type LimitError struct {
 	Limit  string // "MaxConfig", "MaxStepWork" or "MaxStackSize"
 	Max    int    // the limit's value
+	Op     string // "Accept", "AcceptBytes" or "FillMask"
 	Index  int    // the step: the number of tokens accepted before it
-	Offset int    // the byte of the step's input (token or AcceptBytes) at which it happened; -1 for FillMask and token references
-	Token  int32  // the token being accepted, or -1 (AcceptBytes, FillMask)
+	Offset int    // the byte of the step's input (the token's or AcceptBytes's) at which it happened; -1 when not at a byte (FillMask, a token reference)
+	Token  int32  // Accept: the token; else -1
 }
 
 func (e *LimitError) Error() string {
-	what := fmt.Sprintf("accepting token %d", e.Token)
-	switch {
-	case e.Offset < 0 && e.Token < 0:
-		what = "computing the mask"
-	case e.Token < 0:
+	what := "computing the mask"
+	switch e.Op {
+	case "Accept":
+		what = fmt.Sprintf("accepting token %d", e.Token)
+	case "AcceptBytes":
 		what = "accepting bytes"
 	}
 	at := ""
@@ -195,7 +199,7 @@ func (m *Matcher) FillMask(bits []uint32) {
 	for _, n := range m.cfg {
 		p := m.planFor(n)
 		if p == nil {
-			m.err = m.limit("MaxStepWork", -1, -1)
+			m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
 			clear(bits)
 			return
 		}
@@ -480,7 +484,7 @@ func (m *Matcher) Accept(tok int32) error {
 	case TokenNormal:
 		next, at, err := m.stepBytes(v.Token(tok))
 		if err != nil {
-			err.Token = tok
+			err.Op, err.Token = "Accept", tok
 			return err
 		}
 		if at < 0 {
@@ -503,7 +507,7 @@ func (m *Matcher) Accept(tok int32) error {
 		}
 		m.st.spent, m.st.overflow = false, false
 		m.histBuf = m.histBuf[:off]
-		return m.limit(name, -1, tok)
+		return m.limit(name, "Accept", -1, tok)
 	}
 	m.histBuf = append(m.histBuf, m.st.out...)
 	next := m.st.merge(m.histBuf[off:])
@@ -513,14 +517,14 @@ func (m *Matcher) Accept(tok int32) error {
 	}
 	if len(next) > MaxConfig {
 		m.histBuf = m.histBuf[:off]
-		return m.limit("MaxConfig", -1, tok)
+		return m.limit("MaxConfig", "Accept", -1, tok)
 	}
-	return m.commit(off, len(next), tok)
+	return m.commit(off, len(next), "Accept", tok)
 }
 
 // limit returns the *LimitError of the step being taken.
-func (m *Matcher) limit(name string, offset int, tok int32) *LimitError {
-	e := &LimitError{Limit: name, Index: m.tokens, Offset: offset, Token: tok}
+func (m *Matcher) limit(name, op string, offset int, tok int32) *LimitError {
+	e := &LimitError{Limit: name, Op: op, Index: m.tokens, Offset: offset, Token: tok}
 	switch name {
 	case "MaxConfig":
 		e.Max = MaxConfig
@@ -534,25 +538,32 @@ func (m *Matcher) limit(name string, offset int, tok int32) *LimitError {
 
 // stepBytes runs the current configuration over b and returns the result
 // (in scratch memory of the stepper), or at ≥ 0, the offset of the first
-// byte no node can take, or a limit error (its Token is -1). Each byte
-// is a step of its own for MaxStepWork.
+// byte no node can take, or a limit error (Op "AcceptBytes"). Each byte
+// is a step of its own for MaxStepWork, and the stack is collected
+// between bytes when it has doubled, so that a long input stays within
+// MaxStackSize too.
 func (m *Matcher) stepBytes(b []byte) (cfg []node, at int, err *LimitError) {
-	cur := m.cfg
 	m.work = 0
 	m.st.budget = MaxStepWork
+	cfg, at, err = m.stepBudgeted(b)
+	m.st.budget = 0
+	return cfg, at, err
+}
+
+func (m *Matcher) stepBudgeted(b []byte) (cfg []node, at int, err *LimitError) {
+	cur := m.cfg
 	for i, c := range b {
 		m.st.work = len(cur)
 		next := m.st.stepConfig(cur, c)
 		m.work = max(m.work, m.st.work)
 		if m.st.spent || m.st.overflow || len(next) > MaxConfig || len(next) == 0 {
-			m.st.budget = 0
 			switch {
 			case m.st.spent:
 				m.st.spent, m.st.overflow = false, false
-				return nil, -1, m.limit("MaxStepWork", i, -1)
+				return nil, -1, m.limit("MaxStepWork", "AcceptBytes", i, -1)
 			case len(next) > MaxConfig || m.st.overflow:
 				m.st.overflow = false
-				return nil, -1, m.limit("MaxConfig", i, -1)
+				return nil, -1, m.limit("MaxConfig", "AcceptBytes", i, -1)
 			}
 			return nil, i, nil
 		}
@@ -561,8 +572,13 @@ func (m *Matcher) stepBytes(b []byte) (cfg []node, at int, err *LimitError) {
 		m.bufA = append(m.bufA[:0], next...)
 		cur = m.bufA
 		m.bufA, m.bufB = m.bufB, m.bufA
+		if m.ar.size() > m.gcAt && i+1 < len(b) {
+			m.collect(cur)
+			if m.ar.size() > MaxStackSize {
+				return nil, -1, m.limit("MaxStackSize", "AcceptBytes", i, -1)
+			}
+		}
 	}
-	m.st.budget = 0
 	return cur, -1, nil
 }
 
@@ -585,14 +601,14 @@ func (m *Matcher) AcceptBytes(b []byte) error {
 	}
 	off := len(m.histBuf)
 	m.histBuf = append(m.histBuf, next...)
-	return m.commit(off, len(next), -1)
+	return m.commit(off, len(next), "AcceptBytes", -1)
 }
 
 // commit makes the configuration histBuf[off:off+n] current, drops the
 // history Rollback can no longer reach and collects the stack nodes no
 // configuration reaches any more. If the live stack exceeds
 // MaxStackSize, the step is undone.
-func (m *Matcher) commit(off, n int, tok int32) error {
+func (m *Matcher) commit(off, n int, op string, tok int32) error {
 	m.hist = append(m.hist, histStep{off: int32(off), n: int32(n)})
 	m.cfg = m.histBuf[off : off+n]
 	m.tokens++
@@ -600,10 +616,10 @@ func (m *Matcher) commit(off, n int, tok int32) error {
 		m.trimHistory()
 	}
 	if m.ar.size() > m.gcAt {
-		m.collect()
-		if live := m.ar.size(); live > MaxStackSize {
+		m.collect(nil)
+		if m.ar.size() > MaxStackSize {
 			_ = m.Rollback(1)
-			return m.limit("MaxStackSize", -1, tok)
+			return m.limit("MaxStackSize", op, -1, tok)
 		}
 	}
 	return nil
@@ -624,11 +640,18 @@ func (m *Matcher) trimHistory() {
 	m.cfg = m.histBuf[last.off : last.off+last.n]
 }
 
-// collect compacts the arena to the stack nodes the configurations of
-// the history reach and renumbers the cached plans; the next collection
-// runs when the arena has doubled again.
-func (m *Matcher) collect() {
+// collect compacts the arena to the stack nodes that the configurations
+// of the history and extra (a configuration being built, rewritten in
+// place) reach, and renumbers the cached plans; the next collection runs
+// when the arena has doubled again.
+func (m *Matcher) collect(extra []node) {
+	n := len(m.histBuf)
+	m.histBuf = append(m.histBuf, extra...)
 	setMap := m.ar.compact(m.histBuf)
+	copy(extra, m.histBuf[n:])
+	m.histBuf = m.histBuf[:n]
+	last := m.hist[len(m.hist)-1]
+	m.cfg = m.histBuf[last.off : last.off+last.n]
 	if len(m.plans) > 0 {
 		plans := make(map[planKey]*plan, len(m.plans))
 		for k, p := range m.plans {
