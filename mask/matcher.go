@@ -75,14 +75,15 @@ func (c *Compiled) NewMatcher() *Matcher {
 const (
 	// MaxStepWork bounds the work of one step: advancing the
 	// configuration over one byte (Accept and AcceptBytes count each byte
-	// of their input separately), or computing the mask of a
-	// configuration met for the first time (FillMask). A unit is one
-	// stack node stepped or one predecessor or set member looked at,
-	// about 5–20 ns: a step costs at most a few milliseconds. The bench
-	// grammars need at most a few hundred units per byte; the budget is
-	// reached only by grammars ambiguous enough that the parses of the
-	// output so far cannot be merged (s ::= "a" s s | "" after about
-	// 1,400 bytes).
+	// of their input separately), or computing the mask plans of a
+	// configuration met for the first time (FillMask; a visit of a
+	// (level, stack node) pair and a first-use walk of the trie weigh
+	// more, see planVisitCost). A unit is one stack node merged or one
+	// predecessor or set member looked at, a few nanoseconds: a byte at
+	// the budget takes 2–3 ms, a mask 3–30 ms. The bench grammars need
+	// at most ten units per byte and per mask; the budget is reached only
+	// by grammars ambiguous enough that the parses of the output so far
+	// cannot be merged (s ::= "a" s s | "" at byte 513).
 	MaxStepWork = 1 << 18
 	// MaxStackSize bounds the graph-structured stack a matcher keeps:
 	// nodes plus predecessor-set members reachable from the
@@ -190,34 +191,60 @@ func (m *Matcher) FillMask(bits []uint32) {
 	// Collect the sets of every stack; apply one with exclusions (or the
 	// first dense one) by copying, then OR the rest.
 	m.sets = m.sets[:0]
-	var first *tokenSet
 	dedup := len(m.cfg) > 4
 	if dedup {
 		clear(m.seen)
 	}
 	m.st.work = 0
-	for _, n := range m.cfg {
-		p := m.planFor(n)
-		if p == nil {
-			m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
-			clear(bits)
-			return
-		}
-		for _, s := range p.sets {
-			if dedup {
-				if m.seen[s] {
-					continue
+	if len(m.cfg) > sharedPlanTops {
+		// Many tops: their stacks share most of what lies below, so one
+		// walk of the levels for all of them (not cached per top) does
+		// what a plan per top would do many times over.
+		clear(m.visit)
+		for _, n := range m.cfg {
+			key := planKey{n.state, m.c.classKey(n).cls, n.preds}
+			if p, ok := m.plans[key]; ok {
+				for _, s := range p.sets {
+					m.addMaskSet(s, dedup)
 				}
-				m.seen[s] = true
+				continue
 			}
-			m.sets = append(m.sets, s)
-			if s.excl != nil {
-				if first == nil || first.excl == nil {
-					first = s
-				}
-			} else if first == nil && s.bits != nil {
+			e := m.c.entryFor(n)
+			m.addMaskSet(e.in, dedup)
+			for _, s := range e.also {
+				m.addMaskSet(s, dedup)
+			}
+			if !m.levels(e, n.preds, nil) {
+				m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
+				clear(bits)
+				return
+			}
+		}
+	} else {
+		for _, n := range m.cfg {
+			p := m.planFor(n)
+			if p == nil {
+				m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
+				clear(bits)
+				return
+			}
+			if !dedup {
+				m.sets = append(m.sets, p.sets...)
+				continue
+			}
+			for _, s := range p.sets {
+				m.addMaskSet(s, true)
+			}
+		}
+	}
+	var first *tokenSet
+	for _, s := range m.sets {
+		if s.excl != nil {
+			if first == nil || first.excl == nil {
 				first = s
 			}
+		} else if first == nil && s.bits != nil {
+			first = s
 		}
 	}
 	m.work = m.st.work
@@ -282,6 +309,18 @@ type planKey struct {
 	state, cls, preds int32
 }
 
+// Weights of the mask's work in MaxStepWork units, which are calibrated
+// on stepping a stack node (a few nanoseconds): visiting a (level, stack
+// node) pair costs map operations, and the first use of a level walks
+// part of the token trie (tens of microseconds; bulk acceptance makes the
+// walk much cheaper than the subtrees below its cross points). A cold
+// mask of a real grammar needs a handful of walks; a mask at the budget
+// takes a few milliseconds.
+const (
+	planVisitCost = 16
+	levelWalkCost = 1024
+)
+
 type visitKey struct {
 	e *ctxEntry
 	p int32
@@ -306,51 +345,82 @@ func (m *Matcher) planFor(n node) *plan {
 func (m *Matcher) newPlan(n node, key planKey) *plan {
 	p := &plan{}
 	e := m.c.entryFor(n)
-	seen := m.pseen
-	clear(seen)
+	clear(m.pseen)
 	clear(m.visit)
-	add := func(s *tokenSet) {
-		if s.n > 0 && !seen[s] {
-			seen[s] = true
-			p.sets = append(p.sets, s)
-		}
-	}
-	add(e.in)
+	m.addPlanSet(p, e.in)
 	for _, s := range e.also {
-		add(s)
+		m.addPlanSet(p, s)
 	}
-	ok := true
-	var below func(e *ctxEntry, preds int32)
-	below = func(e *ctxEntry, preds int32) {
-		if len(e.cross) == 0 || !ok {
-			return
-		}
-		m.st.work += len(m.ar.sets[preds])
-		for _, pid := range m.ar.sets[preds] {
-			if m.st.work > MaxStepWork {
-				ok = false
-				return
-			}
-			if pid < 0 || m.visit[visitKey{e, pid}] {
-				continue
-			}
-			m.visit[visitKey{e, pid}] = true
-			m.st.work++
-			pn := m.ar.nodes[pid]
-			x := m.childEntry(e, pn)
-			add(x.in)
-			for _, s := range x.also {
-				add(s)
-			}
-			below(x, pn.preds)
-		}
-	}
-	below(e, n.preds)
-	if !ok {
+	if !m.levels(e, n.preds, p) {
 		return nil
 	}
 	m.plans[key] = p
 	return p
+}
+
+// sharedPlanTops is the most stack tops FillMask gives a cached plan
+// each; beyond, one walk of the levels serves them all.
+const sharedPlanTops = 8
+
+// addMaskSet adds s to the sets of the mask being filled (dedup: once).
+func (m *Matcher) addMaskSet(s *tokenSet, dedup bool) {
+	if s.n == 0 {
+		return
+	}
+	if dedup {
+		if m.seen[s] {
+			return
+		}
+		m.seen[s] = true
+	}
+	m.sets = append(m.sets, s)
+}
+
+// addPlanSet adds s to plan p, once.
+func (m *Matcher) addPlanSet(p *plan, s *tokenSet) {
+	if s.n > 0 && !m.pseen[s] {
+		m.pseen[s] = true
+		p.sets = append(p.sets, s)
+	}
+}
+
+// levels adds the sets of the levels below entry e through the stacks of
+// the predecessor set preds: to plan p, or to the mask being filled when
+// p is nil. (Level, stack node) pairs already in m.visit are skipped. Its
+// work counts against MaxStepWork from m.st.work on; it reports false
+// when the budget runs out.
+func (m *Matcher) levels(e *ctxEntry, preds int32, p *plan) bool {
+	if len(e.cross) == 0 {
+		return true
+	}
+	m.st.work += len(m.ar.sets[preds])
+	for _, pid := range m.ar.sets[preds] {
+		if m.st.work > MaxStepWork {
+			return false
+		}
+		if pid < 0 || m.visit[visitKey{e, pid}] {
+			continue
+		}
+		m.visit[visitKey{e, pid}] = true
+		m.st.work += planVisitCost
+		pn := m.ar.nodes[pid]
+		x := m.childEntry(e, pn)
+		if p != nil {
+			m.addPlanSet(p, x.in)
+			for _, s := range x.also {
+				m.addPlanSet(p, s)
+			}
+		} else {
+			m.addMaskSet(x.in, true)
+			for _, s := range x.also {
+				m.addMaskSet(s, true)
+			}
+		}
+		if !m.levels(x, pn.preds, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // childEntry returns the next level below entry e for frame node pn,
@@ -397,6 +467,8 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		if w == nil {
 			w = newWalker(c)
 		}
+		// A first-use walk counts against FillMask's MaxStepWork.
+		m.st.work += levelWalkCost
 		w0 := w.units()
 		w.take()
 		x, err = w.runLevel(rest, pn)

@@ -26,6 +26,8 @@
 //	n:     generate: the byte budget; walk: the most mask steps
 //	seed:  generate, walk: the random seed (default 1)
 //	noend: true: walk never draws an end-of-generation token
+//	maskevery: N: check fills the mask after every N bytes (and fails
+//	       with the matcher's limit error, if any)
 //	lenient: true to convert the schema in lenient mode
 //	want:  ok, or "error TEXT": the run must fail with an error whose
 //	       text contains TEXT (typically the name of the limit)
@@ -75,6 +77,7 @@ type Case struct {
 	Seed    uint64
 	Lenient bool
 	NoEnd   bool   // walk: never draw an end-of-generation token
+	MaskN   int    // check: fill the mask every MaskN bytes (0: never)
 	WantErr string // "" for success
 	Alloc   uint64 // bound on TotalAlloc (0: none)
 	Heap    uint64 // bound on the sampled live heap (0: none)
@@ -161,6 +164,8 @@ func Parse(file string, data []byte) (*Case, error) {
 			c.Lenient = v == "true"
 		case "noend":
 			c.NoEnd = v == "true"
+		case "maskevery":
+			c.MaskN, err = strconv.Atoi(v)
 		case "want":
 			if v != "ok" {
 				var found bool
@@ -373,8 +378,21 @@ func (c *Case) Run(ctx context.Context, v *mask.Vocab) error {
 	m := cm.NewMatcher()
 	switch c.Mode {
 	case "check":
-		if err := m.AcceptBytes(c.Input); err != nil {
-			return err
+		step := len(c.Input)
+		if c.MaskN > 0 {
+			step = c.MaskN
+		}
+		words := make([]uint32, cm.Words())
+		for i := 0; i < len(c.Input); i += step {
+			if err := m.AcceptBytes(c.Input[i:min(i+step, len(c.Input))]); err != nil {
+				return err
+			}
+			if c.MaskN > 0 {
+				m.FillMask(words)
+				if err := m.Err(); err != nil {
+					return err
+				}
+			}
 		}
 		if !m.CanEnd() {
 			return fmt.Errorf("the input is a prefix, not a sentence, of the grammar")
