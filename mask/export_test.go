@@ -124,8 +124,9 @@ func (c *Compiled) SliceStates() int {
 	return n
 }
 
-// StepWork returns the most work (MaxStepWork units) one step of the
-// matcher's last Accept, AcceptBytes or FillMask took.
+// StepWork returns the work (MaxStepWork units) of the matcher's last
+// step: the last byte of its last Accept or AcceptBytes, or its last
+// FillMask.
 func (m *Matcher) StepWork() int { return m.work }
 
 // StackSize returns the size of the matcher's arena (MaxStackSize units).

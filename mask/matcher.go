@@ -25,7 +25,7 @@ type Matcher struct {
 	tokens  int        // number of tokens accepted
 	err     error      // sticky: a limit FillMask reached in this configuration
 	gcAt    int        // arena size at which the next collection runs
-	work    int        // the most work (MaxStepWork units) of one step of the last call
+	work    int        // the work (MaxStepWork units) of the last step: the last byte of Accept or AcceptBytes, or FillMask
 
 	plans    map[planKey]*plan
 	seen     map[*tokenSet]bool // FillMask: sets already in the mask
@@ -228,12 +228,14 @@ func (m *Matcher) FillMask(bits []uint32) {
 				clear(bits)
 				return
 			}
-			if !dedup {
-				m.sets = append(m.sets, p.sets...)
-				continue
-			}
 			for _, s := range p.sets {
-				m.addMaskSet(s, true)
+				if dedup {
+					if m.seen[s] {
+						continue
+					}
+					m.seen[s] = true
+				}
+				m.sets = append(m.sets, s)
 			}
 		}
 	}
@@ -615,10 +617,10 @@ func (m *Matcher) limit(name, op string, offset int, tok int32) *LimitError {
 // between bytes when it has doubled, so that a long input stays within
 // MaxStackSize too.
 func (m *Matcher) stepBytes(b []byte) (cfg []node, at int, err *LimitError) {
-	m.work = 0
 	m.st.budget = MaxStepWork
 	cfg, at, err = m.stepBudgeted(b)
 	m.st.budget = 0
+	m.work = m.st.work
 	return cfg, at, err
 }
 
@@ -627,7 +629,6 @@ func (m *Matcher) stepBudgeted(b []byte) (cfg []node, at int, err *LimitError) {
 	for i, c := range b {
 		m.st.work = len(cur)
 		next := m.st.stepConfig(cur, c)
-		m.work = max(m.work, m.st.work)
 		if m.st.spent || m.st.overflow || len(next) > MaxConfig || len(next) == 0 {
 			switch {
 			case m.st.spent:
@@ -644,7 +645,7 @@ func (m *Matcher) stepBudgeted(b []byte) (cfg []node, at int, err *LimitError) {
 		m.bufA = append(m.bufA[:0], next...)
 		cur = m.bufA
 		m.bufA, m.bufB = m.bufB, m.bufA
-		if m.ar.size() > m.gcAt && i+1 < len(b) {
+		if i+1 < len(b) && m.ar.size() > m.gcAt {
 			m.collect(cur)
 			if m.ar.size() > MaxStackSize {
 				return nil, -1, m.limit("MaxStackSize", "AcceptBytes", i, -1)
@@ -684,6 +685,15 @@ func (m *Matcher) commit(off, n int, op string, tok int32) error {
 	m.hist = append(m.hist, histStep{off: int32(off), n: int32(n)})
 	m.cfg = m.histBuf[off : off+n]
 	m.tokens++
+	if len(m.hist) > 2*MaxRollback+1 || m.ar.size() > m.gcAt {
+		return m.settle(op, tok)
+	}
+	return nil
+}
+
+// settle is commit's rare part: trimming the history and collecting the
+// stack.
+func (m *Matcher) settle(op string, tok int32) error {
 	if len(m.hist) > 2*MaxRollback+1 {
 		m.trimHistory()
 	}
