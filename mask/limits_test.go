@@ -11,6 +11,20 @@ import (
 	"github.com/structgen/structgen/mask"
 )
 
+// compileSrc parses and compiles src against v.
+func compileSrc(t testing.TB, src string, v *mask.Vocab) *mask.Compiled {
+	t.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestFoldRepeat checks that nested repetitions folded into one counter
 // (and those that must not be folded) keep their exact language: masks
 // against the Earley reference along random walks. Large bounds fold into
@@ -51,15 +65,7 @@ x ::= "ab"`, // (ab){2,}
 		{`root ::= ("a"{50,60}){3,90}`, 3}, // not folded
 		{`root ::= ("a"{1000} | "aa"{499}){1000}`, 4},
 	} {
-		g, err := gbnf.Parse(tc.src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.FrameNames(); len(got) != tc.frames {
+		if got := compileSrc(t, tc.src, v).FrameNames(); len(got) != tc.frames {
 			t.Errorf("%s: frames %v, want %d", tc.src, got, tc.frames)
 		}
 	}
@@ -102,20 +108,9 @@ func TestChainLinear(t *testing.T) {
 // ErrTooAmbiguous), and the matcher is unchanged.
 func TestMatcherLimits(t *testing.T) {
 	v := testVocab(t)
-	compile := func(src string) *mask.Compiled {
-		g, err := gbnf.Parse(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
 	// s ::= "a" s s | "": the parses of a^n cannot be merged; the work of
 	// a byte grows with n².
-	c := compile("root ::= s\ns ::= \"a\" s s | \"\"")
+	c := compileSrc(t, "root ::= s\ns ::= \"a\" s s | \"\"", v)
 	m := c.NewMatcher()
 	var err error
 	n := 0
@@ -157,14 +152,7 @@ func TestMatcherHistoryBounded(t *testing.T) {
 	v := testVocab(t)
 	// A counter and a nesting that grows the stack: "[" x* "]" inside
 	// a{0,100000}.
-	g, err := gbnf.Parse("root ::= (\"a\" | \"[\" root \"]\"){0,100000}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := mask.Compile(g, v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := compileSrc(t, "root ::= (\"a\" | \"[\" root \"]\"){0,100000}", v)
 	m := c.NewMatcher()
 	words := make([]uint32, c.Words())
 	doc := strings.Repeat("a[a[a]a]", 5000) // 40,000 steps
@@ -243,22 +231,12 @@ func TestMinCompletionLarge(t *testing.T) {
 		{"root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}", 2},
 		{"root ::= r5\nr1 ::= \"aaaaaaaaaa\"{100000}\nr2 ::= r1{100000}\nr3 ::= r2{100000}\nr4 ::= r3{100000}\nr5 ::= r4{1000}", int(mask.MaxMinLen)},
 	} {
-		g, err := gbnf.Parse(tc.src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.NewMatcher().MinCompletion(); got != tc.want {
+		if got := compileSrc(t, tc.src, v).NewMatcher().MinCompletion(); got != tc.want {
 			t.Errorf("%q: MinCompletion = %d, want %d", tc.src, got, tc.want)
 		}
 	}
 	// After "x", the 2·10^10 bytes of r2.
-	g, _ := gbnf.Parse("root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}")
-	c, _ := mask.Compile(g, v)
-	m := c.NewMatcher()
+	m := compileSrc(t, "root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}", v).NewMatcher()
 	if err := m.Accept('x'); err != nil {
 		t.Fatal(err)
 	}

@@ -94,9 +94,12 @@ func (ar *arena) intern(n node) int32 {
 	}
 }
 
-func (ar *arena) grow() {
-	ar.table = make([]int32, 2*len(ar.table))
-	mask := uint64(len(ar.table) - 1)
+func (ar *arena) grow() { ar.rehash(2 * len(ar.table)) }
+
+// rehash rebuilds the node table with size slots (a power of two).
+func (ar *arena) rehash(size int) {
+	ar.table = make([]int32, size)
+	mask := uint64(size - 1)
 	for id, n := range ar.nodes {
 		i := hashNode(n) & mask
 		for ar.table[i] != 0 {
@@ -207,15 +210,7 @@ func (ar *arena) compact(roots []node) []int32 {
 		sets = append(sets, out)
 	}
 	ar.nodes, ar.sets, ar.single = nodes, sets, single
-	ar.table = make([]int32, max(1024, 1<<bits.Len(uint(4*len(nodes)))))
-	mask := uint64(len(ar.table) - 1)
-	for id, n := range ar.nodes {
-		i := hashNode(n) & mask
-		for ar.table[i] != 0 {
-			i = (i + 1) & mask
-		}
-		ar.table[i] = int32(id) + 1
-	}
+	ar.rehash(max(1024, 1<<bits.Len(uint(4*len(nodes)))))
 	for i := range roots {
 		roots[i].preds = setMap[roots[i].preds]
 	}
