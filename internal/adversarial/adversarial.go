@@ -221,6 +221,7 @@ func parseBytes(s string) (uint64, error) {
 //	  when per is given; draft=7 names draft-07 in $schema
 //	chain n=N: the grammar root ::= r0, rI ::= "a" r(I+1) "b", rN ::= "c"
 //	wide n=N: the grammar root ::= r0 | … | r(N-1), rI ::= "kI"
+//	numbers n=N literal=L: the schema {"enum":[L, L, …]} with N values
 //	chaininput n=N: the sentence of chain n=N
 //	repeat text=S n=N: S repeated N times (an input)
 func Generate(desc string) (kind string, text []byte, err error) {
@@ -322,6 +323,17 @@ func Generate(desc string) (kind string, text []byte, err error) {
 			fmt.Fprintf(&b, "r%d ::= \"k%d\"\n", i, i)
 		}
 		return "grammar", b.Bytes(), err
+	case "numbers":
+		n := num("n", 0)
+		b.WriteString(`{"enum":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(args["literal"])
+		}
+		b.WriteString("]}")
+		return "schema", b.Bytes(), err
 	case "chaininput":
 		n := num("n", 0)
 		return "input", []byte(strings.Repeat("a", n) + "c" + strings.Repeat("b", n)), err
