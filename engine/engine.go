@@ -525,7 +525,6 @@ func (e *Engine) constraint(ctx context.Context, o *options) (*constraint, error
 // build converts (a schema) and compiles a constraint; closing done stops
 // it (mask.ErrCanceled).
 func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
-	start := time.Now() // the compiler's eager budget covers the conversion too
 	con := &constraint{src: o.grammar, schemaLen: len(o.schema)}
 	if o.schema != nil {
 		var copts []jsonschema2gbnf.Option
@@ -555,7 +554,7 @@ func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start, Done: done})
+	c, err := mask.CompileWith(g, e.vocab, mask.Options{Done: done})
 	if err != nil {
 		return nil, err
 	}

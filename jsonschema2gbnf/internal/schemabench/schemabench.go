@@ -114,13 +114,18 @@ func Matcher(v *mask.Vocab) Accept { return MatcherWalks(v, mask.Options{}, nil)
 // Walks configures random generations run right after each compilation
 // (before the instance checks), timing every mask step: what a decoder
 // meets on the states the compiler left to first use (see
-// mask.DefaultEagerBudget). Results are appended per grammar.
+// mask.DefaultEagerWork). Results are appended per grammar.
 type Walks struct {
 	Walks, Steps int   // generations per grammar, mask steps per generation at most
 	Seed         int64 // of the token choices
 
 	First []time.Duration // per grammar: the first mask (FillMask) after Compile
 	Max   []time.Duration // per grammar: the slowest step (FillMask + Accept)
+	// Deterministic: the work units (mask.Compiled.LazyWork) of the
+	// computations on first use, per step that had some, and per grammar
+	// the most in one step.
+	FirstUse    []int64
+	FirstUseMax []int64
 
 	last *mask.Compiled // the grammar prepared last, not yet walked
 }
@@ -130,9 +135,10 @@ func (w *Walks) Run() {
 	if w.last == nil {
 		return
 	}
-	first, slowest := w.run(w.last)
+	first, slowest, most := w.run(w.last)
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
+	w.FirstUseMax = append(w.FirstUseMax, most)
 	w.last = nil
 }
 
@@ -161,7 +167,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // fills the mask, then accepts a token drawn uniformly from the allowed
 // ones; a generation ends at an end-of-generation token, when nothing is
 // allowed, or after Steps steps.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64) {
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
 	bits := make([]uint32, (v.Size()+31)/32)
@@ -169,9 +175,14 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
 	for g := 0; g < w.Walks; g++ {
 		m := cm.NewMatcher()
 		for step := 0; step < w.Steps; step++ {
+			_, u0 := cm.LazyWork()
 			t0 := time.Now()
 			m.FillMask(bits)
 			d := time.Since(t0)
+			if _, u1 := cm.LazyWork(); u1 > u0 {
+				w.FirstUse = append(w.FirstUse, u1-u0)
+				most = max(most, u1-u0)
+			}
 			if g == 0 && step == 0 {
 				first = d
 			}
@@ -195,7 +206,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
 			}
 		}
 	}
-	return first, slowest
+	return first, slowest, most
 }
 
 // Result is the outcome for one schema.

@@ -1,4 +1,4 @@
-package mask
+package vocab
 
 import (
 	"encoding/json"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/sharedtest"
 )
 
@@ -416,33 +415,14 @@ func TestJSONSkipDepth(t *testing.T) {
 // The Llama 3.2 folder (encoder.json + vocab.bpe) lists only the regular
 // tokens: LoadVocab says so instead of returning a vocabulary without end
 // tokens, hands that vocabulary over in the error (its matchers still say
-// when the grammar may end), and finds the end tokens once the folder has
-// the special-token files.
+// when the grammar may end: mask's TestNoEOGVocab), and finds the end
+// tokens once the folder has the special-token files.
 func TestLlama32FolderEOG(t *testing.T) {
 	src := sharedtest.Path(t, "corpus", "vocab", "hf", "llama3.2")
 	_, err := LoadVocab(src)
 	var ne *NoEOGError
 	if !errors.As(err, &ne) || ne.Vocab.Size() != 128000 || len(ne.Vocab.EOG()) != 0 {
 		t.Fatalf("LoadVocab(%s) = %v, want a *NoEOGError with the 128,000 regular tokens", src, err)
-	}
-	g, err := gbnf.Parse(`root ::= "{" [a-z]+ "}"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compile(g, ne.Vocab)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := c.NewMatcher()
-	if err := m.AcceptBytes([]byte("{ab}")); err != nil || !m.CanEnd() {
-		t.Fatalf("AcceptBytes: %v, CanEnd %v", err, m.CanEnd())
-	}
-	bits := make([]uint32, (ne.Vocab.Size()+31)/32)
-	m.FillMask(bits)
-	for i, w := range bits {
-		if w != 0 {
-			t.Fatalf("a token is allowed after the end (word %d = %#x)", i, w)
-		}
 	}
 
 	dir := t.TempDir()

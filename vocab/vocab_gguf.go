@@ -1,4 +1,4 @@
-package mask
+package vocab
 
 import (
 	"fmt"
@@ -26,7 +26,10 @@ const (
 // loadGGUF reads the vocabulary in the metadata of a GGUF file. path is
 // only used in errors.
 func loadGGUF(path string, r io.ReadSeeker, size int64) (*Vocab, error) {
-	kv, err := decodeGGUF(r, size)
+	kv, h, err := decodeGGUF(r, size)
+	if err == nil {
+		err = checkGGUFLayout(kv, h, size)
+	}
 	if err != nil {
 		return nil, &VocabFileError{Path: path, Err: err}
 	}
@@ -41,15 +44,15 @@ func loadGGUF(path string, r io.ReadSeeker, size int64) (*Vocab, error) {
 // ggufcheck.Check (ggml.Decode trusts the lengths it reads: it allocates
 // before reading, divides by the alignment, panics on some malformed
 // input) and then decodes it with ggml.Decode.
-func decodeGGUF(r io.ReadSeeker, size int64) (kv ggml.KV, err error) {
+func decodeGGUF(r io.ReadSeeker, size int64) (kv ggml.KV, h *ggufcheck.Header, err error) {
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := ggufcheck.Check(r, size); err != nil {
-		return nil, err
+	if h, err = ggufcheck.Check(r, size); err != nil {
+		return nil, nil, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		// Check rules out every input known to make ggml.Decode
@@ -60,9 +63,38 @@ func decodeGGUF(r io.ReadSeeker, size int64) (kv ggml.KV, err error) {
 	}()
 	g, err := ggml.Decode(r, -1)
 	if err != nil {
-		return nil, fmt.Errorf("GGUF: %w", err)
+		return nil, nil, fmt.Errorf("GGUF: %w", err)
 	}
-	return g.KV(), nil
+	return g.KV(), h, nil
+}
+
+// Per-token metadata arrays: each has one entry per token.
+var perTokenKeys = []string{keyTokenType, "tokenizer.ggml.scores"}
+
+// checkGGUFLayout checks that the metadata describes the file exactly:
+// every per-token array has the vocabulary's length, and a file without
+// tensors ends with its metadata (but for alignment padding). A patched
+// array count shifts everything after it; where the shifted bytes still
+// parse, only these checks tell the file is not the vocabulary it
+// claims to be.
+func checkGGUFLayout(kv ggml.KV, h *ggufcheck.Header, size int64) error {
+	n, ok := h.Arrays[keyTokens]
+	if !ok {
+		return nil // vocabFromGGUF names the missing key
+	}
+	for _, k := range perTokenKeys {
+		if m, ok := h.Arrays[k]; ok && m != n {
+			return fmt.Errorf("%s has %d entries for %d tokens", k, m, n)
+		}
+	}
+	align := int64(32)
+	if a, ok := kv.Value("general.alignment").(uint32); ok {
+		align = int64(a)
+	}
+	if rest := size - h.DataFrom; h.Tensors == 0 && rest >= align {
+		return fmt.Errorf("%d bytes follow the metadata (offset %d) of a file without tensors: the header's counts do not describe the file", rest, h.DataFrom)
+	}
+	return nil
 }
 
 // Metadata keys.
@@ -128,7 +160,7 @@ func vocabFromGGUF(kv ggml.KV) (*Vocab, error) {
 		if types == nil {
 			return nil, missingOrWrong(kv, keyTokenType, "an array of int32")
 		}
-		if len(types) < n {
+		if len(types) != n {
 			return nil, fmt.Errorf("%s has %d entries for %d tokens", keyTokenType, len(types), n)
 		}
 	}

@@ -1,9 +1,10 @@
-package mask
+package vocab
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -400,6 +401,9 @@ func TestGGUFErrors(t *testing.T) {
 		{"tokens not strings", model(ggufKV{"tokenizer.ggml.tokens", []int32{1, 2}}).bytes(), "tokenizer.ggml.tokens is not an array of strings"},
 		{"no tokens in list", model(ggufKV{"tokenizer.ggml.tokens", []string{}}).bytes(), "empty vocabulary"},
 		{"token types short", model(ggufKV{"tokenizer.ggml.tokens", tok3}, ggufKV{"tokenizer.ggml.token_type", []int32{1, 1}}).bytes(), "tokenizer.ggml.token_type has 2 entries for 3 tokens"},
+		{"token types long", model(ggufKV{"tokenizer.ggml.tokens", tok3}, ggufKV{"tokenizer.ggml.token_type", []int32{1, 1, 1, 1}}).bytes(), "tokenizer.ggml.token_type has 4 entries for 3 tokens"},
+		{"scores short", model(ggufKV{"tokenizer.ggml.tokens", tok3}, ggufKV{"tokenizer.ggml.scores", []float32{0, 0}}).bytes(), "tokenizer.ggml.scores has 2 entries for 3 tokens"},
+		{"bytes after the metadata", append(model(ggufKV{"tokenizer.ggml.tokens", tok3}).bytes(), make([]byte, 40)...), "40 bytes follow the metadata"},
 		{"token types not int32", model(ggufKV{"tokenizer.ggml.tokens", tok3}, ggufKV{"tokenizer.ggml.token_type", []float32{1, 1, 1}}).bytes(), "tokenizer.ggml.token_type is not an array of int32"},
 		{"vocab_size mismatch", model(ggufKV{"tokenizer.ggml.tokens", tok3}, ggufKV{"llama.vocab_size", uint32(5)}).bytes(), "llama.vocab_size = 5 but tokenizer.ggml.tokens has 3 tokens"},
 		{"eos out of range", model(ggufKV{"tokenizer.ggml.tokens", tok3}, ggufKV{"tokenizer.ggml.eos_token_id", uint32(9)}).bytes(), "tokenizer.ggml.eos_token_id = 9 is out of range (3 tokens)"},
@@ -422,6 +426,41 @@ func TestGGUFErrors(t *testing.T) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestGGUFPatchedCount patches a file the way that used to load silently
+// as another vocabulary: the scores array's count grows to swallow the
+// token types that follow it (and the pair count drops by the pairs
+// swallowed), so the file still parses, but without token types every
+// special token would be read as normal text.
+func TestGGUFPatchedCount(t *testing.T) {
+	f := spmFile()
+	n := len(f.kvs[2].val.([]string))
+	scores := ggufKV{"tokenizer.ggml.scores", make([]float32, n)}
+	types := f.kvs[3]
+	// A string pair after the types pads the swallowed bytes to a
+	// multiple of 4 (one float32 each).
+	swallowed := func(pad string) []byte {
+		return ggufFile{kvs: []ggufKV{types, {"x.pad", pad}}}.bytes()[24:]
+	}
+	pad := ""
+	for len(swallowed(pad))%4 != 0 {
+		pad += "."
+	}
+	extra := len(swallowed(pad)) / 4
+	g := ggufFile{kvs: []ggufKV{f.kvs[0], f.kvs[1], f.kvs[2], scores, types, {"x.pad", pad}, f.kvs[6]}}
+	data := g.bytes()
+	// Patch: two pairs fewer, n+extra scores.
+	binary.LittleEndian.PutUint64(data[16:], uint64(len(g.kvs)-2))
+	at := bytes.Index(data, []byte("tokenizer.ggml.scores")) + len("tokenizer.ggml.scores") + 8
+	binary.LittleEndian.PutUint64(data[at:], uint64(n+extra))
+	if h, err := ggufcheck.Check(bytes.NewReader(data), int64(len(data))); err != nil || h.Arrays["tokenizer.ggml.scores"] != uint64(n+extra) {
+		t.Fatalf("the patched file does not parse as intended: %v", err)
+	}
+	_, _, err := loadBytes(t, "patched.gguf", data)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("tokenizer.ggml.scores has %d entries for %d tokens", n+extra, n)) {
+		t.Fatalf("patched scores count: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package mask
+package vocab
 
 import (
 	"fmt"
@@ -94,6 +94,12 @@ type Vocab struct {
 
 	sortOnce sync.Once
 	sorted   []int32 // normal ids sorted by bytes (then id); see GreedyTokenize
+
+	trieOnce sync.Once
+	trie     *Trie // see Trie
+
+	sliceMu sync.Mutex
+	slices  map[Class]*Slice // see Slice
 }
 
 const (
