@@ -1,7 +1,7 @@
 # structgen — build and test entry points. `make test` is the README's test command.
 GO ?= go
 
-.PHONY: test test-pure vet fmt-check mod-check build build-pure bench bench-serve llama-setup test-llama vet-llama
+.PHONY: test test-pure vet fmt-check mod-check build build-pure bench bench-batch bench-serve llama-setup test-llama vet-llama
 
 # llama.cpp (engine/llamacpp, build tag llamacpp, the only cgo): `structgen
 # setup` (internal/llamasetup) installs the headers Go strips from the ollama
@@ -17,11 +17,13 @@ llama-setup:
 	@$(GO) run ./cmd/structgen setup >/dev/null
 
 # All tests (the README's test command; .ci/run runs exactly this), the
-# llama.cpp package included, then the concurrency test of the mask
-# automaton (one Compiled shared by many matchers) under the race detector.
+# llama.cpp package included, then under the race detector the concurrency
+# test of the mask automaton (one Compiled shared by many matchers) and the
+# batched engine's scheduler tests (fake model, no cgo model).
 test:
 	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./...
 	$(GO) test -race -run 'TestConcurrentMatchers' ./mask
+	$(GO) test -race -run 'TestBatched|TestCancel|TestQueue|TestAdmission|TestGenerateN|TestSlowStream|TestGrammarCache|TestPromptCache' ./engine
 
 # The llama.cpp package alone.
 test-llama:
@@ -58,6 +60,14 @@ build-pure:
 # The mask benchmark with llama.cpp's grammar engine as the peer.
 bench: build
 	bin/structgen bench --peer
+
+# Batched decoding: structgen's engine (schema, unconstrained) and Ollama's
+# sampler with llama.cpp's grammar at concurrency 1-8 on the 128k-vocabulary
+# model and stories260K (internal/batchbench).
+bench-batch:
+	@$(LLAMA_ENV) $(GO) build -tags $(LLAMA_TAGS) -o bin/batchbench ./internal/batchbench/cmd/batchbench
+	bin/batchbench -model llama3 -conc 1,2,4,8 -runs 3
+	bin/batchbench -model stories -conc 1,2,4 -runs 3 -max-tokens 500
 
 # Ollama built from the module version go.mod pins (github.com/ollama/ollama),
 # with the same CGO_CPPFLAGS, so its llama.cpp is the one structgen links: the

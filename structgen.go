@@ -27,8 +27,9 @@
 // parses (an uppercase T and Z, no leap second); []byte fields, base64
 // strings, a pattern of what encoding/json decodes.
 //
-// The functions are safe for concurrent use (the engine serializes
-// generations on one model).
+// The functions are safe for concurrent use, and concurrent Generate calls
+// on one engine run together: the engine batches them on its model (see
+// package engine).
 package structgen
 
 import (

@@ -307,6 +307,40 @@ func TestQueueFull(t *testing.T) {
 	}
 }
 
+// A burst into an idle engine fills its free sequences and then the
+// queue, whether or not the scheduler has admitted the first ones yet.
+func TestQueueBurst(t *testing.T) {
+	f := newFakeModel()
+	f.nseq = 2
+	f.noEOS = true
+	f.gate = make(chan struct{})
+	e := newEngine(t, f, engine.WithMaxQueue(1))
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(3))
+			errs <- err
+		}()
+	}
+	for st := e.SchedulerStats(); st.Queued+st.Active < 3; st = e.SchedulerStats() {
+		select {
+		case err := <-errs:
+			close(f.gate)
+			t.Fatalf("a generation of the burst: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(3)); !errors.Is(err, engine.ErrQueueFull) {
+		t.Errorf("fourth generation: %v, want ErrQueueFull", err)
+	}
+	close(f.gate)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // Admission waits while the cache has no room for a generation's prompt
 // and budget, and a generation that cannot fit at all is an error.
 func TestAdmissionByCells(t *testing.T) {
@@ -450,8 +484,9 @@ func TestEngineOptions(t *testing.T) {
 }
 
 // The grammar cache compiles a schema once for concurrent callers, keeps
-// compiled grammars within its byte bound (least recently used out), and
-// counts hits, misses and evictions.
+// compiled grammars within its byte bound, and counts hits, misses and
+// evictions (the least-recently-used order with exact sizes:
+// TestCacheLRU).
 func TestGrammarCache(t *testing.T) {
 	e, err := engine.New(nil)
 	if err != nil {
@@ -472,9 +507,8 @@ func TestGrammarCache(t *testing.T) {
 	if st.Misses != 1 || st.Hits != 7 || st.Entries != 1 || st.Bytes <= 0 {
 		t.Errorf("8 concurrent compiles of one schema: %+v", st)
 	}
-	one := st.Bytes
-
-	small, err := engine.New(nil, engine.WithGrammarCacheBytes(2*one+one/2))
+	// A bound of one byte keeps the newest grammar only.
+	small, err := engine.New(nil, engine.WithGrammarCacheBytes(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,19 +520,14 @@ func TestGrammarCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st = small.CacheStats()
-	if st.Entries != 2 || st.Evictions != 2 || st.Bytes > st.MaxBytes {
-		t.Errorf("4 schemas in room for 2: %+v", st)
+	if st := small.CacheStats(); st.Entries != 1 || st.Evictions != 3 || st.Misses != 4 {
+		t.Errorf("4 schemas in room for 1: %+v", st)
 	}
-	// The two most recent are kept; the first was evicted.
 	if _, err := small.Compile(schema(3)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := small.Compile(schema(0)); err != nil {
-		t.Fatal(err)
-	}
-	if st2 := small.CacheStats(); st2.Hits != st.Hits+1 || st2.Misses != st.Misses+1 {
-		t.Errorf("after a hit and a miss: %+v (before %+v)", st2, st)
+	if st := small.CacheStats(); st.Hits != 1 {
+		t.Errorf("the newest is kept: %+v", st)
 	}
 	// Failures are not kept.
 	bad := engine.WithGrammar(`root ::= "a`)
@@ -507,7 +536,7 @@ func TestGrammarCache(t *testing.T) {
 			t.Fatal("bad grammar compiled")
 		}
 	}
-	if st3 := small.CacheStats(); st3.Entries != 2 {
+	if st3 := small.CacheStats(); st3.Entries != 1 || st3.Misses != 6 {
 		t.Errorf("a failure was cached: %+v", st3)
 	}
 }
@@ -581,5 +610,65 @@ func TestStepAllocations(t *testing.T) {
 	t.Logf("allocations: %.0f for 200 tokens, %.0f for 2000: %.3f per token beyond the model's", a200, a2000, perToken)
 	if perToken > 0.02 {
 		t.Errorf("%.3f allocations per token", perToken)
+	}
+}
+
+// With WithPromptCache, a generation whose prompt starts like a finished
+// one's reuses the kept prompt: it decodes only the rest, its output is
+// the same (the fake model's logits depend only on the sequence), and kept
+// prompts give way when their cells or sequences are needed.
+func TestPromptCache(t *testing.T) {
+	f := newFakeModel()
+	f.ctx = 200
+	f.noEOS = true
+	e := newEngine(t, f, engine.WithPromptCache(true), engine.WithMaxTokens(20))
+	system := strings.Repeat("You are a careful assistant. ", 2)
+	first := generate(t, e, system+"Question one?", engine.WithSeed(1))
+	waitIdle(t, e)
+	if c := f.usedCells(); c == 0 {
+		t.Fatal("no prompt kept")
+	}
+	f.inPrompt = 0
+	again := generate(t, e, system+"Question one?", engine.WithSeed(1))
+	if again.Text != first.Text {
+		t.Errorf("with the kept prompt: %q, first %q", again.Text, first.Text)
+	}
+	if again.Stats.CachedTokens != again.Stats.PromptTokens-1 || f.inPrompt != 1 {
+		t.Errorf("same prompt: %d of %d tokens reused, %d decoded", again.Stats.CachedTokens, again.Stats.PromptTokens, f.inPrompt)
+	}
+	f.inPrompt = 0
+	other := generate(t, e, system+"Another question?", engine.WithSeed(1))
+	if other.Stats.CachedTokens < 20 || f.inPrompt != other.Stats.PromptTokens-other.Stats.CachedTokens {
+		t.Errorf("shared system prompt: %d reused, %d decoded of %d", other.Stats.CachedTokens, f.inPrompt, other.Stats.PromptTokens)
+	}
+	if st := e.SchedulerStats(); st.PromptReuses != 2 {
+		t.Errorf("%d reuses", st.PromptReuses)
+	}
+	// The kept prompts fill sequences and cells; a generation that needs
+	// them all still runs, and with four at once every one runs.
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.Generate(context.Background(), fmt.Sprintf("prompt %d of a batch", i), engine.WithMaxTokens(20))
+			if err != nil || len(res.Tokens) != 20 {
+				t.Errorf("batch %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(190)); err != nil {
+		t.Errorf("a generation that needs the whole cache: %v", err)
+	}
+	waitIdle(t, e)
+	if c, st := f.usedCells(), e.SchedulerStats(); c != st.Cells {
+		t.Errorf("the model holds %d cells, the scheduler counts %d", c, st.Cells)
+	}
+	// Off by default.
+	plain := newEngine(t, newFakeModel(), engine.WithMaxTokens(5))
+	generate(t, plain, system, engine.WithSeed(1))
+	if res := generate(t, plain, system, engine.WithSeed(1)); res.Stats.CachedTokens != 0 {
+		t.Error("prompt reused without WithPromptCache")
 	}
 }

@@ -3,7 +3,10 @@ package engine
 import (
 	"container/list"
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -18,6 +21,18 @@ import (
 // holds from fifty to several hundred schemas, the working set of a busy
 // server, at a fraction of a model's own memory.
 const DefaultGrammarCacheBytes = 256 << 20
+
+// DefaultCompileTimeout bounds the conversion and compilation of one
+// grammar or schema (WithCompileTimeout). The slowest schema of the
+// JSONSchemaBench sample takes 2.1 s and a grammar that reaches
+// mask.MaxStates about 2 s on the development machine; 10 s lets every
+// real schema compile on a loaded machine while a pathological one cannot
+// hold a server's goroutine and CPU for long.
+const DefaultCompileTimeout = 10 * time.Second
+
+// ErrCompileTimeout reports a grammar or schema whose compilation took
+// longer than WithCompileTimeout allows.
+var ErrCompileTimeout = errors.New("engine: grammar compilation exceeded its time limit")
 
 // CacheStats describes a grammar cache.
 type CacheStats struct {
@@ -38,6 +53,7 @@ type cacheKey struct {
 	lenient    bool
 	strictObj  bool
 	anyOrder   bool
+	tools      string // a tool constraint (toolSpec.key)
 	vocab      *mask.Vocab
 }
 
@@ -49,6 +65,9 @@ type cacheEntry struct {
 	err   error
 	size  int64
 	elem  *list.Element // in lru while cached
+
+	waiters int                // callers waiting for the compile
+	cancel  context.CancelFunc // stops the compile
 }
 
 // grammarCache holds compiled constraints, least recently used out, bounded
@@ -64,6 +83,7 @@ type grammarCache struct {
 	max     int64
 	stats   CacheStats
 	onEvict func(*constraint)
+	sizeOf  func(*constraint) int64 // (*constraint).size; tests replace it
 }
 
 // refreshEvery is how many compiles pass between two re-measurements of
@@ -72,49 +92,94 @@ type grammarCache struct {
 const refreshEvery = 16
 
 func newGrammarCache(max int64, onEvict func(*constraint)) *grammarCache {
-	return &grammarCache{entries: make(map[cacheKey]*cacheEntry), max: max, onEvict: onEvict}
+	return &grammarCache{entries: make(map[cacheKey]*cacheEntry), max: max, onEvict: onEvict, sizeOf: (*constraint).size}
 }
 
 // get returns the constraint of key, compiling it with build on a miss.
-// A caller whose ctx ends while another caller's compile runs stops
-// waiting; the compile goes on for the others and is kept.
-func (c *grammarCache) get(ctx context.Context, key cacheKey, build func() (*constraint, error)) (*constraint, error) {
+// The compile runs on its own goroutine while the callers that want it
+// wait: a caller whose ctx ends stops waiting, and when every caller has
+// gone the compile is stopped (build's done channel closes) and nothing
+// is kept. timeout > 0 bounds the compile (ErrCompileTimeout).
+func (c *grammarCache) get(ctx context.Context, key cacheKey, timeout time.Duration, build func(done <-chan struct{}) (*constraint, error)) (*constraint, error) {
 	c.mu.Lock()
-	if e := c.entries[key]; e != nil {
+	e := c.entries[key]
+	if e != nil {
 		c.stats.Hits++
 		if e.elem != nil {
 			c.lru.MoveToFront(e.elem)
 		}
+	} else {
+		e = &cacheEntry{key: key, ready: make(chan struct{})}
+		c.entries[key] = e
+		c.stats.Misses++
+		var bctx context.Context
+		if timeout > 0 {
+			bctx, e.cancel = context.WithTimeout(context.Background(), timeout)
+		} else {
+			bctx, e.cancel = context.WithCancel(context.Background())
+		}
+		go c.compile(e, bctx, timeout, build)
+	}
+	select {
+	case <-e.ready:
 		c.mu.Unlock()
+		return e.con, e.err
+	default:
+	}
+	e.waiters++
+	c.mu.Unlock()
+	select {
+	case <-e.ready:
+		return e.con, e.err
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.waiters--
+	if e.waiters == 0 && e.elem == nil && c.entries[key] == e {
+		// Nobody wants it any more: stop the compile, forget the entry.
 		select {
 		case <-e.ready:
-			return e.con, e.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		default:
+			e.cancel()
+			delete(c.entries, key)
 		}
 	}
-	e := &cacheEntry{key: key, ready: make(chan struct{})}
-	c.entries[key] = e
-	c.stats.Misses++
-	c.mu.Unlock()
+	return nil, ctx.Err()
+}
 
-	con, err := build()
+// compile runs build for e and stores the outcome.
+func (c *grammarCache) compile(e *cacheEntry, bctx context.Context, timeout time.Duration, build func(done <-chan struct{}) (*constraint, error)) {
+	con, err := func() (con *constraint, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				con, err = nil, fmt.Errorf("engine: panic while compiling the grammar: %v", p)
+			}
+		}()
+		return build(bctx.Done())
+	}()
+	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: more than %v (WithCompileTimeout)", ErrCompileTimeout, timeout)
+	}
+	e.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.con, e.err = con, err
 	close(e.ready)
-	if err != nil {
-		delete(c.entries, key)
-		return nil, err
+	if c.entries[e.key] != e {
+		return // abandoned by every caller
 	}
-	e.size = con.size()
+	if err != nil {
+		delete(c.entries, e.key)
+		return
+	}
+	e.size = c.sizeOf(con)
 	e.elem = c.lru.PushFront(e)
 	c.bytes += e.size
 	if c.stats.Misses%refreshEvery == 0 {
 		c.remeasure()
 	}
 	c.evict()
-	return con, nil
 }
 
 // evict drops least recently used entries until the cache is within its
@@ -139,7 +204,7 @@ func (c *grammarCache) remeasure() {
 	c.bytes = 0
 	for el := c.lru.Front(); el != nil; el = el.Next() {
 		e := el.Value.(*cacheEntry)
-		e.size = e.con.size()
+		e.size = c.sizeOf(e.con)
 		c.bytes += e.size
 	}
 }
@@ -159,6 +224,7 @@ type constraint struct {
 	validator *jsonschema.Schema // schema constraints only
 	warnings  []jsonschema2gbnf.Warning
 	schemaLen int
+	tools     *toolSet // tool calls: their parser and validator
 
 	nmOnce   sync.Once // no-model mode's prepared schema (noModelSchema)
 	nmSchema *nomodel.Schema

@@ -44,7 +44,12 @@
 //     error), whose context is done, or whose stream fails, leaves at that
 //     step boundary and its sequence's cells are freed at once.
 //   - Sharing. GenerateN decodes its prompt once and shares its cells
-//     (Model.Copy, llama_memory_seq_cp) with the other choices.
+//     (Model.Copy, llama_memory_seq_cp) with the other choices. With
+//     WithPromptCache, a finished generation's prompt stays in its
+//     sequence, and a later generation that starts the same way (a
+//     system prompt, a conversation) decodes only the rest; kept prompts
+//     give way, least recently used first, when their sequences or cells
+//     are needed.
 //
 // Streams are fed from the scheduler into a buffer per generation and
 // handed to the stream function on the caller's goroutine, so a slow
@@ -83,8 +88,9 @@
 //   - No-model mode: the same seed, grammar and options give the same
 //     output, whatever else runs.
 //   - With a model, a seeded generation that runs alone (no other
-//     generation in its batches) gives the same output every time, on the
-//     same machine, build and thread count.
+//     generation in its batches, no prompt reused from WithPromptCache)
+//     gives the same output every time, on the same machine, build and
+//     thread count.
 //   - With other generations in the same batches, llama.cpp computes the
 //     logits with other matrix shapes and over more cache cells, and their
 //     last bits can differ; a near-tie between two tokens can then flip and
@@ -139,6 +145,25 @@
 // the grammar is complete. Text of the triggering token past the trigger goes
 // to the grammar; if the grammar rejects it, the token is replaced by the
 // tokens of its part up to the trigger.
+//
+// # Conversations, tools and reasoning
+//
+// WithMessages renders a conversation with the model's chat template
+// (RenderChat runs its Jinja with gonja, as transformers does, or writes
+// its family's format). WithTools describes functions in it and constrains
+// the calls: ToolAuto is a lazy grammar whose trigger is the family's call
+// marker (<tool_call>, a Llama 3 {"name" at the start of the answer,
+// Mistral's [TOOL_CALLS]), ToolRequired a grammar from the first token;
+// the calls are parsed into Result.ToolCalls and each is validated against
+// its tool's schema. With a template that has a thinking block
+// (<think>…</think>), the prompt opens it and the generation starts in
+// free text; at the end-of-thinking marker (which the engine writes itself
+// at the WithReasoning budget, or when only the room for the answer is
+// left) the answer begins, and grammars, tools and stop strings apply from
+// there. WithStop ends free text at a stop string. Result.Reasoning,
+// Result.Content and WithPartStream's parts tell the thinking, the answer
+// and the calls apart; a stream holds text back while it may still turn
+// out to be a marker, a trigger or a stop string.
 //
 // # Validation
 //

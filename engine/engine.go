@@ -79,7 +79,7 @@ func New(m Model, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	e.vocab = v
-	e.sched, err = newScheduler(m, e.defaults.eng.batchTokens, e.defaults.eng.maxQueue)
+	e.sched, err = newScheduler(m, e.defaults.eng.batchTokens, e.defaults.eng.maxQueue, e.defaults.eng.promptCache)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +156,18 @@ type Result struct {
 	Warnings []jsonschema2gbnf.Warning
 	Stats    Stats
 
-	validated bool  // no-model mode validated Output already ...
-	invalid   error // ... with this result
+	// With a conversation (WithMessages, WithChat): Reasoning is the
+	// thinking of a reasoning model (its markers and the whitespace after
+	// them excluded), Content the answer's text outside tool calls (a
+	// grammar's output included), ToolCalls the calls parsed from the
+	// output (WithTools), each validated against its tool's schema.
+	Reasoning string
+	Content   string
+	ToolCalls []ToolCall
+
+	validated bool   // no-model mode validated Output already ...
+	invalid   error  // ... with this result
+	calls     string // the text of the tool calls
 }
 
 // ValidationError reports a schema output that santhosh-tekuri/jsonschema
@@ -231,10 +241,13 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 		return nil, err
 	}
 	if o.eng != e.defaults.eng {
-		return nil, &OptionError{"Generate", "WithBatchTokens, WithMaxQueue and WithGrammarCacheBytes are engine settings: give them to New"}
+		return nil, &OptionError{"Generate", "WithBatchTokens, WithMaxQueue, WithGrammarCacheBytes and WithCompileTimeout are engine settings: give them to New"}
 	}
 	if o.stream != nil && n > 1 {
 		return nil, &OptionError{"WithStream", "several choices stream through WithChoiceStream"}
+	}
+	if err := e.conversation(&o, prompt); err != nil {
+		return nil, err
 	}
 	if !o.seedSet {
 		var b [4]byte
@@ -253,7 +266,10 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 			oi := o
 			oi.seed += uint32(i)
 			oi.sampling.Seed = oi.seed
-			if oi.choiceStream != nil {
+			switch {
+			case oi.partStream != nil:
+				oi.stream = func(p []byte) error { return o.partStream(i, PartContent, p) }
+			case oi.choiceStream != nil:
 				oi.stream = func(p []byte) error { return o.choiceStream(i, p) }
 			}
 			if res[i], err = e.generateNoModel(ctx, prompt, &oi, con); err != nil {
@@ -270,6 +286,14 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 			continue
 		}
 		r.Warnings = con.warnings
+		if con.tools != nil && r.Triggered {
+			calls, err := con.tools.parse(r.calls, r.Seed)
+			if err != nil && first == nil {
+				first = &ValidationError{Output: r.Output, Err: err}
+			}
+			r.ToolCalls = calls
+			continue
+		}
 		if con.validator == nil || !r.Triggered {
 			continue
 		}
@@ -290,10 +314,9 @@ func (e *Engine) generateModel(ctx context.Context, prompt string, n int, o *opt
 	e.derive()
 	m := e.model
 	text, parseSpecial := prompt, false
-	if o.chat {
+	if o.chat || o.messages != nil {
 		var err error
-		text, err = FormatChat(m.ChatTemplate(), o.system, prompt)
-		if err != nil {
+		if text, err = e.renderChat(o, prompt); err != nil {
 			return nil, err
 		}
 		parseSpecial = true
@@ -315,10 +338,12 @@ func (e *Engine) generateModel(ctx context.Context, prompt string, n int, o *opt
 	}
 	g := &group{ctx: ctx, prompt: toks, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	switch {
+	case o.partStream != nil:
+		g.stream = o.partStream
 	case o.choiceStream != nil:
-		g.stream = o.choiceStream
+		g.stream = func(i int, _ Part, p []byte) error { return o.choiceStream(i, p) }
 	case o.stream != nil:
-		g.stream = func(_ int, p []byte) error { return o.stream(p) }
+		g.stream = func(_ int, _ Part, p []byte) error { return o.stream(p) }
 	}
 	if n > 1 {
 		g.shared = len(toks) - 1
@@ -361,22 +386,39 @@ func (e *Engine) wait(ctx context.Context, g *group) error {
 		}
 	}
 	var buf []byte
+	var spans []partSpan
 	flush := func() {
 		for _, r := range all {
 			r.smu.Lock()
 			buf, r.spend = r.spend, buf[:0]
+			spans, r.spans = r.spans, spans[:0]
 			r.smu.Unlock()
 			if len(buf) == 0 || r.streamErr.Load() != nil {
 				continue
 			}
-			if err := g.stream(r.index, buf); err != nil {
-				r.streamErr.Store(&err)
+			off := 0
+			for _, sp := range spans {
+				if err := g.stream(r.index, sp.part, buf[off:off+sp.n]); err != nil {
+					r.streamErr.Store(&err)
+					break
+				}
+				off += sp.n
 			}
 		}
 	}
+	// A run's last text, held back while it could still become a marker or
+	// stop string, is final once the run has ended.
+	last := func() {
+		for _, r := range all {
+			if r.ended() {
+				_ = r.emit()
+			}
+		}
+		flush()
+	}
 	if len(live) == 0 {
 		if g.stream != nil {
-			flush()
+			last()
 		}
 		return e.streamErrOf(all)
 	}
@@ -409,7 +451,7 @@ func (e *Engine) wait(ctx context.Context, g *group) error {
 	}
 	g.runs = all
 	if g.stream != nil {
-		flush()
+		last()
 	}
 	if g.err != nil {
 		return g.err
@@ -465,20 +507,24 @@ func validate(s *jsonschema.Schema, doc string) (err error) {
 // constraint converts and compiles the grammar or schema of o (nil if
 // none), through the engine's cache.
 func (e *Engine) constraint(ctx context.Context, o *options) (*constraint, error) {
-	if o.schema == nil && o.grammar == "" {
+	if o.schema == nil && o.grammar == "" && o.toolSpec == nil {
 		return nil, nil
 	}
 	key := cacheKey{grammar: o.grammar, schema: string(o.schema), whitespace: o.whitespace,
 		lenient: o.lenient, strictObj: o.strictObj, anyOrder: o.anyOrder, vocab: e.vocab}
+	if o.toolSpec != nil {
+		key = cacheKey{tools: o.toolSpec.key(), vocab: e.vocab}
+		return e.cache.get(ctx, key, e.defaults.eng.compileTimeout, func(done <-chan struct{}) (*constraint, error) { return e.buildTools(o.toolSpec, done) })
+	}
 	if o.schema == nil {
 		key.whitespace, key.lenient, key.strictObj, key.anyOrder = 0, false, false, false
 	}
-	return e.cache.get(ctx, key, func() (*constraint, error) { return e.build(o) })
+	return e.cache.get(ctx, key, e.defaults.eng.compileTimeout, func(done <-chan struct{}) (*constraint, error) { return e.build(o, done) })
 }
 
-// build converts (a schema) and compiles a constraint.
-func (e *Engine) build(o *options) (*constraint, error) {
-	start := time.Now() // the compiler's eager budget covers the conversion too
+// build converts (a schema) and compiles a constraint; closing done stops
+// it (mask.ErrCanceled).
+func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
 	con := &constraint{src: o.grammar, schemaLen: len(o.schema)}
 	if o.schema != nil {
 		var copts []jsonschema2gbnf.Option
@@ -508,7 +554,7 @@ func (e *Engine) build(o *options) (*constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start})
+	c, err := mask.CompileWith(g, e.vocab, mask.Options{Done: done})
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,16 @@ type run struct {
 	streaming bool
 	smu       sync.Mutex
 	spend     []byte
+	spans     []partSpan // the parts of spend, in order
 	streamErr atomic.Pointer[error]
+
+	// Phases (phases.go): offsets in out.
+	tools     *toolSet // the constraint's tool calls, if any
+	thinking  bool     // in the thinking block
+	thinkEnd  int      // where the end-of-thinking marker starts; -1: none yet
+	answer    int      // where the answer starts (after the marker)
+	toolStart int      // where the tool calls start; -1: none
+	thinkKeep int      // tokens kept, while thinking, for the marker and the shortest answer
 }
 
 // mark is a point a commit can be undone to (nothing of it decoded yet).
@@ -83,10 +92,14 @@ type mark struct {
 	gk               *jsonkeys.Guard
 	steps            int
 	forced           int // Stats.Forced
+
+	thinking                    bool
+	thinkEnd, answer, toolStart int
 }
 
 func (r *run) mark() mark {
-	k := mark{gen: len(r.gen), out: len(r.out), sstart: r.sstart, mt: r.mt, gk: r.gk, forced: r.stats.Forced}
+	k := mark{gen: len(r.gen), out: len(r.out), sstart: r.sstart, mt: r.mt, gk: r.gk, forced: r.stats.Forced,
+		thinking: r.thinking, thinkEnd: r.thinkEnd, answer: r.answer, toolStart: r.toolStart}
 	if r.mt != nil {
 		k.steps = r.mt.Tokens()
 	}
@@ -102,6 +115,7 @@ func (r *run) restore(k mark) error {
 	r.mt, r.gk, r.sstart = k.mt, k.gk, k.sstart
 	r.gen, r.out = r.gen[:k.gen], r.out[:k.out]
 	r.stats.Forced = k.forced
+	r.thinking, r.thinkEnd, r.answer, r.toolStart = k.thinking, k.thinkEnd, k.answer, k.toolStart
 	return nil
 }
 
@@ -186,11 +200,24 @@ func (e *Engine) newRun(g *group, o *options, con *constraint, budget int, start
 	}
 	r.bits = make([]uint32, (e.vocab.Size()+31)/32)
 	r.stats.PromptTokens = len(prompt)
-	r.sstart = 0
+	r.sstart, r.thinkEnd, r.toolStart = 0, -1, -1
 	if con != nil {
-		if len(o.triggers) > 0 {
-			r.sstart = -1
-		} else if err := r.startGrammar(); err != nil {
+		r.tools = con.tools
+	}
+	switch {
+	case o.thinkEnd != "":
+		r.thinking, r.sstart = true, -1
+		if err := r.reserveAnswer(); err != nil {
+			return nil, err
+		}
+	case con == nil:
+	case len(o.triggers) > 0:
+		r.sstart = -1
+	default:
+		if r.tools != nil {
+			r.toolStart = 0
+		}
+		if err := r.startGrammar(); err != nil {
 			return nil, err
 		}
 	}
@@ -216,6 +243,7 @@ func (r *run) result() *Result {
 	if r.sstart >= 0 {
 		res.Output = string(r.out[r.sstart:])
 	}
+	res.Reasoning, res.Content, res.calls = r.split()
 	return res
 }
 
@@ -249,6 +277,14 @@ func (r *run) startGrammar() error {
 func (r *run) prepare() error {
 	if r.stop != "" {
 		return nil
+	}
+	if r.thinking && (r.o.thinkBudget > 0 && len(r.gen) >= r.o.thinkBudget || len(r.gen)+r.thinkKeep >= r.budget) {
+		if err := r.endThinking(); err != nil {
+			return err
+		}
+		if r.stop != "" {
+			return nil
+		}
 	}
 	if r.mt != nil {
 		if r.mt.Ended() {
@@ -406,10 +442,18 @@ func (r *run) commit(tok int32) error {
 				return &redrawError{err}
 			}
 		}
-	case r.sstart < 0:
-		if err := r.checkTrigger(k); err != nil {
+	case r.thinking:
+		if err := r.checkThinkEnd(k); err != nil {
 			return err
 		}
+	case r.sstart < 0:
+		if !r.checkStop(k) {
+			if err := r.checkTrigger(k); err != nil {
+				return err
+			}
+		}
+	default:
+		r.checkStop(k)
 	}
 	return r.settle(k, true)
 }
@@ -457,17 +501,27 @@ func (r *run) dropSampled() {
 // is final (nothing decoded is undone). The consumer goroutine calls the
 // stream function, so a slow consumer never holds up the batch.
 func (r *run) emit() error {
-	if r.sent == len(r.out) {
+	if !r.streaming {
+		r.sent = len(r.out)
 		return nil
 	}
-	piece := r.out[r.sent:]
-	r.sent = len(r.out)
-	if !r.streaming {
+	n := r.final()
+	if r.sent >= n {
 		return nil
 	}
 	r.smu.Lock()
-	r.spend = append(r.spend, piece...)
+	for i := r.sent; i < n; {
+		p, end := r.partAt(i, n)
+		r.spend = append(r.spend, r.out[i:end]...)
+		if l := len(r.spans); l > 0 && r.spans[l-1].part == p {
+			r.spans[l-1].n += end - i
+		} else {
+			r.spans = append(r.spans, partSpan{p, end - i})
+		}
+		i = end
+	}
 	r.smu.Unlock()
+	r.sent = n
 	select {
 	case r.g.ready <- struct{}{}:
 	default:
@@ -701,63 +755,38 @@ func (r *run) mergeable(tok int32) bool {
 	return found
 }
 
-// checkTrigger looks for a lazy trigger in the text the last token added;
-// at the first one, the grammar starts right after it. Text of the token
-// past the trigger goes to the grammar; if the grammar rejects it, the
-// token is replaced by the tokens of its part up to the trigger's end.
+// checkTrigger looks for a lazy trigger in the answer's text the last
+// token added; at the first one, the grammar starts right after it (or at
+// its start, when the grammar covers the trigger: tool calls). Text of the
+// token past the trigger goes to the grammar; if the grammar rejects it,
+// the token is replaced by the tokens of its part up to the trigger's end.
 func (r *run) checkTrigger(k mark) error {
-	from := max(0, k.out-MaxTriggerLen)
-	end := -1
+	from := max(r.answer, k.out-MaxTriggerLen)
+	start, end := -1, -1
 	for _, tr := range r.o.triggers {
-		if i := bytes.Index(r.out[from:], []byte(tr)); i >= 0 {
-			if e := from + i + len(tr); end < 0 || e < end {
-				end = e
-			}
+		i := bytes.Index(r.out[from:], []byte(tr))
+		if i < 0 {
+			continue
+		}
+		s := from + i
+		if r.o.triggerAnchored && len(bytes.TrimSpace(r.out[r.answer:s])) > 0 {
+			continue // a call only at the start of the answer
+		}
+		if e := s + len(tr); end < 0 || e < end {
+			start, end = s, e
 		}
 	}
 	if end < 0 {
 		return nil
 	}
-	r.newMatcher()
-	r.sstart = end
-	tail := r.out[end:]
-	if len(tail) > 0 {
-		if err := r.acceptBytes(tail); err != nil {
-			var re *mask.RejectError
-			var se *jsonkeys.SyntaxError
-			if !errors.As(err, &re) && !errors.As(err, &se) {
-				return fmt.Errorf("engine: %w", err)
-			}
-			// Keep the trigger, drop what the grammar rejects.
-			head := slices.Clone(r.out[k.out:end])
-			r.gen, r.out = r.gen[:k.gen], r.out[:k.out]
-			toks, err := r.tokenize(head)
-			if err != nil {
-				return err
-			}
-			r.push(toks...)
-			r.stats.Forced += len(toks) - 1
-		}
+	if r.tools != nil {
+		r.toolStart = start
 	}
-	ok, err := r.fits()
-	if err != nil {
-		return err
+	pos := end
+	if r.o.triggerIncl {
+		pos = start
 	}
-	if !ok {
-		// No room for the grammar: end with the free text before the
-		// trigger token.
-		r.mt, r.gk = nil, nil
-		if err := r.restore(k); err != nil {
-			return err
-		}
-		r.dropSampled()
-		r.stop = StopBudget
-		return nil
-	}
-	if !r.o.noJump {
-		return r.jumpForward(false)
-	}
-	return nil
+	return r.grammarFrom(k, pos, end)
 }
 
 // prev returns the tokens the Gumbel-max repetition penalty looks at.

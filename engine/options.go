@@ -30,6 +30,11 @@ const (
 	// MaxQueueLimit bounds WithMaxQueue: a waiting generation holds its
 	// prompt's tokens and its compiled grammar's matcher.
 	MaxQueueLimit = 1 << 20
+	// MaxStops bounds the stop strings of a generation, MaxStopLen each
+	// one's bytes: every token of free text is searched for each of them
+	// in a window of MaxStopLen bytes.
+	MaxStops   = 16
+	MaxStopLen = 256
 )
 
 // Whitespace says how a JSON Schema's grammar lays out whitespace.
@@ -106,6 +111,22 @@ type options struct {
 
 	choiceStream func(int, []byte) error
 	uniqueKeys   int8 // WithUniqueKeys: 0 default (schemas on), 1 on, -1 off
+	partStream   func(int, Part, []byte) error
+
+	// Conversations (chat.go, tools.go, phases.go).
+	messages    []Message
+	tools       []Tool
+	toolChoice  ToolChoice
+	stops       []string
+	thinkOff    bool
+	thinkBudget int
+	// Set by the engine for tool constraints: the triggers are part of
+	// the grammar's sentences (inclusive) and count only at the start of
+	// the answer (anchored).
+	triggerIncl     bool
+	triggerAnchored bool
+	toolSpec        *toolSpec // the tool constraint (ToolAuto, ToolRequired)
+	thinkEnd        string    // the end-of-thinking marker: the generation starts thinking
 
 	// no-model mode
 	uniform bool
@@ -116,14 +137,16 @@ type options struct {
 
 // engineOptions are the settings of an Engine (New), not of a generation.
 type engineOptions struct {
-	batchTokens int
-	maxQueue    int
-	cacheBytes  int64
+	batchTokens    int
+	maxQueue       int
+	cacheBytes     int64
+	promptCache    bool
+	compileTimeout time.Duration
 }
 
 func defaultOptions() options {
 	return options{sampling: cpu.LlamaDefaults(), policy: nomodel.DefaultPolicy(),
-		eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes}}
+		eng: engineOptions{cacheBytes: DefaultGrammarCacheBytes, compileTimeout: DefaultCompileTimeout}}
 }
 
 func (o *options) apply(opts []Option) error {
@@ -279,6 +302,96 @@ func WithChat(on bool, system string) Option {
 	return func(o *options) error { o.chat, o.system = on, system; return nil }
 }
 
+// WithMessages makes the prompt a conversation rendered in the model's
+// chat format (RenderChat), ready for the assistant's answer; Generate's
+// prompt must then be "". With WithTools the tools are described in it.
+// A model whose template has a thinking block (<think>…</think>) thinks
+// before it answers; see WithReasoning.
+func WithMessages(msgs ...Message) Option {
+	return func(o *options) error {
+		if err := checkMessages(msgs); err != nil {
+			return err
+		}
+		o.messages = append([]Message(nil), msgs...)
+		return nil
+	}
+}
+
+// WithTools gives the model functions to call (with WithMessages or
+// WithChat; see RenderChat for how they are described). With ToolAuto the
+// model writes free text or calls: from the family's call marker on
+// (<tool_call>, a Llama 3 {"name" at the start of the answer, Mistral's
+// [TOOL_CALLS]) a lazy grammar over the tools' schemas constrains the
+// calls; with ToolRequired the calls are constrained from the first token.
+// The calls are parsed into Result.ToolCalls, each validated against its
+// tool's parameters schema. With ToolNone the tools are only described.
+// A grammar or schema (WithGrammar, WithSchema) goes with ToolNone only.
+func WithTools(tools []Tool, choice ToolChoice) Option {
+	return func(o *options) error {
+		if err := checkTools(tools); err != nil {
+			return err
+		}
+		if choice.Mode < ToolAuto || choice.Mode > ToolNone {
+			return &OptionError{"WithTools", fmt.Sprintf("unknown mode %d", choice.Mode)}
+		}
+		if choice.Name != "" && choice.Mode != ToolRequired {
+			return &OptionError{"WithTools", "a named function needs ToolRequired"}
+		}
+		o.tools, o.toolChoice = append([]Tool(nil), tools...), choice
+		return nil
+	}
+}
+
+// WithStop ends the generation where the free text of its answer contains
+// one of the strings, which is not part of the result (OpenAI's and
+// Ollama's stop). Stop strings apply to free text only: not to the
+// thinking block, nor inside a grammar's output, which the grammar ends.
+func WithStop(stops ...string) Option {
+	return func(o *options) error {
+		if len(stops) > MaxStops {
+			return &OptionError{"WithStop", fmt.Sprintf("%d stop strings, more than %d", len(stops), MaxStops)}
+		}
+		for i, s := range stops {
+			if s == "" {
+				return &OptionError{"WithStop", fmt.Sprintf("stop string %d is empty", i)}
+			}
+			if len(s) > MaxStopLen {
+				return &OptionError{"WithStop", fmt.Sprintf("stop string %d is %d bytes, more than %d", i, len(s), MaxStopLen)}
+			}
+		}
+		o.stops = append([]string(nil), stops...)
+		return nil
+	}
+}
+
+// WithReasoning sets how a reasoning model thinks (with WithMessages or
+// WithChat, when the chat template has a thinking block such as
+// <think>…</think>). On (the default), the prompt opens the block, the
+// model thinks in free text (sampled like an unconstrained span, no
+// grammar) and the grammar, tools and stop strings apply from the
+// end-of-thinking marker on; Result.Reasoning holds the thinking. budget >
+// 0 bounds the thinking in tokens: at the budget the engine writes the
+// end marker itself. Off, the prompt holds an empty thinking block, as
+// the templates' own switches (enable_thinking) write it.
+func WithReasoning(on bool, budget int) Option {
+	return func(o *options) error {
+		if budget < 0 || budget > MaxTokensLimit {
+			return &OptionError{"WithReasoning", fmt.Sprintf("budget %d out of range [0, %d]", budget, MaxTokensLimit)}
+		}
+		o.thinkOff, o.thinkBudget = !on, budget
+		return nil
+	}
+}
+
+// WithPartStream streams each choice's output (as WithChoiceStream does)
+// with the part each piece belongs to: the thinking (PartReasoning), the
+// answer (PartContent), tool calls (PartToolCall) or the markers between
+// them (PartMarker). Pieces are final: text that may turn out to start a
+// marker, trigger or stop string is held back until it is decided.
+func WithPartStream(fn func(choice int, part Part, piece []byte) error) Option {
+	return func(o *options) error { o.partStream = fn; return nil }
+}
+
 // WithJumpForward turns jump-forward on (the default) or off: bytes the
 // grammar forces are tokenized and decoded as one batch instead of being
 // sampled one token at a time.
@@ -351,8 +464,9 @@ func WithBatchTokens(n int) Option {
 }
 
 // WithMaxQueue bounds the generations waiting for a sequence of the
-// model (New only; 0, the default: unbounded). A generation beyond it
-// fails at once with ErrQueueFull.
+// model (New only; 0, the default: unbounded): beyond the free sequences,
+// which take waiting generations at the next step, n may wait. A
+// generation beyond it fails at once with ErrQueueFull.
 func WithMaxQueue(n int) Option {
 	return func(o *options) error {
 		if n < 0 || n > MaxQueueLimit {
@@ -361,6 +475,19 @@ func WithMaxQueue(n int) Option {
 		o.eng.maxQueue = n
 		return nil
 	}
+}
+
+// WithPromptCache keeps the prompt of each finished generation in its
+// sequence of the model's cache (New only; off by default): a later
+// generation whose prompt starts the same way (the same system prompt or
+// conversation) reuses the longest such prefix instead of decoding it
+// again (Stats.CachedTokens). Kept prompts are dropped, least recently
+// used first, when their sequences or cells are needed. The logits after a
+// reused prefix come from a different batch shape than a full prefill, so
+// a seeded generation may differ in the last bits from the same
+// generation without the cache (see Determinism in the package docs).
+func WithPromptCache(on bool) Option {
+	return func(o *options) error { o.eng.promptCache = on; return nil }
 }
 
 // WithGrammarCacheBytes bounds the compiled grammars the engine keeps, in
@@ -373,6 +500,21 @@ func WithGrammarCacheBytes(n int64) Option {
 			return &OptionError{"WithGrammarCacheBytes", fmt.Sprintf("%d is negative", n)}
 		}
 		o.eng.cacheBytes = n
+		return nil
+	}
+}
+
+// WithCompileTimeout bounds the conversion and compilation of each grammar
+// or schema (New only; default DefaultCompileTimeout; 0: no bound). A
+// compile past it stops and the generations that wanted it fail with
+// ErrCompileTimeout; a compile whose every waiting generation has gone
+// (their contexts ended) stops at once.
+func WithCompileTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return &OptionError{"WithCompileTimeout", fmt.Sprintf("%v is negative", d)}
+		}
+		o.eng.compileTimeout = d
 		return nil
 	}
 }

@@ -23,6 +23,9 @@ const (
 	// MaxChoices bounds the completions of one prompt (GenerateN): each
 	// takes a sequence of the model's cache for the whole generation.
 	MaxChoices = 128
+	// minPromptReuse is the shortest prompt prefix WithPromptCache keeps
+	// and reuses: below it, the decode saved is a fraction of one step.
+	minPromptReuse = 8
 )
 
 // ErrQueueFull reports a generation refused because WithMaxQueue
@@ -41,7 +44,10 @@ type SchedulerStats struct {
 	Finished int64         // generations ended (done, failed or cancelled)
 	Queued   int           // generations waiting for admission now
 	Active   int           // sequences running now
-	Cells    int           // cells of the cache reserved now
+	Cells    int           // cells of the cache reserved now (kept prompts included)
+
+	PromptReuses int64 // generations that reused a kept prompt (WithPromptCache)
+	ReusedTokens int64 // prompt tokens they did not decode again
 }
 
 // GrammarShare is the share of the step time spent after the decodes:
@@ -62,7 +68,7 @@ type group struct {
 	addS   int // of which in the batch being decoded
 	copied bool
 	live   int // runs not released yet
-	stream func(i int, piece []byte) error
+	stream func(i int, part Part, piece []byte) error
 
 	ready chan struct{} // capacity 1: a run has stream text
 	done  chan struct{} // closed when every run is released
@@ -76,28 +82,37 @@ type group struct {
 // step (mask, sample, commit) in parallel, and releases ended sequences at
 // once. Its goroutine runs while there is work and exits when idle.
 type scheduler struct {
-	m         Model
-	nseq      int
-	cells     int
-	batchToks int
-	maxQueue  int
+	m           Model
+	nseq        int
+	cells       int
+	batchToks   int
+	maxQueue    int
+	promptCache bool
 
 	mu      sync.Mutex
 	queue   []*group
 	running bool
 	stats   SchedulerStats
 
-	// Owned by the loop goroutine.
-	groups []*group
-	seqs   []*run // by sequence id; nil: free
-	used   int    // cells reserved by admitted runs
-	batch  Batch
-	work   []*run // runs with logits this step
-	jobs   chan *run
-	wg     sync.WaitGroup
+	// Owned by the loop goroutine (prefixes also by admit, under mu).
+	groups   []*group
+	seqs     []*run    // by sequence id; nil: free
+	prefixes []*prefix // by sequence id: the prompt a free sequence keeps (WithPromptCache)
+	used     int       // cells reserved by admitted runs and kept prompts
+	batch    Batch
+	work     []*run // runs with logits this step
+	jobs     chan *run
+	wg       sync.WaitGroup
 }
 
-func newScheduler(m Model, batchToks, maxQueue int) (*scheduler, error) {
+// prefix is a prompt a free sequence keeps in the cache for the next
+// generation that starts the same way.
+type prefix struct {
+	toks []int32
+	used time.Time
+}
+
+func newScheduler(m Model, batchToks, maxQueue int, promptCache bool) (*scheduler, error) {
 	nseq, cells, mb := m.Sequences(), m.ContextSize(), m.BatchSize()
 	switch {
 	case nseq < 1:
@@ -112,7 +127,7 @@ func newScheduler(m Model, batchToks, maxQueue int) (*scheduler, error) {
 	}
 	batchToks = min(batchToks, mb)
 	return &scheduler{m: m, nseq: nseq, cells: cells, batchToks: batchToks, maxQueue: maxQueue,
-		seqs: make([]*run, nseq)}, nil
+		promptCache: promptCache, seqs: make([]*run, nseq), prefixes: make([]*prefix, nseq)}, nil
 }
 
 // budget is the default token budget of a run with a prompt of n tokens:
@@ -144,7 +159,10 @@ func (s *scheduler) submit(g *group) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.maxQueue > 0 && len(s.queue) >= s.maxQueue {
+	// Queued groups that free sequences will take at the next step do not
+	// count: a burst into an idle engine is not refused while the loop has
+	// yet to admit it.
+	if s.maxQueue > 0 && len(s.queue) >= s.maxQueue+max(0, s.nseq-s.stats.Active) {
 		return ErrQueueFull
 	}
 	now := time.Now()
@@ -250,7 +268,11 @@ func (s *scheduler) worker(jobs <-chan *run) {
 
 // admit moves groups from the head of the queue to the running set while
 // the cache has sequences and cells for them (first come, first served: a
-// large request is not overtaken by smaller ones behind it).
+// large request is not overtaken by smaller ones behind it). With the
+// prompt cache, the group's first sequence is the free one whose kept
+// prompt shares the longest prefix with the group's, and kept prompts are
+// dropped, least recently used first, when their cells or sequences are
+// needed.
 func (s *scheduler) admit() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,13 +287,38 @@ func (s *scheduler) admit() {
 				free++
 			}
 		}
-		if len(g.runs) > free || s.used+need > s.cells {
+		if len(g.runs) > free {
+			return
+		}
+		// Kept prompts give their cells back as needed (the reused one
+		// hands its cells to the run that reuses it).
+		kept := 0
+		for _, p := range s.prefixes {
+			if p != nil {
+				kept += len(p.toks)
+			}
+		}
+		if s.used-kept+need > s.cells {
 			return
 		}
 		s.queue = s.queue[1:]
+		reuse, n := s.bestPrefix(g.prompt)
+		for s.used+need-s.keptBy(reuse) > s.cells && s.dropPrefix(reuse) {
+		}
 		now := time.Now()
-		for _, r := range g.runs {
-			r.seq = s.freeSeq()
+		for i, r := range g.runs {
+			if i == 0 && reuse >= 0 {
+				r.seq = reuse
+				n = s.reusePrefix(reuse, n)
+				if g.shared > 0 {
+					g.sdone = min(n, g.shared)
+				} else {
+					r.pdone = n
+				}
+				r.stats.CachedTokens = n
+			} else {
+				r.seq = s.takeSeq(reuse)
+			}
 			s.seqs[r.seq] = r
 			r.admit = now
 			r.stats.Queue = now.Sub(r.queued)
@@ -286,13 +333,90 @@ func (s *scheduler) admit() {
 	s.stats.Cells = s.used
 }
 
-func (s *scheduler) freeSeq() int {
-	for i, r := range s.seqs {
-		if r == nil {
-			return i
+// keptBy is the cells the prompt kept in seq holds (0 for none or -1).
+func (s *scheduler) keptBy(seq int) int {
+	if seq < 0 || s.prefixes[seq] == nil {
+		return 0
+	}
+	return len(s.prefixes[seq].toks)
+}
+
+// bestPrefix returns the free sequence whose kept prompt shares the
+// longest prefix with prompt (at least minPromptReuse tokens, and never
+// the whole prompt: its last token is decoded again for its logits), and
+// that length; -1 if none.
+func (s *scheduler) bestPrefix(prompt []int32) (seq, n int) {
+	seq = -1
+	for i, p := range s.prefixes {
+		if p == nil || s.seqs[i] != nil {
+			continue
+		}
+		l := 0
+		for l < len(p.toks) && l < len(prompt)-1 && p.toks[l] == prompt[l] {
+			l++
+		}
+		if l >= minPromptReuse && l > n {
+			seq, n = i, l
 		}
 	}
-	panic("engine: scheduler: no free sequence") // admit checked
+	return seq, n
+}
+
+// reusePrefix trims the prompt kept in seq to its first n positions for a
+// run that starts with them, and returns how many it keeps (0 if the model
+// cannot trim: then the sequence is emptied).
+func (s *scheduler) reusePrefix(seq, n int) int {
+	s.used -= len(s.prefixes[seq].toks)
+	s.prefixes[seq] = nil
+	if err := s.m.Remove(seq, n); err != nil {
+		_ = s.m.Remove(seq, 0) // removing a whole sequence never fails
+		return 0
+	}
+	s.stats.PromptReuses++
+	s.stats.ReusedTokens += int64(n)
+	return n
+}
+
+// dropPrefix empties the free sequence with the least recently used kept
+// prompt other than keep; false if there is none.
+func (s *scheduler) dropPrefix(keep int) bool {
+	oldest := -1
+	for i, p := range s.prefixes {
+		if p != nil && i != keep && (oldest < 0 || p.used.Before(s.prefixes[oldest].used)) {
+			oldest = i
+		}
+	}
+	if oldest < 0 {
+		return false
+	}
+	_ = s.m.Remove(oldest, 0)
+	s.used -= len(s.prefixes[oldest].toks)
+	s.prefixes[oldest] = nil
+	return true
+}
+
+// takeSeq returns a free sequence other than not, preferring one that
+// keeps no prompt; one that does is emptied first.
+func (s *scheduler) takeSeq(not int) int {
+	pick := -1
+	for i, r := range s.seqs {
+		if r != nil || i == not {
+			continue
+		}
+		if s.prefixes[i] == nil {
+			return i
+		}
+		if pick < 0 || s.prefixes[i].used.Before(s.prefixes[pick].used) {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		panic("engine: scheduler: no free sequence") // admit checked
+	}
+	_ = s.m.Remove(pick, 0)
+	s.used -= len(s.prefixes[pick].toks)
+	s.prefixes[pick] = nil
+	return pick
 }
 
 func (s *scheduler) active() int {
@@ -547,9 +671,26 @@ func (r *run) waitingFirst() bool {
 	return false
 }
 
+// release frees r's sequence: its generated positions, and its prompt too
+// unless the prompt cache keeps it for a later generation that starts the
+// same way.
 func (s *scheduler) release(r *run) {
-	if err := s.m.Remove(r.seq, 0); err != nil && r.err == nil {
-		r.err = fmt.Errorf("engine: free the sequence: %w", err)
+	keep := 0
+	if s.promptCache && r.err == nil && len(r.prompt) >= minPromptReuse && r.pdone == len(r.prompt) {
+		keep = len(r.prompt)
+		if s.m.Remove(r.seq, keep) != nil {
+			keep = 0
+		}
+	}
+	if keep == 0 {
+		if err := s.m.Remove(r.seq, 0); err != nil && r.err == nil {
+			r.err = fmt.Errorf("engine: free the sequence: %w", err)
+		}
+	} else {
+		s.mu.Lock()
+		s.prefixes[r.seq] = &prefix{toks: r.prompt, used: time.Now()}
+		s.mu.Unlock()
+		s.used += keep
 	}
 	s.seqs[r.seq] = nil
 	r.seq = -1

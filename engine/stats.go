@@ -11,6 +11,7 @@ import (
 // unless named otherwise.
 type Stats struct {
 	PromptTokens int
+	CachedTokens int // of which kept in the cache by an earlier generation (WithPromptCache), not decoded again
 	// Tokens = Sampled + Forced + CloseOut (minus a sampled
 	// end-of-generation token, which is not part of the output).
 	Tokens      int

@@ -62,49 +62,40 @@ func (g *Grammar) Analyze() *Analysis {
 	a.MinLen = make([]int, n)
 	a.Reachable = make([]bool, n)
 	users := g.users()
+	order := g.postOrder()
 
-	// Nullable: least fixpoint, re-evaluating users of a rule that
-	// became nullable.
-	work := allRules(n)
-	for len(work) > 0 {
-		id := work[len(work)-1]
-		work = work[:len(work)-1]
+	// Nullable: least fixpoint.
+	fixpoint(order, users, func(id RuleID) bool {
 		if a.Nullable[id] || !a.NodeNullable(g.Rules[id].Body) {
-			continue
+			return false
 		}
 		a.Nullable[id] = true
-		work = append(work, users[id]...)
-	}
+		return true
+	})
 
 	// MinLen: greatest fixpoint from "no sentence", values only go down.
 	for i := range a.MinLen {
 		a.MinLen[i] = NoSentence
 	}
-	work = allRules(n)
-	for len(work) > 0 {
-		id := work[len(work)-1]
-		work = work[:len(work)-1]
+	fixpoint(order, users, func(id RuleID) bool {
 		v := a.NodeMinLen(g.Rules[id].Body)
 		if v == NoSentence || a.MinLen[id] != NoSentence && v >= a.MinLen[id] {
-			continue
+			return false
 		}
 		a.MinLen[id] = v
-		work = append(work, users[id]...)
-	}
+		return true
+	})
 
 	// First: least fixpoint, sets only grow.
-	work = allRules(n)
-	for len(work) > 0 {
-		id := work[len(work)-1]
-		work = work[:len(work)-1]
+	fixpoint(order, users, func(id RuleID) bool {
 		f := a.NodeFirst(g.Rules[id].Body)
 		old := a.First[id]
 		if f.Token == old.Token && runesEqual(f.Ranges, old.Ranges) {
-			continue
+			return false
 		}
 		a.First[id] = FirstSet{Ranges: NormalizeRanges(append(append([]rune(nil), old.Ranges...), f.Ranges...)), Token: f.Token || old.Token}
-		work = append(work, users[id]...)
-	}
+		return true
+	})
 
 	// Reachable: from the root through rule references.
 	if int(g.Root) < n && g.Root >= 0 {
@@ -124,12 +115,57 @@ func (g *Grammar) Analyze() *Analysis {
 	return a
 }
 
-func allRules(n int) []RuleID {
-	w := make([]RuleID, n)
-	for i := range w {
-		w[i] = RuleID(n - 1 - i)
+// fixpoint evaluates every rule, callees first (order), and re-evaluates
+// the users of a rule whose value changed (eval reports it), each user
+// queued once however many of its callees change. Without recursion every
+// rule is evaluated once: a wide rule (root ::= r0 | … | r65534) is not
+// re-evaluated after each of its callees, which was quadratic.
+func fixpoint(order []RuleID, users [][]RuleID, eval func(id RuleID) bool) {
+	n := len(order)
+	work := make([]RuleID, n) // a stack: order[0] on top
+	queued := make([]bool, n)
+	for i, id := range order {
+		work[n-1-i] = id
+		queued[id] = true
 	}
-	return w
+	for len(work) > 0 {
+		id := work[len(work)-1]
+		work = work[:len(work)-1]
+		queued[id] = false
+		if !eval(id) {
+			continue
+		}
+		for _, u := range users[id] {
+			if !queued[u] {
+				queued[u] = true
+				work = append(work, u)
+			}
+		}
+	}
+}
+
+// postOrder returns every rule once, each after the rules it references
+// (except along recursion).
+func (g *Grammar) postOrder() []RuleID {
+	n := len(g.Rules)
+	seen := make([]bool, n)
+	out := make([]RuleID, 0, n)
+	var visit func(id RuleID)
+	visit = func(id RuleID) {
+		seen[id] = true
+		walk(g.Rules[id].Body, func(x *Node) {
+			if x.Op == OpRule && int(x.Rule) < n && x.Rule >= 0 && !seen[x.Rule] {
+				visit(x.Rule)
+			}
+		})
+		out = append(out, id)
+	}
+	for id := range n {
+		if !seen[id] {
+			visit(RuleID(id))
+		}
+	}
+	return out
 }
 
 // users returns, per rule, the rules whose bodies reference it.

@@ -44,10 +44,22 @@ func arrPartOf(a *jsonschema.Schema) arrPart {
 
 func (c *conv) emitArray(n *node) string {
 	ws := c.ws()
+	for _, us := range n.unevI {
+		// the items contains matches are evaluated (2020-12): which ones
+		// depends on the item values
+		for a := range us.scope {
+			if a.Contains != nil && a.ContainsEval {
+				if !c.unsupported(c.ptrOf(us.u), "unevaluatedItems", "together with contains in its scope (the items contains matches are evaluated)") {
+					return ""
+				}
+				break
+			}
+		}
+	}
 	var parts []arrPart
 	minI, maxI := 0, -1
 	var contains []*jsonschema.Schema
-	minC := 1
+	minC := 1 // minContains of the contains keyword (1 when absent)
 	maxC := -1
 	unique := false
 	uniquePtr := ""
@@ -61,8 +73,8 @@ func (c *conv) emitArray(n *node) string {
 		}
 		if a.Contains != nil {
 			contains = append(contains, a.Contains)
-			if a.MinContains > minC {
-				minC = a.MinContains
+			if v := c.bound(a, "minContains", a.MinContains); len(contains) == 1 || v > minC {
+				minC = v
 			}
 			if a.MaxContains >= 0 && (maxC < 0 || a.MaxContains < maxC) {
 				maxC = a.MaxContains
@@ -88,7 +100,7 @@ func (c *conv) emitArray(n *node) string {
 	if maxI >= 0 && P > maxI {
 		P = maxI
 	}
-	// position terms
+	// position terms (i ≥ P: the items past every prefix)
 	posTerm := func(i int) (term, bool) {
 		var t term
 		for _, p := range parts {
@@ -103,7 +115,8 @@ func (c *conv) emitArray(n *node) string {
 				t.ms = append(t.ms, r)
 			}
 		}
-		return t, true
+		ok := addUnevaluated(&t, n.unevI, func(us unevScope) bool { return us.evaluatesItem(i) }, true)
+		return t, ok
 	}
 	itemPtr := joinPointer(n.ptr, "items")
 	exprOf := func(t term, ok bool, ptr string) string {
@@ -133,25 +146,6 @@ func (c *conv) emitArray(n *node) string {
 		items = append(items, x)
 	}
 	rt, rok := posTerm(1 << 30)
-	if rok {
-		// items past every prefix, evaluated by no items schema:
-		// unevaluatedItems applies
-		evaluated := false
-		for _, a := range n.atoms {
-			_, single := a.Items.(*jsonschema.Schema)
-			evaluated = evaluated || single || a.Items2020 != nil || a.AdditionalItems != nil
-		}
-		if !evaluated {
-			for _, a := range n.atoms {
-				if a.UnevaluatedItems != nil {
-					if a.UnevaluatedItems.Always != nil && !*a.UnevaluatedItems.Always {
-						rok = false
-					}
-					rt.ms = append(rt.ms, a.UnevaluatedItems)
-				}
-			}
-		}
-	}
 	rest := exprOf(rt, rok, itemPtr)
 	if c.fatal != nil {
 		return ""
@@ -166,6 +160,11 @@ func (c *conv) emitArray(n *node) string {
 		if !c.unsupported(uniquePtr, "uniqueItems", "the grammar cannot compare items") {
 			return ""
 		}
+	}
+	// contains with minContains 0 (and no maxContains) holds for every
+	// array
+	if len(contains) == 1 && len(n.ex.contains) == 0 && minC == 0 && maxC < 0 {
+		contains = nil
 	}
 	if len(contains) > 0 || len(n.ex.contains) > 0 {
 		var hits []term

@@ -56,6 +56,9 @@ func Convert(schema []byte, opts ...Option) (string, error) {
 		return "", err
 	}
 	c := newConv(l, o)
+	if err := c.staticRefs(); err != nil {
+		return "", err
+	}
 	return c.run()
 }
 
@@ -178,7 +181,11 @@ func primBody(name string, o options) string {
 	case ruleString:
 		return `"\"" char* "\""`
 	case ruleChar:
-		return `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-Ce-fE-F] hex{3} | [dD] [0-7] hex{2} ) )`
+		// \uXXXX escapes: any BMP character but a surrogate, or a
+		// surrogate pair (high then low: one character beyond the BMP,
+		// e.g. Python's json.dumps of an emoji); a lone surrogate is not
+		// a character and is never accepted
+		return `[^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" ( [0-9a-cA-Ce-fE-F] hex{3} | [dD] ( [0-7] hex{2} | [89abAB] hex{2} "\\u" [dD] [c-fC-F] hex{2} ) ) )`
 	case ruleHex:
 		return `[0-9a-fA-F]`
 	case ruleKChar:
@@ -199,6 +206,10 @@ func primBody(name string, o options) string {
 		return bodyFrac
 	case ruleExp:
 		return bodyExp
+	case ruleFDigits:
+		return bodyFDigits
+	case ruleFZeros:
+		return bodyFZeros
 	case ruleBoolean:
 		return `"true" | "false"`
 	case ruleNull:
@@ -331,6 +342,44 @@ type term struct {
 	ms   []*jsonschema.Schema
 	done []doneMark // disjunctions already expanded
 	ex   *extra
+	ann  []annLink // in-place links made by expanding disjunctions
+}
+
+// annLink records that schema to was applied in place by schema from
+// (a branch of from's anyOf/oneOf, if/then/else or dependentSchemas that
+// this term chose), so to's annotations reach from: what to evaluates,
+// from has evaluated (for unevaluatedProperties/Items). The static
+// in-place links ($ref, $dynamicRef, $recursiveRef, allOf) are read from
+// the schemas themselves. Schemas that enter a term through a negation
+// (not, the failing if, oneOf's excluded branches) have no link: a
+// failing subschema produces no annotations.
+type annLink struct{ from, to *jsonschema.Schema }
+
+// and conjoins a branch to the term; b's in-place schemas (b.ann) become
+// annotation links from owner.
+func (t term) and(b branch, owner *jsonschema.Schema) term {
+	nt := term{
+		ms:   append(append([]*jsonschema.Schema{}, t.ms...), b.ms...),
+		done: t.done,
+		ex:   t.ex,
+		ann:  t.ann,
+	}
+	if !b.ex.isEmpty() {
+		nt.ex = mergeExtra(t.ex, b.ex)
+	}
+	if len(b.ann) > 0 {
+		nt.ann = append([]annLink(nil), t.ann...)
+		for _, s := range b.ann {
+			nt.ann = append(nt.ann, annLink{owner, s})
+		}
+	}
+	return nt
+}
+
+// expand is the term with disjunction g resolved to its branch b.
+func (t term) expand(g group, b branch) term {
+	t.done = append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind})
+	return t.and(b, g.owner)
 }
 
 type doneMark struct {
@@ -348,8 +397,9 @@ type group struct {
 }
 
 type branch struct {
-	ms []*jsonschema.Schema
-	ex *extra
+	ms  []*jsonschema.Schema
+	ex  *extra
+	ann []*jsonschema.Schema // the schemas of ms the group's owner applies in place (their annotations reach it)
 }
 
 // flat is a flattened term: the schemas whose own keywords apply, and
@@ -369,31 +419,7 @@ func (c *conv) isDone(t term, s *jsonschema.Schema, kind string) bool {
 }
 
 func (c *conv) flatten(t term) flat {
-	var f flat
-	seen := map[*jsonschema.Schema]bool{}
-	var visit func(s *jsonschema.Schema)
-	visit = func(s *jsonschema.Schema) {
-		if s == nil || seen[s] {
-			return
-		}
-		seen[s] = true
-		f.atoms = append(f.atoms, s)
-		if s.Ref != nil {
-			visit(s.Ref)
-		}
-		if s.RecursiveRef != nil {
-			visit(s.RecursiveRef)
-		}
-		if s.DynamicRef != nil {
-			visit(s.DynamicRef)
-		}
-		for _, a := range s.AllOf {
-			visit(a)
-		}
-	}
-	for _, s := range t.ms {
-		visit(s)
-	}
+	f := flat{atoms: inPlace(t.ms, nil)}
 	// the types the atoms allow bound what a negation must cover
 	types := tAll
 	for _, s := range f.atoms {
@@ -405,19 +431,19 @@ func (c *conv) flatten(t term) flat {
 		}
 	}
 	types &^= t.ex.typesOut()
+	var scopes []unevScope // unevaluated keywords whose annotations an anyOf may feed
+	if hasUnevaluated(f.atoms) {
+		scopes = append(unevScopes(f.atoms, t.ann, false), unevScopes(f.atoms, t.ann, true)...)
+	}
 	for _, s := range f.atoms {
 		ptr := c.ptrOf(s)
 		if len(s.AnyOf) > 0 && !c.isDone(t, s, "anyOf") {
-			g := group{kind: "anyOf", owner: s, ptr: ptr}
-			for _, b := range s.AnyOf {
-				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}})
-			}
-			f.groups = append(f.groups, g)
+			f.groups = append(f.groups, anyOfGroup(s, ptr, scopes))
 		}
 		if len(s.OneOf) > 0 && !c.isDone(t, s, "oneOf") {
 			g := group{kind: "oneOf", owner: s, ptr: ptr, disjoint: true}
 			for _, b := range s.OneOf {
-				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}})
+				g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}, ann: []*jsonschema.Schema{b}})
 			}
 			f.groups = append(f.groups, g)
 		}
@@ -438,6 +464,46 @@ func (c *conv) flatten(t term) flat {
 		}
 	}
 	return f
+}
+
+// MaxAnnotatedAnyOf bounds the branches of an anyOf that is expanded
+// into every non-empty set of its branches (2^n − 1 alternatives) because
+// an unevaluated keyword sees its annotations; a larger one is expanded
+// branch by branch, a subset (see anyOfGroup).
+const MaxAnnotatedAnyOf = 4
+
+// anyOfGroup is the disjunction of an anyOf. Every branch that passes
+// contributes its annotations, so where an unevaluated keyword's scope
+// holds the anyOf, the alternatives are the non-empty sets of branches
+// that pass together: the set of exactly the passing branches counts
+// everything they evaluated, and any other set no more than that. With
+// one branch per alternative (beyond MaxAnnotatedAnyOf branches), a
+// property only another passing branch evaluates is still judged by the
+// unevaluated keyword: a subset of the valid documents.
+func anyOfGroup(s *jsonschema.Schema, ptr string, scopes []unevScope) group {
+	g := group{kind: "anyOf", owner: s, ptr: ptr}
+	annotated := false
+	for _, us := range scopes {
+		annotated = annotated || us.scope[s]
+	}
+	n := len(s.AnyOf)
+	if !annotated || n < 2 || n > MaxAnnotatedAnyOf {
+		for _, b := range s.AnyOf {
+			g.branches = append(g.branches, branch{ms: []*jsonschema.Schema{b}, ann: []*jsonschema.Schema{b}})
+		}
+		return g
+	}
+	for set := 1; set < 1<<n; set++ {
+		var b branch
+		for i, x := range s.AnyOf {
+			if set&(1<<i) != 0 {
+				b.ms = append(b.ms, x)
+				b.ann = append(b.ann, x)
+			}
+		}
+		g.branches = append(g.branches, b)
+	}
+	return g
 }
 
 // ownKeywords lists the validation keywords a compiled schema holds
@@ -506,7 +572,18 @@ func (c *conv) termKey(f flat, t term) string {
 		ds = append(ds, fmt.Sprintf("%p/%s", d.s, d.kind))
 	}
 	sort.Strings(ds)
-	return strings.Join(ids, ",") + "|" + strings.Join(ds, ",") + "|" + t.ex.key()
+	key := strings.Join(ids, ",") + "|" + strings.Join(ds, ",") + "|" + t.ex.key()
+	if hasUnevaluated(f.atoms) {
+		// the same schemas with other annotation links evaluate other
+		// properties or items
+		var ls []string
+		for _, l := range t.ann {
+			ls = append(ls, fmt.Sprintf("%p>%p", l.from, l.to))
+		}
+		sort.Strings(ls)
+		key += "|" + strings.Join(ls, ",")
+	}
+	return key
 }
 
 // nameFor derives a readable rule name from a JSON pointer.
@@ -664,21 +741,9 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 		c.fail(&LimitError{Pointer: g.ptr, Limit: "MaxAlternatives", Value: len(g.branches), Max: MaxAlternatives})
 		return ""
 	}
-	with := func(base term, b branch) term {
-		nt := term{
-			ms:   append(append([]*jsonschema.Schema{}, base.ms...), b.ms...),
-			done: base.done,
-			ex:   base.ex,
-		}
-		if !b.ex.isEmpty() {
-			nt.ex = mergeExtra(base.ex, b.ex)
-		}
-		return nt
-	}
-	base := term{ms: t.ms, done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}), ex: t.ex}
 	var terms []term
 	for _, b := range g.branches {
-		terms = append(terms, with(base, b))
+		terms = append(terms, t.expand(g, b))
 	}
 	var alts []string
 	if !g.disjoint {
@@ -732,9 +797,11 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 				break
 			}
 			nb, r, nok := c.negMode(b.ms[0], 0, true)
+			c.quiet++ // a proof: what summarize cannot express is not reported here
 			if nok && r&c.summarize(terms[i]).types != 0 {
 				nok = false
 			}
+			c.quiet--
 			if !nok {
 				ok = false
 				break
@@ -754,7 +821,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 						cb = p // q already in the combination
 					}
 					// drop combinations that contradict the branch itself
-					if c.satisfiable(with(terms[i], cb)) {
+					if c.satisfiable(terms[i].and(cb, nil)) {
 						next = append(next, cb)
 						nextSets = append(nextSets, set)
 					}
@@ -778,7 +845,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 			combos = []branch{{}}
 		}
 		for _, cb := range combos {
-			x := c.emit(with(terms[i], cb), g.ptr)
+			x := c.emit(terms[i].and(cb, nil), g.ptr)
 			if c.fatal != nil {
 				return ""
 			}
@@ -930,6 +997,38 @@ func (c *conv) valueOK(v any, t term) bool {
 		}
 	}
 	return c.allows(t.ex, v)
+}
+
+// proofTerm is what the proofs about a term (satisfiable, disjointPair)
+// may judge values by: t without the schemas that apply a disjunction t
+// has expanded (t.done), whose verdict would depend on the very
+// disjunction being decided (a value both branches of a oneOf accept
+// fails the oneOf, and the proof would wrongly find the branches
+// disjoint). Leaving constraints out only makes the proofs weaker.
+func (c *conv) proofTerm(t term) term {
+	out := term{ex: t.ex}
+	for _, s := range t.ms {
+		if !c.appliesDone(s, t) {
+			out.ms = append(out.ms, s)
+		}
+	}
+	return out
+}
+
+// appliesDone reports whether s applies in place a disjunction t has
+// expanded.
+func (c *conv) appliesDone(s *jsonschema.Schema, t term) bool {
+	if len(t.done) == 0 {
+		return false
+	}
+	for _, a := range c.flattenAtoms(s) {
+		for _, d := range t.done {
+			if d.s == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func validateSafe(s *jsonschema.Schema, v any) (err error) {

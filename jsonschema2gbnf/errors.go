@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// Every error Convert returns is one of the types below (or an ErrorList
-// of them), so that callers can tell failure kinds apart with errors.As.
+// Every error Convert returns is one of the types below, or a
+// *NumberRangeError (numrange.go), or an ErrorList of them, so that
+// callers can tell failure kinds apart with errors.As.
 // Each names the JSON pointer of the schema location it is about, written
 // as a URI fragment of the root document ("#/properties/age"); a location
 // in another resource (a meta-schema) is written as its full URL.
@@ -67,6 +68,7 @@ type LimitError struct {
 	Limit   string // name of the limit constant, e.g. "MaxSchemaBytes"
 	Value   int    // the value that exceeded it, when known (else 0)
 	Max     int
+	Hint    string // what the limit protects or how to stay within it; may be empty
 }
 
 func (e *LimitError) Error() string {
@@ -74,10 +76,14 @@ func (e *LimitError) Error() string {
 	if p == "" {
 		p = "#"
 	}
+	s := fmt.Sprintf("%s: %s (%d) exceeded", p, e.Limit, e.Max)
 	if e.Value > 0 {
-		return fmt.Sprintf("%s: %s exceeded (%d > %d)", p, e.Limit, e.Value, e.Max)
+		s = fmt.Sprintf("%s: %s exceeded (%d > %d)", p, e.Limit, e.Value, e.Max)
 	}
-	return fmt.Sprintf("%s: %s (%d) exceeded", p, e.Limit, e.Max)
+	if e.Hint != "" {
+		s += ": " + e.Hint
+	}
+	return s
 }
 
 // UnsatisfiableError reports a schema no JSON value satisfies, so no

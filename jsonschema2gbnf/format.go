@@ -2,7 +2,9 @@ package jsonschema2gbnf
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -11,7 +13,10 @@ import (
 // Format rewrites a JSON document the way the grammar Convert writes for
 // the same schema and options expects it: declared properties in schema
 // order followed by the other keys in document order; strings in the
-// canonical encoding (see the package documentation); numbers as written;
+// canonical encoding (see the package documentation); numbers as the
+// number grammar at their place writes them (an integer in canonical
+// form where only integers are allowed, from draft 6 on; a plain decimal
+// for an exponent), an enum or const value as the schema spells it;
 // compact, or with FlexibleWhitespace indented by two spaces per level
 // (capped at the option's maximum indentation). A document valid against
 // the schema, once formatted, is accepted by the grammar whenever the
@@ -41,6 +46,9 @@ func Format(schema, doc []byte, opts ...Option) ([]byte, error) {
 	o.lenient = true // formatting never fails on unsupported keywords
 	o.warnings = nil
 	c := newConv(l, o)
+	if err := c.staticRefs(); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	c.format(&b, term{ms: []*jsonschema.Schema{l.schema}}, v, 0, 0)
 	return b.Bytes(), nil
@@ -68,9 +76,8 @@ func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
 				} else if arr, ok := raw.vals["enum"].([]any); ok {
 					cands = arr
 				}
-				k := canonicalJSON(plain)
 				for _, cand := range cands {
-					if canonicalJSON(toPlain(cand)) == k {
+					if sameValue(toPlain(cand), plain) {
 						writeValue(b, cand, c.o, depth)
 						return
 					}
@@ -83,24 +90,14 @@ func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
 	if len(f.groups) > 0 {
 		g := f.groups[0]
 		for _, br := range g.branches {
-			nt := term{
-				ms:   append(append([]*jsonschema.Schema{}, t.ms...), br.ms...),
-				done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}),
-				ex:   t.ex,
-			}
-			if !br.ex.isEmpty() {
-				nt.ex = mergeExtra(t.ex, br.ex)
-			}
-			if c.valueOK(plain, nt) {
+			if nt := t.expand(g, br); c.valueOK(plain, nt) {
 				c.format(b, nt, v, depth, steps+1)
 				return
 			}
 		}
 		// no branch fits: use the first
 		if len(g.branches) > 0 {
-			br := g.branches[0]
-			nt := term{ms: append(append([]*jsonschema.Schema{}, t.ms...), br.ms...), done: append(append([]doneMark{}, t.done...), doneMark{g.owner, g.kind}), ex: mergeExtra(t.ex, br.ex)}
-			c.format(b, nt, v, depth, steps+1)
+			c.format(b, t.expand(g, g.branches[0]), v, depth, steps+1)
 			return
 		}
 	}
@@ -184,9 +181,94 @@ func (c *conv) format(b *bytes.Buffer, t term, v any, depth, steps int) {
 		}
 		c.newline(b, depth)
 		b.WriteByte(']')
+	case json.Number:
+		b.WriteString(numberSpelling(n, string(x), c.l.draft != jsonschema.Draft4))
 	default:
 		writeValue(b, v, c.o, depth)
 	}
+}
+
+// numberSpelling writes a number the way the number grammar of n expects
+// it: an integer value in canonical form where only integers are allowed
+// (type integer, or an integer multipleOf; only when intValues: draft 4
+// counts 1.0 as no integer), and a plain decimal instead of an exponent
+// (bounded and decimal grammars have no exponent; the others accept
+// plain decimals too) unless it would have over MaxBoundDigits digits.
+// Other spellings are kept.
+func numberSpelling(n *node, s string, intValues bool) string {
+	if !judgeable(s) {
+		return s
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return s
+	}
+	intOnly := n.types&tNum == 0
+	for _, m := range n.mults {
+		intOnly = intOnly || (m.Sign() > 0 && m.IsInt())
+	}
+	if r.IsInt() && intOnly && s != "-0" { // "-0" is accepted as written
+		if !intValues && strings.ContainsAny(s, ".eE") {
+			return s
+		}
+		return r.Num().String()
+	}
+	if !strings.ContainsAny(s, "eE") || (!intValues && intOnly) {
+		return s
+	}
+	ip, frac, ok := decimalDigits(r)
+	if !ok {
+		return s
+	}
+	out := ip.String()
+	if frac != "" {
+		out += "." + frac
+	}
+	if r.Sign() < 0 {
+		out = "-" + out
+	}
+	return out
+}
+
+// sameValue reports JSON equality of two plain values, numbers by value
+// (as the validator compares enum and const).
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !sameValue(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	xs, xn := asNumber(a)
+	ys, yn := asNumber(b)
+	if xn || yn {
+		if !xn || !yn || !judgeable(xs) || !judgeable(ys) {
+			return false
+		}
+		xr, _ := new(big.Rat).SetString(xs)
+		yr, _ := new(big.Rat).SetString(ys)
+		return xr.Cmp(yr) == 0
+	}
+	return canonicalJSON(a) == canonicalJSON(b)
 }
 
 // freeTerm is the term for a key that is not declared.
@@ -216,15 +298,8 @@ func (c *conv) freeTerm(n *node, parts []objPart, k string) (term, bool) {
 	if !anyPattern && !explicit && c.o.noAdditional {
 		return term{}, false
 	}
-	if !anyPattern {
-		for _, u := range unevaluatedOf(n, parts) {
-			if u.Always != nil && !*u.Always {
-				return term{}, false
-			}
-			t.ms = append(t.ms, u)
-		}
-	}
-	return t, true
+	ok := addUnevaluated(&t, n.unevP, func(us unevScope) bool { return us.evaluatesKey(k) }, false)
+	return t, ok
 }
 
 func (c *conv) newline(b *bytes.Buffer, depth int) {

@@ -97,8 +97,10 @@ const (
 	ruleBoolean = "boolean"   // true | false
 	ruleNull    = "null"      // null
 	ruleHex     = "hex"       // [0-9a-fA-F]
-	ruleFrac    = "frac"      // "." [0-9]+
-	ruleExp     = "exp"       // [eE] [-+]? [0-9]+
+	ruleFrac    = "frac"      // "." [0-9]+ (bounded: MaxFractionDigits)
+	ruleExp     = "exp"       // [eE] [-+]? [0-9]{1,MaxExponentDigits}
+	ruleFDigits = "fdigits"   // [0-9]{0,fracTail}: a free run of fraction digits
+	ruleFZeros  = "fzeros"    // "0"{0,fracTail}: a run of fraction zeros
 	ruleUint    = "uint"      // 0 | [1-9][0-9]*
 	ruleNzUint  = "nzuint"    // [1-9][0-9]*
 	ruleKey     = "key"       // any object key (canonical encoding)
@@ -113,7 +115,7 @@ var reservedNames = map[string]bool{
 	ruleWS: true, ruleValue: true, ruleObject: true, ruleArray: true,
 	ruleString: true, ruleChar: true, ruleKChar: true, ruleKEsc: true,
 	ruleNumber: true, ruleInteger: true, ruleBoolean: true, ruleNull: true,
-	ruleHex: true, ruleFrac: true, ruleExp: true, ruleUint: true,
+	ruleHex: true, ruleFrac: true, ruleExp: true, ruleFDigits: true, ruleFZeros: true, ruleUint: true,
 	ruleNzUint: true, ruleKey: true, ruleFreeKV: true, ruleKString: true,
 	ruleDigits: true, ruleEmpty: true,
 }

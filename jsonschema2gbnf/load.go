@@ -27,7 +27,172 @@ const (
 	// schema document. Real schemas nest below 40; the limit keeps the
 	// recursive compiler and walker far from stack exhaustion.
 	MaxNestingDepth = 200
+
+	// MaxSubschemas bounds the subschemas of a document (every object or
+	// boolean in a schema position: under properties, items, allOf, $defs,
+	// …), checked on the raw JSON before santhosh-tekuri/jsonschema sees
+	// it. The largest JSONSchemaBench schema has 8,416 (cityjson, draft-07);
+	// 16,384 empty properties compile in about 2 s under draft-07.
+	MaxSubschemas = 16384
+
+	// MaxSubschemas2020 is MaxSubschemas for documents compiled as draft
+	// 2020-12 (the default when $schema is absent): santhosh-tekuri's
+	// dynamic-anchor pass lists every subschema once per subschema, so its
+	// time is quadratic — 4,096 subschemas take about 0.6 s, 10,000 take
+	// 4.4 s and 100,000 over a minute. The largest 2020-12 schema of
+	// JSONSchemaBench has 843. A document that needs more can name an
+	// older draft in $schema.
+	MaxSubschemas2020 = 4096
+
+	// MaxNumberLength bounds the text of one JSON number in the schema
+	// (the longest in JSONSchemaBench has 22 characters): the validator
+	// reads every number as an exact rational.
+	MaxNumberLength = 1000
+
+	// MaxExponentSum bounds the sum, over the numbers of the schema the
+	// validator reads (those within ValidatorMaxExponent; the others are
+	// errors or dropped enum values), of their decimal exponents'
+	// magnitudes: reading 1e999999 builds a 3-million-bit integer (about
+	// 40 ms), so a hundred of them took 7 s before this limit. The
+	// largest in JSONSchemaBench is below 400.
+	MaxExponentSum = 1_000_000
+
+	// MaxProperties bounds the names one properties keyword declares.
+	// Each declared property has its own continuation in the grammar (and
+	// free keys must exclude every name), so the automaton grows with
+	// them: 4,000 properties compile against Llama-3 to about 78,000
+	// states in 2 s, 10,000 exceed mask.MaxStates after 5 s. The largest
+	// object of JSONSchemaBench declares 412.
+	MaxProperties = 4096
 )
+
+// checkStructure applies the limits that hold whatever the draft to the
+// raw document: number sizes, MaxSubschemas and MaxProperties. It runs
+// before the document reaches santhosh-tekuri/jsonschema, whose
+// compilation time grows faster than the document.
+func checkStructure(raw any) error {
+	sum := 0
+	if err := checkNumbers(raw, "#", &sum); err != nil {
+		return err
+	}
+	if n, ptr := countSubschemas(raw, MaxSubschemas); n > MaxSubschemas {
+		return &LimitError{Pointer: ptr, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
+	}
+	var err error
+	eachSubschema(raw, func(o *ordObj, ptr string) bool {
+		if o == nil {
+			return true
+		}
+		if p, ok := o.vals["properties"].(*ordObj); ok && len(p.keys) > MaxProperties {
+			err = &LimitError{Pointer: joinPointer(ptr, "properties"), Limit: "MaxProperties", Value: len(p.keys), Max: MaxProperties}
+		}
+		return err == nil
+	})
+	return err
+}
+
+// checkNumbers checks every number of a raw document against
+// MaxNumberLength, and adds to *sum the exponent magnitude of those the
+// validator reads (MaxExponentSum).
+func checkNumbers(v any, ptr string, sum *int) error {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if len(s) > MaxNumberLength {
+			return &LimitError{Pointer: ptr, Limit: "MaxNumberLength", Value: len(s), Max: MaxNumberLength}
+		}
+		if !judgeable(s) {
+			return nil // rewriteHugeNumbers: an error or a dropped enum value
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			e, _ := strconv.Atoi(strings.TrimLeft(s[i+1:], "+-")) // ≤ ValidatorMaxExponent+MaxNumberLength: judgeable
+			if *sum += e; *sum > MaxExponentSum {
+				return &LimitError{Pointer: ptr, Limit: "MaxExponentSum", Value: *sum, Max: MaxExponentSum,
+					Hint: "the validator builds every power of ten the schema's numbers name"}
+			}
+		}
+	case *ordObj:
+		for _, k := range x.keys {
+			if err := checkNumbers(x.vals[k], joinPointer(ptr, k), sum); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkNumbers(e, ptr+"/"+strconv.Itoa(i), sum); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Keywords whose value is a schema, an array of schemas, or an object of
+// schemas (over all drafts).
+var (
+	schemaKeywords = []string{"additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not",
+		"if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "contentSchema"}
+	schemaArrayKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+	schemaMapKeywords   = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+
+// countSubschemas counts the subschemas of a raw document (objects and
+// booleans in schema positions, the root included) and returns the
+// pointer of the one that went past limit ("#" if none did).
+func countSubschemas(raw any, limit int) (n int, over string) {
+	over = "#"
+	eachSubschema(raw, func(_ *ordObj, ptr string) bool {
+		n++
+		if n == limit+1 {
+			over = ptr
+		}
+		return true
+	})
+	return n, over
+}
+
+// eachSubschema calls f with every subschema of a raw document, root
+// first (a boolean schema as a nil object), until f returns false.
+func eachSubschema(raw any, f func(o *ordObj, ptr string) bool) {
+	var visit func(v any, ptr string) bool
+	visit = func(v any, ptr string) bool {
+		o, isObj := v.(*ordObj)
+		if _, isBool := v.(bool); !isObj && !isBool {
+			return true
+		}
+		if !f(o, ptr) {
+			return false
+		}
+		if !isObj {
+			return true
+		}
+		for _, k := range schemaKeywords {
+			if x, ok := o.vals[k]; ok && !visit(x, joinPointer(ptr, k)) {
+				return false
+			}
+		}
+		for _, k := range schemaArrayKeywords {
+			if xs, ok := o.vals[k].([]any); ok {
+				for i, x := range xs {
+					if !visit(x, joinPointer(ptr, k)+"/"+strconv.Itoa(i)) {
+						return false
+					}
+				}
+			}
+		}
+		for _, k := range schemaMapKeywords {
+			if m, ok := o.vals[k].(*ordObj); ok {
+				for _, name := range m.keys {
+					if !visit(m.vals[name], joinPointer(joinPointer(ptr, k), name)) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	visit(raw, "#")
+}
 
 // rootURL is the base URL the schema is compiled under when it has no
 // $id. It is never loaded.
@@ -41,10 +206,12 @@ type ordObj struct {
 
 // loaded is a compiled schema plus the raw document (with key order).
 type loaded struct {
-	schema *jsonschema.Schema
-	raw    any // *ordObj, []any, json.Number, string, bool, nil
+	schema *jsonschema.Schema // what the converter reads (dynamic references made static, see staticRefs)
+	judge  *jsonschema.Schema // the validator's compilation of the document as written
+	raw    any                // *ordObj, []any, json.Number, string, bool, nil; the document of schema
 	draft  *jsonschema.Draft
-	base   string // the root schema's base URL (its $id, else rootURL)
+	base   string   // the root schema's base URL (its $id, else rootURL)
+	dyn    []dynRef // dynamic references whose target depends on the scope
 }
 
 // parseOrdered decodes JSON keeping object key order, with numbers as
@@ -159,7 +326,7 @@ func CompileSchema(schema []byte) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.schema, nil
+	return l.judge, nil
 }
 
 func load(data []byte) (l *loaded, err error) {
@@ -187,30 +354,40 @@ func load(data []byte) (l *loaded, err error) {
 	default:
 		return nil, &InvalidSchemaError{Pointer: "#", Msg: "a schema must be a JSON object or a boolean"}
 	}
-	if bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw) {
+	if err := checkStructure(raw); err != nil {
+		return nil, err
+	}
+	rewrite := bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw)
+	huge, err := rewriteHugeNumbers(raw)
+	if err != nil {
+		return nil, err
+	}
+	if rewrite || huge {
 		data = []byte(canonicalJSON(raw))
 	}
 	drafts := []*jsonschema.Draft{jsonschema.Draft2020, jsonschema.Draft7, jsonschema.Draft4}
 	explicit := false
 	if o, ok := raw.(*ordObj); ok {
 		if s, ok := o.vals["$schema"].(string); ok {
-			if d := draftOf(s); d != nil {
-				drafts = []*jsonschema.Draft{d}
-				explicit = true
-			} else {
-				return nil, &RemoteRefError{Pointer: "#/$schema", Ref: s}
+			d := draftOf(s)
+			if d == nil {
+				return nil, &InvalidSchemaError{Pointer: "#/$schema", Msg: fmt.Sprintf("unknown meta-schema %q: supported are drafts 4, 6, 7, 2019-09 and 2020-12 (json-schema.org URIs)", s)}
 			}
+			drafts = []*jsonschema.Draft{d}
+			explicit = true
+		}
+	}
+	if drafts[0] == jsonschema.Draft2020 {
+		if n, ptr := countSubschemas(raw, MaxSubschemas2020); n > MaxSubschemas2020 {
+			return nil, &LimitError{Pointer: ptr, Limit: "MaxSubschemas2020", Value: n, Max: MaxSubschemas2020,
+				Hint: "draft 2020-12 compiles in time quadratic in the subschemas; an older draft in $schema allows MaxSubschemas"}
 		}
 	}
 	var firstErr error
 	for _, d := range drafts {
-		s, err := compileWith(data, d)
+		l, err := loadAs(raw, data, d)
 		if err == nil {
-			base := s.Location
-			if i := strings.IndexByte(base, '#'); i >= 0 {
-				base = base[:i]
-			}
-			return &loaded{schema: s, raw: raw, draft: d, base: base}, nil
+			return l, nil
 		}
 		var rr *RemoteRefError
 		if errors.As(err, &rr) {
@@ -227,6 +404,28 @@ func load(data []byte) (l *loaded, err error) {
 		}
 	}
 	return nil, firstErr
+}
+
+// loadAs compiles the document (raw, as text in data) under draft d.
+func loadAs(raw any, data []byte, d *jsonschema.Draft) (*loaded, error) {
+	// one anchor declared twice in a resource makes the validator's
+	// reading random (and with it the draft fallback)
+	if err := checkAnchors(raw, d); err != nil {
+		return nil, err
+	}
+	s, locate, err := compileWith(data, d)
+	if err != nil {
+		return nil, err
+	}
+	base := s.Location
+	if i := strings.IndexByte(base, '#'); i >= 0 {
+		base = base[:i]
+	}
+	l := &loaded{schema: s, judge: s, raw: raw, draft: d, base: base}
+	if bytes.Contains(data, []byte(`"$dynamicRef"`)) || bytes.Contains(data, []byte(`"$recursiveRef"`)) {
+		l.dyn = dynamicRefs(raw, d, s, locate)
+	}
+	return l, nil
 }
 
 // draftOf maps a $schema URL to a draft, nil when unknown.
@@ -254,13 +453,16 @@ type remoteErr struct{ url string }
 
 func (e *remoteErr) Error() string { return "remote reference " + e.url }
 
-func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, err error) {
+// compileWith compiles a document under draft d. locate returns the
+// compiled schema at a JSON pointer of the document (nil if there is
+// none): the very schema the validator uses there.
+func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate func(ptr string) *jsonschema.Schema, err error) {
 	defer func() {
 		// santhosh-tekuri/jsonschema panics on a few malformed inputs
 		// (regexp.MustCompile on patterns its meta-schema let through);
 		// report them as invalid schemas.
 		if r := recover(); r != nil {
-			s, err = nil, &InvalidSchemaError{Pointer: "#", Msg: fmt.Sprint(r)}
+			s, locate, err = nil, nil, &InvalidSchemaError{Pointer: "#", Msg: fmt.Sprint(r)}
 		}
 	}()
 	c := jsonschema.NewCompiler()
@@ -269,13 +471,28 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, err er
 	c.AssertContent = false
 	c.LoadURL = func(u string) (io.ReadCloser, error) { return nil, &remoteErr{u} }
 	if err := c.AddResource(rootURL, bytes.NewReader(data)); err != nil {
-		return nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
+		return nil, nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
 	}
 	s, err = c.Compile(rootURL)
 	if err != nil {
-		return nil, translateCompileError(err)
+		return nil, nil, translateCompileError(err)
 	}
-	return s, nil
+	locate = func(ptr string) (x *jsonschema.Schema) {
+		defer func() {
+			if recover() != nil {
+				x = nil
+			}
+		}()
+		if ptr == "" {
+			return s
+		}
+		x, err := c.Compile(rootURL + "#" + ptr)
+		if err != nil {
+			return nil
+		}
+		return x
+	}
+	return s, locate, nil
 }
 
 // translateCompileError maps santhosh-tekuri's errors onto ours.
@@ -469,69 +686,36 @@ func rawPointer(v any, ptr string) (any, bool) {
 // CompileSchema both apply it, so the grammar and the validator agree.
 func rewriteNullable(v any) bool {
 	changed := false
-	var schema func(v any)
-	each := func(v any) {
-		switch x := v.(type) {
-		case []any:
-			for _, s := range x {
-				schema(s)
-			}
-		default:
-			schema(x)
-		}
-	}
-	eachValue := func(v any) {
-		if o, ok := v.(*ordObj); ok {
-			for _, k := range o.keys {
-				schema(o.vals[k])
-			}
-		}
-	}
-	schema = func(v any) {
-		o, ok := v.(*ordObj)
-		if !ok {
+	walkSchemas(v, jsonschema.Draft2020, func(o *ordObj, _, _ string) {
+		if b, ok := o.vals["nullable"].(bool); !ok || !b {
 			return
 		}
-		if b, ok := o.vals["nullable"].(bool); ok && b {
-			switch t := o.vals["type"].(type) {
-			case string:
-				if t != "null" {
-					o.vals["type"] = []any{t, "null"}
-					changed = true
-				}
-			case []any:
-				has := false
-				for _, x := range t {
-					has = has || x == "null"
-				}
-				if !has {
-					o.vals["type"] = append(append([]any{}, t...), "null")
-					changed = true
-				}
+		switch t := o.vals["type"].(type) {
+		case string:
+			if t != "null" {
+				o.vals["type"] = []any{t, "null"}
+				changed = true
 			}
-			if e, ok := o.vals["enum"].([]any); ok {
-				has := false
-				for _, x := range e {
-					has = has || x == nil
-				}
-				if !has {
-					o.vals["enum"] = append(append([]any{}, e...), nil)
-					changed = true
-				}
+		case []any:
+			has := false
+			for _, x := range t {
+				has = has || x == "null"
+			}
+			if !has {
+				o.vals["type"] = append(append([]any{}, t...), "null")
+				changed = true
 			}
 		}
-		for _, k := range []string{"additionalProperties", "additionalItems", "items", "contains", "propertyNames",
-			"not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "allOf", "anyOf", "oneOf", "prefixItems"} {
-			if x, ok := o.vals[k]; ok {
-				each(x)
+		if e, ok := o.vals["enum"].([]any); ok {
+			has := false
+			for _, x := range e {
+				has = has || x == nil
+			}
+			if !has {
+				o.vals["enum"] = append(append([]any{}, e...), nil)
+				changed = true
 			}
 		}
-		for _, k := range []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"} {
-			if x, ok := o.vals[k]; ok {
-				eachValue(x)
-			}
-		}
-	}
-	schema(v)
+	})
 	return changed
 }

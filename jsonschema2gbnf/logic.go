@@ -238,6 +238,13 @@ func (c *conv) negMode(s *jsonschema.Schema, depth int, subset bool) (out []bran
 // flattenAtoms lists a schema and the schemas it includes by $ref and
 // allOf.
 func (c *conv) flattenAtoms(s *jsonschema.Schema) []*jsonschema.Schema {
+	return inPlace([]*jsonschema.Schema{s}, nil)
+}
+
+// inPlace lists the roots and the schemas they apply in place through
+// $ref, $recursiveRef, $dynamicRef and allOf, and through the links of a
+// term (annLink), each once, depth first in document order.
+func inPlace(roots []*jsonschema.Schema, links []annLink) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
 	seen := map[*jsonschema.Schema]bool{}
 	var visit func(s *jsonschema.Schema)
@@ -253,8 +260,15 @@ func (c *conv) flattenAtoms(s *jsonschema.Schema) []*jsonschema.Schema {
 		for _, a := range s.AllOf {
 			visit(a)
 		}
+		for _, l := range links {
+			if l.from == s {
+				visit(l.to)
+			}
+		}
 	}
-	visit(s)
+	for _, s := range roots {
+		visit(s)
+	}
 	return out
 }
 
@@ -311,15 +325,19 @@ func (c *conv) ifGroup(s *jsonschema.Schema, types uint8) (group, bool) {
 		return group{}, false
 	}
 	g := group{kind: "if", owner: s, ptr: c.ptrOf(s)}
-	b1 := branch{ms: []*jsonschema.Schema{s.If}}
+	// a passing if contributes its annotations; a failing one (the
+	// negation branches) does not
+	b1 := branch{ms: []*jsonschema.Schema{s.If}, ann: []*jsonschema.Schema{s.If}}
 	if s.Then != nil {
 		b1.ms = append(b1.ms, s.Then)
+		b1.ann = append(b1.ann, s.Then)
 	}
 	g.branches = []branch{b1}
 	for _, nb := range nif {
 		b2 := branch{ms: append([]*jsonschema.Schema{}, nb.ms...), ex: nb.ex}
 		if s.Else != nil {
 			b2.ms = append(b2.ms, s.Else)
+			b2.ann = []*jsonschema.Schema{s.Else}
 		}
 		g.branches = append(g.branches, b2)
 	}
@@ -365,11 +383,18 @@ func (c *conv) depGroup(s *jsonschema.Schema) (group, bool) {
 	g := group{kind: "dependencies", owner: s, ptr: c.ptrOf(s)}
 	for mask := 0; mask < 1<<len(keys); mask++ {
 		b := branch{ex: &extra{}}
+		if mask != 0 {
+			// the validator applies dependencies to objects only: a value
+			// of another type takes the branch without dependent schemas
+			// (nor their annotations)
+			b.ex.notTypes = tAll &^ tObj
+		}
 		for i, k := range keys {
 			if mask&(1<<i) != 0 {
 				b.ex.require = append(b.ex.require, k)
 				b.ex.require = append(b.ex.require, deps[k].req...)
 				b.ms = append(b.ms, deps[k].sch...)
+				b.ann = append(b.ann, deps[k].sch...)
 			} else {
 				b.ex.forbid = append(b.ex.forbid, k)
 			}
@@ -399,12 +424,13 @@ type summary struct {
 	enum   []any // nil: not finite
 	n      *node
 	groups int
+	proof  term // what values are judged by (proofTerm)
 }
 
 func (c *conv) summarize(t term) summary {
 	f := c.flatten(t)
 	n := c.merge(f.atoms, t)
-	s := summary{types: n.types, n: n, groups: len(f.groups)}
+	s := summary{types: n.types, n: n, groups: len(f.groups), proof: c.proofTerm(t)}
 	for _, a := range f.atoms {
 		if a.Enum != nil || a.Constant != nil {
 			vals := a.Enum
@@ -412,7 +438,7 @@ func (c *conv) summarize(t term) summary {
 				vals = a.Constant
 			}
 			for _, v := range vals {
-				if c.valueOK(v, t) {
+				if c.valueOK(v, s.proof) {
 					s.enum = append(s.enum, v)
 				}
 			}
@@ -429,7 +455,7 @@ func (c *conv) disjointPair(a, b term) bool {
 	sa, sb := c.summarize(a), c.summarize(b)
 	if sa.enum != nil {
 		for _, v := range sa.enum {
-			if c.valueOK(v, b) {
+			if c.valueOK(v, sb.proof) {
 				return false
 			}
 		}
@@ -437,7 +463,7 @@ func (c *conv) disjointPair(a, b term) bool {
 	}
 	if sb.enum != nil {
 		for _, v := range sb.enum {
-			if c.valueOK(v, a) {
+			if c.valueOK(v, sa.proof) {
 				return false
 			}
 		}

@@ -24,11 +24,35 @@ type node struct {
 	loEx, hiEx bool
 	mults      []*big.Rat
 	multPtr    string
+
+	unevP, unevI []unevScope // unevaluatedProperties/Items and their scopes
+}
+
+// addUnevaluated adds to t the unevaluated keywords (of scopes) whose
+// scope does not evaluate the property or item at hand; false when one
+// of them is the false schema (the property or item cannot be there).
+func addUnevaluated(t *term, scopes []unevScope, evaluated func(unevScope) bool, items bool) bool {
+	for _, us := range scopes {
+		if evaluated(us) {
+			continue
+		}
+		u := us.u.UnevaluatedProperties
+		if items {
+			u = us.u.UnevaluatedItems
+		}
+		if u.Always != nil && !*u.Always {
+			return false
+		}
+		t.ms = append(t.ms, u)
+	}
+	return true
 }
 
 func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 	n := &node{atoms: atoms, types: tAll, minLen: 0, maxLen: -1}
 	n.ex = t.ex.clone()
+	n.unevP = unevScopes(atoms, t.ann, false)
+	n.unevI = unevScopes(atoms, t.ann, true)
 	for _, a := range atoms {
 		if len(ownKeywords(a)) > 0 && n.ptr == "" {
 			n.ptr = c.ptrOf(a)
@@ -105,17 +129,6 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 			}
 			if !c.unsupported(ptr, kw, fmt.Sprintf("more than %d trigger properties", MaxDependencyKeys)) {
 				n.types = 0
-			}
-		}
-		if a.UnevaluatedItems != nil {
-			contains := false
-			for _, b := range atoms {
-				contains = contains || b.Contains != nil
-			}
-			if contains {
-				if !c.unsupported(ptr, "unevaluatedItems", "together with contains") {
-					n.types = 0
-				}
 			}
 		}
 	}
@@ -294,7 +307,7 @@ func (c *conv) emitNumber(n *node) string {
 		}
 		if x != "" && intOnly && n.types&tNum != 0 {
 			// type number with an integer multipleOf: 6000.0 is valid too
-			x = seq(paren(x), `("." "0"+)?`)
+			x = seq(paren(x), `("." `+fracZeros+`)?`)
 		}
 		if x != "" {
 			alts = append(alts, x)
@@ -445,6 +458,9 @@ func (c *conv) intMultiples(n *node, k *big.Int, notMults []*big.Int, lo, hi *bi
 			for v := first; v.Cmp(hi) <= 0; v = new(big.Int).Add(v, k) {
 				if valid(v) {
 					alts = append(alts, `"`+v.String()+`"`)
+					if v.Sign() == 0 {
+						alts = append(alts, `"-0"`) // 0 too
+					}
 				}
 			}
 			return alt(alts...)

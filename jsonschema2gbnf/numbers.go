@@ -22,14 +22,46 @@ const MaxBoundDigits = 400
 // remainder automaton: one rule per remainder, ten alternatives each.
 const MaxMultipleOf = 1000
 
+// The numbers the grammar writes stay within what the validator can read
+// (ValidatorMaxExponent): the exponent has at most MaxExponentDigits
+// digits and the fraction at most MaxFractionDigits, so the exponent less
+// the fraction digits is within ±(99,999 + 2,402). The integer part has
+// no bound (it does not move the exponent). A number of the schema
+// beyond the validator's range is a *NumberRangeError (see load.go).
+const (
+	// MaxExponentDigits bounds the digits of an exponent: |e| ≤ 99,999.
+	// A float64 needs three (1e-324 … 1.8e308).
+	MaxExponentDigits = 5
+
+	// fracTail is the longest run of free fraction digits (and of zeros)
+	// in one place of a number grammar: the shared rules fdigits and
+	// fzeros, counted repetitions that the mask keeps counters for. 1000
+	// stays below llama.cpp's limit on counted repetitions (2000), and
+	// above the longest fraction a float64 needs written out in full
+	// (1074 digits only for subnormals: 767 significant).
+	fracTail = 1000
+
+	// MaxFractionDigits bounds the fraction digits of every number the
+	// grammar writes (a fraction of up to fracTail digits is always
+	// accepted): a digit-by-digit prefix of at most MaxBoundDigits for a
+	// decimal bound, then at most two free runs and the digit between
+	// them.
+	MaxFractionDigits = 2*fracTail + MaxBoundDigits + 2
+)
+
 // Grammars of the shared numeric rules.
 const (
 	bodyUint    = `"0" | [1-9] [0-9]*`
 	bodyNzUint  = `[1-9] [0-9]*`
-	bodyFrac    = `"." [0-9]+`
-	bodyExp     = `[eE] [-+]? [0-9]+`
+	bodyFrac    = `"." [0-9] fdigits`
 	bodyNumber  = `"-"? uint frac? exp?`
 	bodyInteger = `"-"? uint`
+)
+
+var (
+	bodyExp     = fmt.Sprintf(`[eE] [-+]? [0-9]{1,%d}`, MaxExponentDigits)
+	bodyFDigits = fmt.Sprintf(`[0-9]{0,%d}`, fracTail)
+	bodyFZeros  = fmt.Sprintf(`"0"{0,%d}`, fracTail)
 )
 
 func digitClass(a, b byte) string {
@@ -235,27 +267,31 @@ const MaxDecimalPlaces = 30
 
 // freeDigits: digit strings (non-empty when nonEmpty) whose digits after
 // the first sig are zeros; sig < 0 means no limit.
+// The runs are bounded by fracTail (MaxFractionDigits).
 func freeDigits(sig int, nonEmpty bool) string {
 	switch {
 	case sig < 0 && nonEmpty:
-		return "[0-9]+"
+		return "[0-9] " + ruleFDigits
 	case sig < 0:
-		return "[0-9]*"
+		return ruleFDigits
 	case sig == 0 && nonEmpty:
-		return `"0"+`
+		return fracZeros
 	case sig == 0:
-		return `"0"*`
+		return ruleFZeros
 	case nonEmpty:
-		return seq(rep("[0-9]", 1, sig), `"0"*`)
+		return seq(rep("[0-9]", 1, sig), ruleFZeros)
 	}
-	return seq(rep("[0-9]", 0, sig), `"0"*`)
+	return seq(rep("[0-9]", 0, sig), ruleFZeros)
 }
+
+// fracZeros is one or more zeros in a fraction ("0"+, bounded).
+const fracZeros = `"0" ` + ruleFZeros
 
 // nonzeroDigits: digit strings with a non-zero digit among the first sig
 // (sig < 0: anywhere), zeros after them.
 func nonzeroDigits(sig int) string {
 	if sig < 0 {
-		return `"0"* [1-9] [0-9]*`
+		return ruleFZeros + " [1-9] " + ruleFDigits
 	}
 	if sig == 0 {
 		return ""
@@ -287,7 +323,7 @@ func fracG(L, H string, tl, th, exL, exH bool, sig int) (bool, string) {
 	if sig == 0 {
 		ok := (!tl || (allByte(L, '0') && !exL)) && (!th || !(exH && allByte(H, '0')))
 		if ok {
-			return true, `"0"+`
+			return true, fracZeros
 		}
 		return false, ""
 	}
@@ -295,7 +331,7 @@ func fracG(L, H string, tl, th, exL, exH bool, sig int) (bool, string) {
 		if exH || tl {
 			return false, ""
 		}
-		return true, `"0"+`
+		return true, fracZeros
 	}
 	if !tl && !th {
 		return true, freeDigits(sig, true)
@@ -449,8 +485,8 @@ func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool, sh numShape) (string, error)
 			return "", nil
 		}
 	}
-	nonzeroMant := `(` + ruleNzUint + ` frac? | "0" "." "0"* [1-9] [0-9]*)`
-	zeroMant := `"0" ("." "0"+)?`
+	nonzeroMant := `(` + ruleNzUint + ` frac? | "0" "." ` + nonzeroDigits(-1) + `)`
+	zeroMant := `"0" ("." ` + fracZeros + `)?`
 	if plain && hi == nil && lo.Sign() == 0 {
 		if loEx {
 			return seq(nonzeroMant, ruleExp+"?"), nil
@@ -467,7 +503,7 @@ func numRangeExpr(lo, hi *big.Rat, loEx, hiEx bool, sh numShape) (string, error)
 	var alts []string
 	// "-0", "-0.0"… are 0 (not a non-integer, and with at most 0 significant fraction digits)
 	if (lo == nil || lo.Sign() < 0 || (lo.Sign() == 0 && !loEx)) && (hi == nil || hi.Sign() > 0 || (hi.Sign() == 0 && !hiEx)) && !sh.nonInt {
-		alts = append(alts, `"-0" ("." "0"+)?`)
+		alts = append(alts, `"-0" ("." `+fracZeros+`)?`)
 	}
 	// negative part: v in [lo, min(hi,0)), written "-" m with m = -v > 0
 	if lo == nil || lo.Sign() < 0 {

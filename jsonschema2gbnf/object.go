@@ -169,7 +169,8 @@ func (c *conv) declaredTerm(n *node, parts []objPart, propNames []*jsonschema.Sc
 		t.ms = append(t.ms, pb.ms...)
 		t.ex = pb.ex
 	}
-	return t, true
+	ok := addUnevaluated(&t, n.unevP, func(us unevScope) bool { return us.evaluatesKey(k) }, false)
+	return t, ok
 }
 
 func propertyNamesOf(n *node) []*jsonschema.Schema {
@@ -229,14 +230,7 @@ func (c *conv) emitObject(n *node) string {
 // freeKinds computes the (key language, value) pairs for keys other than
 // the declared names.
 func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*jsonschema.Schema, ptr string) ([]freeKind, bool) {
-	var pats []patProp
-	partOf := map[int]int{}
-	for pi, p := range parts {
-		for _, pp := range p.patterns {
-			partOf[len(pats)] = pi
-			pats = append(pats, pp)
-		}
-	}
+	pats, partOf, owners := patternsOf(parts)
 	explicitAdditional := false
 	for _, p := range parts {
 		if _, ok := p.additional.(*jsonschema.Schema); ok {
@@ -292,14 +286,8 @@ func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*
 		if mask == 0 && c.o.noAdditional && !explicitAdditional {
 			dead = true
 		}
-		if mask == 0 && !dead {
-			// keys no atom evaluates: unevaluatedProperties applies
-			for _, u := range unevaluatedOf(n, parts) {
-				if u.Always != nil && !*u.Always {
-					dead = true
-				}
-				t.ms = append(t.ms, u)
-			}
+		if !dead && !addUnevaluated(&t, n.unevP, func(us unevScope) bool { return us.evaluatesFree(mask, owners) }, false) {
+			dead = true
 		}
 		if dead {
 			continue
@@ -445,6 +433,9 @@ func (c *conv) propertyNamesLang(pns []*jsonschema.Schema, ptr string) ([]patRef
 		}
 	}
 	if finite {
+		if names == nil {
+			names = []string{} // no name at all (nil would mean no finite set)
+		}
 		return include, names, true
 	}
 	return include, nil, true
@@ -594,31 +585,51 @@ func (c *conv) objectGrammar(n *node, props []objProp, frees []freeKind, minP, m
 }
 
 // MaxCountedObjectStates bounds the (position, count) states of an
-// object whose minProperties/maxProperties bind.
+// object whose minProperties/maxProperties bind: states are the declared
+// properties not yet passed (m+1 positions) times the count that still
+// matters (0..maxProperties, or 0..minProperties when there is no
+// maximum), so 4096 admits 200 optional properties with maxProperties 19,
+// or 2,000 with minProperties 1. Each state is one grammar rule of a few
+// references (≈60 bytes): the largest object allowed writes ≈250 KB of
+// grammar, converted in ≈30 ms and compiled by mask in ≈0.5 s on the
+// Llama-3 vocabulary (measured; BenchmarkCountedObject).
 const MaxCountedObjectStates = 4096
 
 // countedObject writes an object whose number of properties is bounded:
-// rules per (next declared item, properties written so far).
+// one rule per state (next declared item i, properties written so far
+// k). k counts up to the bound that binds — maxProperties when there is
+// one, else minProperties (past it the count no longer matters) — so the
+// grammar has O(m·bound) rules, each a few references long: every state
+// longer than a short atom is a rule of its own, and so is every long
+// key-value pair, so that no state's text is pasted into another's.
 func (c *conv) countedObject(n *node, props []objProp, kvs []string, free string, minP, maxP int) string {
 	ws := c.ws()
 	m := len(props)
-	limit := m
-	if maxP >= 0 && maxP < limit {
-		limit = maxP
+	kcap := minP // the count that still matters
+	keyword := "minProperties"
+	if maxP >= 0 {
+		kcap, keyword = maxP, "maxProperties"
 	}
-	if (m+1)*(limit+2) > MaxCountedObjectStates {
-		if !c.unsupported(n.ptr, "maxProperties", "too many properties to count") {
+	kcap = max(min(kcap, m+1), 0)
+	if (m+1)*(kcap+1) > MaxCountedObjectStates {
+		if !c.unsupported(n.ptr, keyword, fmt.Sprintf("%d properties counted up to %d need %d grammar states (limit MaxCountedObjectStates = %d)", m, kcap, (m+1)*(kcap+1), MaxCountedObjectStates)) {
 			return ""
 		}
-		minP, maxP = -1, -1
 		return c.objectGrammar(n, props, nil, -1, -1)
+	}
+	base := nameFor(n.ptr) + "-cnt"
+	// Long key-value pairs are referenced by name: each appears in up to
+	// kcap+1 states.
+	refs := make([]string, m)
+	for i, kv := range kvs {
+		refs[i] = kv
+		if len(kv) > countedInline {
+			refs[i] = c.rules.shared(fmt.Sprintf("%s-kv-%d", base, i), kv)
+		}
 	}
 	// free keys: after the declared ones, count k written so far: free
 	// repetitions in [minP-k, maxP-k]. More than one free key needed for
 	// the minimum cannot be ensured (the same key may repeat).
-	base := nameFor(n.ptr) + "-cnt"
-	memo := map[[2]int]string{}
-	var state func(i, k int) string
 	freeTail := func(k int) string {
 		lo := 0
 		if minP > k {
@@ -656,10 +667,12 @@ func (c *conv) countedObject(n *node, props []objProp, kvs []string, free string
 		}
 		return rep(paren(seq(`","`, ws, free)), lo, hi)
 	}
+	memo := make([]string, (m+1)*(kcap+1))
+	done := make([]bool, len(memo))
+	var state func(i, k int) string
 	state = func(i, k int) string {
-		key := [2]int{i, k}
-		if x, ok := memo[key]; ok {
-			return x
+		if done[i*(kcap+1)+k] {
+			return memo[i*(kcap+1)+k]
 		}
 		var x string
 		if i == m {
@@ -671,8 +684,8 @@ func (c *conv) countedObject(n *node, props []objProp, kvs []string, free string
 			}
 			var alts []string
 			if maxP < 0 || k < maxP {
-				if next := state(i+1, k+1); next != "" {
-					alts = append(alts, seq(sep, kvs[i], next))
+				if next := state(i+1, min(k+1, kcap)); next != "" {
+					alts = append(alts, seq(sep, refs[i], next))
 				}
 			}
 			if !props[i].required {
@@ -682,20 +695,28 @@ func (c *conv) countedObject(n *node, props []objProp, kvs []string, free string
 			}
 			x = alt(alts...)
 		}
-		if x != "" && x != `""` && !isAtom(x) && len(x) > 60 {
+		if len(x) > countedInline && c.fatal == nil {
 			name := c.rules.fresh(fmt.Sprintf("%s-%d-%d", base, i, k))
 			c.rules.define(name, stripParens(x))
+			if c.rules.size > MaxGrammarBytes {
+				c.fail(&LimitError{Pointer: n.ptr, Limit: "MaxGrammarBytes", Value: c.rules.size, Max: MaxGrammarBytes})
+			}
 			x = name
 		}
-		memo[key] = x
+		memo[i*(kcap+1)+k], done[i*(kcap+1)+k] = x, true
 		return x
 	}
 	content := state(0, 0)
-	if content == "" {
+	if content == "" || c.fatal != nil {
 		return ""
 	}
 	return seq(`"{"`, ws, content, ws, `"}"`)
 }
+
+// countedInline is the longest text a counted object's state or
+// key-value pair may have and still be written in place rather than as a
+// rule: short enough that no state's text can grow by pasting others.
+const countedInline = 60
 
 func decr(hi int) int {
 	if hi < 0 {
@@ -806,18 +827,16 @@ func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
 	return out, true
 }
 
-// unevaluatedOf returns the unevaluatedProperties schemas that apply to
-// keys no atom declares or matches: none when some atom has
-// additionalProperties (it evaluates every remaining key).
-func unevaluatedOf(n *node, parts []objPart) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
-	for _, a := range n.atoms {
-		if a.AdditionalProperties != nil {
-			return nil
-		}
-		if a.UnevaluatedProperties != nil {
-			out = append(out, a.UnevaluatedProperties)
+// patternsOf lists the patternProperties of the parts: pats[i] belongs
+// to parts[partOf[i]], whose schema is owners[i].
+func patternsOf(parts []objPart) (pats []patProp, partOf map[int]int, owners []*jsonschema.Schema) {
+	partOf = map[int]int{}
+	for pi, p := range parts {
+		for _, pp := range p.patterns {
+			partOf[len(pats)] = pi
+			pats = append(pats, pp)
+			owners = append(owners, p.s)
 		}
 	}
-	return out
+	return pats, partOf, owners
 }

@@ -368,6 +368,9 @@ func lengthPushdown(re *syntax.Regexp, minLen, maxLen int) (string, bool, error)
 	}
 	if maxLen >= 0 {
 		m := maxLen - fixed
+		if m < 0 {
+			return "", false, errNoMatch // the fixed parts alone are too long
+		}
 		if hi < 0 || m < hi {
 			hi = m
 		}

@@ -3,6 +3,7 @@ package mask
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -54,7 +55,7 @@ type frame struct {
 	min, max      int32 // repetition bounds; max < 0 means unbounded
 	root          bool
 	nullable      bool // the frame's expression accepts ""; for the root, the grammar accepts ""
-	minLen        int32
+	minLen        int64
 	bodyKey       string // repetition frames: canonical body (see frameDef)
 	first_, last_ int32  // the frame's states are first_ .. last_-1
 }
@@ -73,12 +74,14 @@ type automaton struct {
 	sTarget []int32
 	states  []state    // all states of all frames
 	frames  []frame    // frame 0 is the root
-	minLen  []int32    // per state: fewest bytes to finish its frame (pop), calls included
+	minLen  []int64    // per state: fewest bytes to finish its frame (pop), calls included (saturated: see MaxMinLen)
 	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
 	first   []byteBits // per frame: bytes a visit of the frame can start with
 	limit   int        // state budget of this construction
 
 	unminimized int // states before minimization
+
+	done <-chan struct{} // Options.Done: stops the construction
 }
 
 // byteBits is a set of bytes.
@@ -120,9 +123,15 @@ const (
 // maxStates is MaxStates, lowered by tests.
 var maxStates = MaxStates
 
-// buildAutomaton compiles the lowered frames with at most limit states.
-func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
-	a := &automaton{limit: limit, sStart: []int32{0}}
+// cancelCheckEvery is how many new automaton states pass between two
+// checks of Options.Done during construction (a state costs about a
+// microsecond: the check is cheap and the delay small).
+const cancelCheckEvery = 1024
+
+// buildAutomaton compiles the lowered frames with at most limit states;
+// closing done stops it with ErrCanceled.
+func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automaton, error) {
+	a := &automaton{limit: limit, sStart: []int32{0}, done: done}
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
@@ -132,6 +141,9 @@ func buildAutomaton(defs []*frameDef, limit int) (*automaton, error) {
 		if err := a.buildFrame(int32(i), d); err != nil {
 			return nil, err
 		}
+	}
+	if canceled(done) {
+		return nil, ErrCanceled
 	}
 	if err := a.prune(); err != nil {
 		return nil, err
@@ -202,63 +214,76 @@ type glushkov struct {
 	err    error
 }
 
-func (g *glushkov) visit(r *rx) (nullable bool, first, last []int32) {
+// visit adds the positions of r and the follow pairs inside it, and
+// appends r's first and last positions to *first and *last (appending,
+// rather than returning fresh lists, keeps nested alternations linear).
+// It reports whether r matches "".
+func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 	switch r.op {
 	case rxNone:
-		return false, nil, nil
+		return false
 	case rxEmpty:
-		return true, nil, nil
+		return true
 	case rxByte, rxCall, rxTok:
 		if len(g.pos) >= MaxPositions {
 			if g.err == nil {
 				g.err = fmt.Errorf("more than %d automaton positions (limit MaxPositions)", MaxPositions)
 			}
-			return false, nil, nil
+			return false
 		}
 		p := int32(len(g.pos))
 		g.pos = append(g.pos, gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg})
 		g.noPop = append(g.noPop, g.inNo > 0)
 		g.follow = append(g.follow, nil)
-		return false, []int32{p}, []int32{p}
+		*first = append(*first, p)
+		*last = append(*last, p)
+		return false
 	case rxSeq:
+		// cur holds the last positions of the prefix so far; the first
+		// positions of a nullable prefix go straight to *first.
 		nullable = true
+		var cur []int32
 		for _, s := range r.subs {
-			n2, f2, l2 := g.visit(s)
-			for _, p := range last {
+			var f2, l2 []int32
+			n2 := g.visit(s, &f2, &l2)
+			for _, p := range cur {
 				g.follow[p] = append(g.follow[p], f2...)
 			}
 			if nullable {
-				first = append(first, f2...)
+				*first = append(*first, f2...)
 			}
 			if n2 {
-				last = append(last, l2...)
+				cur = append(cur, l2...)
 			} else {
-				last = l2
+				cur = l2
 			}
 			nullable = nullable && n2
 		}
-		return nullable, first, last
+		*last = append(*last, cur...)
+		return nullable
 	case rxAlt:
 		for _, s := range r.subs {
-			n2, f2, l2 := g.visit(s)
-			nullable = nullable || n2
-			first = append(first, f2...)
-			last = append(last, l2...)
+			if g.visit(s, first, last) {
+				nullable = true
+			}
 		}
-		return nullable, first, last
+		return nullable
 	case rxNoPop:
 		g.inNo++
-		nullable, first, last = g.visit(r.subs[0])
+		nullable = g.visit(r.subs[0], first, last)
 		g.inNo--
-		return nullable, first, last
+		return nullable
 	case rxStar, rxOpt:
-		_, f, l := g.visit(r.subs[0])
+		var f, l []int32
+		g.visit(r.subs[0], &f, &l)
 		if r.op == rxStar {
 			for _, p := range l {
 				g.follow[p] = append(g.follow[p], f...)
 			}
 		}
-		return true, f, l
+		*first = append(*first, f...)
+		*last = append(*last, l...)
+		return true
 	}
 	panic("mask: unknown rx op")
 }
@@ -273,7 +298,8 @@ func sortUnique(s []int32) []int32 {
 // accepts here; the start state is kept distinct from every other state.
 func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	g := &glushkov{}
-	nullable, first, last := g.visit(d.body)
+	var first, last []int32
+	nullable := g.visit(d.body, &first, &last)
 	if g.err != nil {
 		return &Error{Pos: d.pos, Msg: fmt.Sprintf("frame %s: %v", d.name, g.err)}
 	}
@@ -314,6 +340,9 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		}
 		if len(a.states) >= a.limit {
 			return 0, &Error{Pos: d.pos, Msg: fmt.Sprintf("grammar needs more than %d automaton states (limit MaxStates)", maxStates), limit: "MaxStates"}
+		}
+		if len(a.states)%cancelCheckEvery == 0 && canceled(a.done) {
+			return 0, ErrCanceled
 		}
 		id := int32(len(a.states))
 		index[string(keyBuf)] = id
@@ -419,34 +448,30 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			a.sTarget = append(a.sTarget, t)
 		}
 		a.sStart = append(a.sStart, int32(len(a.sTarget)))
+		// Targets are created in sorted order (not the maps'), so that
+		// state numbers, and with them the eager precomputation, do not
+		// change from one compilation to the next.
 		var st state
-		for callee, ps := range calls {
-			t, err := target(ps)
+		for _, callee := range slices.Sorted(maps.Keys(calls)) {
+			t, err := target(calls[callee])
 			if err != nil {
 				return err
 			}
 			st.calls = append(st.calls, callEdge{callee: callee, ret: t})
 		}
-		for k, ps := range toks {
-			t, err := target(ps)
+		tokKeys := slices.SortedFunc(maps.Keys(toks), func(x, y [2]int32) int {
+			if x[0] != y[0] {
+				return int(x[0] - y[0])
+			}
+			return int(x[1] - y[1])
+		})
+		for _, k := range tokKeys {
+			t, err := target(toks[k])
 			if err != nil {
 				return err
 			}
 			st.toks = append(st.toks, tokEdge{tok: k[0], neg: k[1] == 1, next: t})
 		}
-		slices.SortFunc(st.calls, func(x, y callEdge) int { return int(x.callee - y.callee) })
-		slices.SortFunc(st.toks, func(x, y tokEdge) int {
-			if x.tok != y.tok {
-				return int(x.tok - y.tok)
-			}
-			if x.neg == y.neg {
-				return 0
-			}
-			if x.neg {
-				return 1
-			}
-			return -1
-		})
 		a.states[cur.id].calls = st.calls
 		a.states[cur.id].toks = st.toks
 	}
@@ -625,7 +650,7 @@ func (a *automaton) checkLeftRecursion() error {
 			for i, f := range cycle {
 				names[i] = a.frames[f].name
 			}
-			return &Error{Msg: "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): " + strings.Join(names, " -> ")}
+			return &Error{Msg: leftRecursionMsg + strings.Join(names, " -> ")}
 		}
 	}
 	return nil
@@ -726,9 +751,9 @@ func (a *automaton) computeReachPop() {
 // repetition frame the state values finish the current iteration; the
 // frame's minimum includes its minimum number of iterations.
 func (a *automaton) computeMinLen() {
-	const inf = int32(1 << 30)
+	const inf = MaxMinLen + 1
 	n := len(a.states)
-	a.minLen = make([]int32, n)
+	a.minLen = make([]int64, n)
 	for q := range a.minLen {
 		a.minLen[q] = inf
 	}
@@ -738,25 +763,25 @@ func (a *automaton) computeMinLen() {
 	rev, callers := a.reverseEdges()
 	// eval recomputes minLen[q] from its edges (for repetition frames: to
 	// the end of the current iteration).
-	eval := func(q int32) int32 {
+	eval := func(q int32) int64 {
 		best := inf
 		if a.canPopState(q) || (a.states[q].flags&stFinal != 0 && a.frames[a.states[q].frame].repeat && q != a.frames[a.states[q].frame].start) {
 			best = 0
 		}
 		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
 			if t >= 0 && a.minLen[t] < inf {
-				best = min(best, 1+a.minLen[t])
+				best = min(best, satAdd(1, a.minLen[t]))
 			}
 		}
 		st := &a.states[q]
 		for _, e := range st.toks {
 			if a.minLen[e.next] < inf {
-				best = min(best, 1+a.minLen[e.next])
+				best = min(best, satAdd(1, a.minLen[e.next]))
 			}
 		}
 		for _, e := range st.calls {
 			if fm := a.frames[e.callee].minLen; fm < inf && a.minLen[e.ret] < inf {
-				best = min(best, fm+a.minLen[e.ret])
+				best = min(best, satAdd(fm, a.minLen[e.ret]))
 			}
 		}
 		return best
@@ -789,7 +814,7 @@ func (a *automaton) computeMinLen() {
 		if q == f.start {
 			m := v
 			if f.repeat {
-				m *= max(f.min, 1)
+				m = satMul(m, int64(max(f.min, 1)))
 			}
 			if m < f.minLen {
 				f.minLen = m
@@ -799,6 +824,24 @@ func (a *automaton) computeMinLen() {
 			}
 		}
 	}
+}
+
+// MaxMinLen is the largest length the automaton's shortest-completion
+// arithmetic represents (Matcher.MinCompletion): lengths saturate there
+// instead of wrapping, so a grammar whose shortest sentence is longer
+// (nested counted repetitions across rules multiply: 2^62 bytes is four
+// levels of {100000}) reports at least MaxMinLen.
+const MaxMinLen = int64(1)<<62 - 1
+
+// satAdd returns a+b, at most MaxMinLen (a, b ≤ MaxMinLen).
+func satAdd(a, b int64) int64 { return min(a+b, MaxMinLen) }
+
+// satMul returns a·k, at most MaxMinLen (0 ≤ a ≤ MaxMinLen, k ≥ 0).
+func satMul(a, k int64) int64 {
+	if k != 0 && a > MaxMinLen/k {
+		return MaxMinLen
+	}
+	return a * k
 }
 
 // addClassBytes adds the bytes of class c.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/benchcases"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
@@ -34,29 +35,42 @@ func TestBulkEqualsStepping(t *testing.T) {
 	for _, bc := range cases {
 		grammars[bc.ID] = grammarOf(t, bc)
 	}
-	for name, schema := range map[string]string{
+	addSchemas(t, grammars, map[string]string{
 		"email":    `{"type":"object","properties":{"a":{"type":"string","format":"email"},"b":{"type":"string","maxLength":12}},"additionalProperties":{"type":"string","minLength":3}}`,
 		"hostname": `{"type":"array","items":{"type":"string","format":"hostname"}}`,
 		"uri":      `{"type":"string","format":"uri"}`,
-	} {
+	})
+	for name, src := range grammars {
+		t.Run(name, func(t *testing.T) {
+			bulk, step := compileBulkAndStep(t, src, v)
+			sameMasks(t, bulk, step, docsOf(cases, name), 20, 120, 7)
+		})
+	}
+}
+
+// addSchemas adds to grammars the GBNF of each schema (compact
+// whitespace).
+func addSchemas(t *testing.T, grammars, schemas map[string]string) {
+	t.Helper()
+	for name, schema := range schemas {
 		src, err := jsonschema2gbnf.Convert([]byte(schema))
 		if err != nil {
 			t.Fatal(err)
 		}
 		grammars[name] = src
 	}
-	for name, src := range grammars {
-		t.Run(name, func(t *testing.T) {
-			bulk, step := compileBulkAndStep(t, src, v)
-			var docs [][]int32
-			for _, bc := range cases {
-				if bc.ID == name {
-					docs = append(docs, bc.Tokens)
-				}
-			}
-			sameMasks(t, bulk, step, docs, 20, 120, 7)
-		})
+}
+
+// docsOf returns the token documents of the bench case id (none for
+// other names).
+func docsOf(cases []*benchcases.Case, id string) [][]int32 {
+	var docs [][]int32
+	for _, bc := range cases {
+		if bc.ID == id {
+			docs = append(docs, bc.Tokens)
+		}
 	}
+	return docs
 }
 
 // compileBulkAndStep compiles src entirely eagerly with and without bulk
@@ -67,13 +81,13 @@ func compileBulkAndStep(t *testing.T, src string, v *mask.Vocab) (bulk, step *ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	bulk, err = mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+	bulk, err = mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	restore := mask.SetNoBulk(true)
 	defer restore()
-	step, err = mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+	step, err = mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
@@ -49,16 +51,28 @@ type Compiled struct {
 	subMemo     map[subKey]*subResult // compile time: walks of depth-1 subtrees from base nodes
 	firstBits   [][]uint32            // compile time: per byte class, the tokens starting with it (firstClassBits)
 	firstDone   []bool
-	walker      *walker // compile-time walker
+	walker      *walker // compile-time walker (and, under lazyMu, first-use walker)
+	sliceOf     []int32 // per state: 1+index in sliceUses, -1 for none, 0 not known yet (see sliceFor)
+	sliceUses   []sliceUse
+	mainSuccOf  []int32           // per state: 2+mainSucc, 0 not known yet
+	utf8Memo    map[[2]int32]bool // utf8Into's results
 
-	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next)
+	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
 	repEntries map[ctxKey]*ctxEntry
+	byCross    map[string]*ctxEntry // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
 
 	lazyMu      sync.Mutex // serializes level-1 computations after compilation
-	lazyBM      bulkMasks  // the walkers' bulk masks, kept from compilation for lazyLevel1 (guarded by lazyMu)
-	budget      time.Duration
-	budgetStart time.Time // when the eager budget started: Options.Start or the call (see DefaultEagerBudget)
-	done        bool      // compilation finished: level1 is written under mu
+	lazyBM      bulkMasks  // the walkers' bulk masks, kept from compilation for lazyWalker
+	lazyWalker  *walker    // the walker of lazyLevel1, kept (guarded by lazyMu)
+	deepWalkers sync.Pool  // *walker: for the deeper levels (Matcher.childEntry)
+	budgetWork  int64      // eager work units (-1: unbounded)
+	timeout     time.Duration
+	budgetStart time.Time    // when the eager part started (see DefaultEagerTimeout)
+	done        bool         // compilation finished: level1 is written under mu
+	lazyWork    atomic.Int64 // work units of the computations on first use
+	lazyCount   atomic.Int64 // their number
+
+	cancel <-chan struct{} // Options.Done: ends the eager phase and fails the compile
 
 	stats CompileStats
 }
@@ -71,6 +85,8 @@ type CompileStats struct {
 	ByteClasses  int           // byte equivalence classes
 	TopStates    int           // states that need level-1 data (stack tops, return states)
 	EagerStates  int           // of which computed at compile time (the rest on first use)
+	EagerWork    int64         // work units of the eager part (see DefaultEagerWork)
+	SliceWork    int64         // work units spent making new slices of the vocabulary (not in EagerWork)
 	Duration     time.Duration // total compile time (vocabulary preparation excluded)
 	WalkDuration time.Duration // of which: level-1 trie walks
 }
@@ -96,34 +112,69 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 	return CompileWith(g, v, Options{})
 }
 
-// DefaultEagerBudget bounds the eager part of Compile: per-state token sets
-// are precomputed, in state order (the root's states first), until this
-// long after Options.Start (by default the call of Compile; lowering and
-// automaton construction are included and never cut short); the others
-// are computed the first time a matcher needs them (one walk of part of
-// the token trie, up to a few milliseconds for a state that allows most
-// of a 128k vocabulary) and cached for every matcher. The five bench
-// grammars compile entirely within it (the slowest, the order schema,
-// in about 25 ms); grammars of the large JSONSchemaBench schemas (tens
-// of thousands of states, of which a generation visits a few hundred)
-// would take seconds to precompute entirely. 35 ms keeps a schema's
-// conversion and compilation under 50 ms at the 95th percentile on
-// JSONSchemaBench when the budget counts from the start of the
-// conversion (Options.Start), leaving room for the last batch of walks
-// that overruns it.
-const DefaultEagerBudget = 35 * time.Millisecond
+// The eager part of Compile precomputes the per-state token sets (level
+// 1, see walk.go) in state order, the root's states first, until it has
+// done DefaultEagerWork units of work; the other states are computed the
+// first time a matcher needs them, and cached for every matcher. Work is
+// counted, not timed, so that a grammar gets the same precomputed states
+// on any machine under any load (and so the same first-visit costs):
+// a unit is one trie node stepped or one token id recorded, and a dense
+// set operation counts one unit per 32 words. On the development machine
+// a unit costs about WorkUnitNanos nanoseconds of one core.
+const (
+	// DefaultEagerWork is about 15 ms of precomputation on one core (see
+	// WorkUnitNanos): enough for every state of the five bench grammars
+	// (the largest, the order schema, needs 1.0 million units), and for
+	// every state of 85% of the JSONSchemaBench grammars (their median
+	// needs 142,000 units); larger grammars leave the rest to first use,
+	// which slices make cheap (see slice.go).
+	DefaultEagerWork = 1_500_000
+	// WorkUnitNanos is the measured cost of one work unit on the
+	// development machine: the median over the eager compilations of a
+	// sample of JSONSchemaBench grammars (fastest of 15 runs each; 90% of
+	// them fall between 8 and 20 ns).
+	WorkUnitNanos = 10
+	// DefaultEagerTimeout is the safety net of the eager part: however
+	// little work is done, it stops this long after it started. It is
+	// over 30 times what DefaultEagerWork takes on one free core, so that
+	// it cuts in only on a machine far slower or busier than expected,
+	// where a bounded compile matters more than determinism.
+	DefaultEagerTimeout = 500 * time.Millisecond
+)
 
 // Options configure CompileWith.
 type Options struct {
-	// EagerBudget bounds the eager precomputation (see
-	// DefaultEagerBudget); 0 means DefaultEagerBudget, a negative value
-	// no bound (everything at compile time).
-	EagerBudget time.Duration
-	// Start is when the caller began preparing the grammar (for example
-	// before converting a JSON Schema to it): the eager budget counts
-	// from there, so that it bounds the whole preparation. The zero
-	// value means the call of CompileWith.
+	// EagerWork bounds the eager precomputation, in work units (see
+	// DefaultEagerWork): 0 means DefaultEagerWork, a negative value no
+	// bound (everything at compile time, unless EagerTimeout cuts in).
+	EagerWork int64
+	// EagerTimeout is the wall-clock safety net of the eager part: 0
+	// means DefaultEagerTimeout, a negative value none.
+	EagerTimeout time.Duration
+	// Start is ignored: the eager part used to be timed from it, and is
+	// now bounded by work. The field stays so that callers compile.
 	Start time.Time
+	// Done, when closed, stops the compilation: CompileWith returns an
+	// error wrapping ErrCanceled. It is checked between the phases, every
+	// cancelCheckEvery automaton states during construction and before
+	// every batch of eager trie walks, so a compile stops within about a
+	// millisecond of work (a batch of walks cannot be interrupted). Pass
+	// a context's Done channel to stop a compile whose request went away
+	// or whose time limit passed. nil: never.
+	Done <-chan struct{}
+}
+
+// ErrCanceled reports a compilation stopped through Options.Done.
+var ErrCanceled = errors.New("mask: compilation canceled")
+
+// canceled reports whether done is closed.
+func canceled(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // CompileWith is Compile with options.
@@ -136,11 +187,14 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	}
 	prep := prepare(v)
 	start := time.Now()
+	if canceled(opt.Done) {
+		return nil, ErrCanceled
+	}
 	defs, err := lowerGrammar(g, v, false)
 	if err != nil {
 		return nil, err
 	}
-	a, err := buildAutomaton(defs, maxStates/4)
+	a, err := buildAutomaton(defs, maxStates/4, opt.Done)
 	if err != nil && isStateLimit(err) {
 		// Unrolled repetitions can make the subset construction blow up
 		// (e.g. x "-" x with x ::= [-z]{1,30} [a-z0-9]); counting frames
@@ -148,9 +202,15 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		if defs, err = lowerGrammar(g, v, true); err != nil {
 			return nil, err
 		}
-		a, err = buildAutomaton(defs, maxStates)
+		a, err = buildAutomaton(defs, maxStates, opt.Done)
 	}
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && strings.HasPrefix(e.Msg, leftRecursionMsg) {
+			if re := ruleLeftRecursion(g); re != nil {
+				err = re
+			}
+		}
 		return nil, err
 	}
 	c := &Compiled{
@@ -161,21 +221,30 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		maxLen:     int32(max(prep.maxLen, 1)),
 		level1:     make([]*level1, len(a.states)),
 		repEntries: map[ctxKey]*ctxEntry{},
+		cancel:     opt.Done,
 	}
 	walkStart := time.Now()
-	c.budgetStart = start
-	if !opt.Start.IsZero() && opt.Start.Before(start) {
-		c.budgetStart = opt.Start
+	c.budgetStart = walkStart
+	switch {
+	case opt.EagerWork == 0:
+		c.budgetWork = DefaultEagerWork
+	case opt.EagerWork > 0:
+		c.budgetWork = opt.EagerWork
+	default:
+		c.budgetWork = -1
 	}
 	switch {
-	case opt.EagerBudget == 0:
-		c.budget = DefaultEagerBudget
-	case opt.EagerBudget > 0:
-		c.budget = opt.EagerBudget
+	case opt.EagerTimeout == 0:
+		c.timeout = DefaultEagerTimeout
+	case opt.EagerTimeout > 0:
+		c.timeout = opt.EagerTimeout
 	}
 	tops, err := c.computeLevel1()
 	if err != nil {
 		return nil, err
+	}
+	if canceled(c.cancel) {
+		return nil, ErrCanceled
 	}
 	c.stats = CompileStats{
 		Frames:       len(a.frames),
@@ -186,6 +255,8 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		Duration:     time.Since(start),
 		WalkDuration: time.Since(walkStart),
 		EagerStates:  c.stats.EagerStates,
+		EagerWork:    c.stats.EagerWork,
+		SliceWork:    c.stats.SliceWork,
 	}
 	c.done = true
 	return c, nil
@@ -194,7 +265,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 // MemoryBytes estimates the memory held by the compiled automaton and its
 // mask cache (the shared vocabulary trie excluded).
 func (c *Compiled) MemoryBytes() int {
-	n := 4*len(c.a.trans) + 16*len(c.a.states) + 4*len(c.a.minLen)
+	n := 4*len(c.a.trans) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
 	var addEntry func(e *ctxEntry)
 	addEntry = func(e *ctxEntry) {
@@ -256,6 +327,8 @@ func (c *Compiled) computeLevel1() (int, error) {
 		}
 	}
 	c.walker = newWalker(c)
+	c.walker.take()
+	defer c.walker.release()
 	// Level 1 is needed for every state that can be a stack top, and for
 	// every return state (a top's frame may pop before the token starts,
 	// leaving the token to the return state, see Matcher.childEntry).
@@ -307,14 +380,28 @@ func (c *Compiled) computeLevel1() (int, error) {
 		// Some states are left to first use: keep the bulk masks for it.
 		c.lazyBM = c.walker.bm
 	}
-	c.walker = nil
+	c.stats.EagerWork = c.walker.units()
 	return tops, nil
 }
 
-// overBudget reports whether the eager phase of compilation is over
-// (never after compilation: lazy computations run to completion).
+// overBudget reports whether the eager phase of compilation is over: its
+// work is done, or (the safety net) its time is up. Never after
+// compilation: computations on first use run to completion.
 func (c *Compiled) overBudget() bool {
-	return !c.done && c.budget > 0 && time.Since(c.budgetStart) > c.budget
+	if c.done {
+		return false
+	}
+	if c.budgetWork >= 0 && c.walker.units() >= c.budgetWork {
+		return true
+	}
+	return c.timeout > 0 && time.Since(c.budgetStart) > c.timeout || canceled(c.cancel)
+}
+
+// LazyWork returns the number of computations done on first use so far
+// (level 1 of states left out of the eager part, and deeper levels) and
+// their work units: the deterministic cost of first visits.
+func (c *Compiled) LazyWork() (n, units int64) {
+	return c.lazyCount.Load(), c.lazyWork.Load()
 }
 
 // setLevel1 stores level-1 data. After compilation, readers (entryFor)
@@ -357,15 +444,21 @@ func (c *Compiled) level1Repeat(q int32) error {
 		s0 := c.level1[f.start]
 		l := *s0
 		l.cross = slices.Clone(s0.cross)
-		if a.canPopState(q) && c.prep.trie.numNodes() > 1 {
+		if a.canPopState(q) && c.prep.trie.NumNodes() > 1 {
 			l.cross = append(l.cross, crossPt{0, 0})
 		}
 		c.setLevel1(q, &l)
 		return nil
 	}
-	w := c.walker
-	w.acc = newSetBuilder(c.prep.words)
-	l, err := w.runLevel1(q)
+	if u, ok := c.sliceFor(q); ok {
+		l := c.sliceLevel1Repeat(q, u)
+		if c.walker.st.overflow {
+			return ErrTooAmbiguous
+		}
+		c.setLevel1(q, l)
+		return nil
+	}
+	l, err := c.walker.runLevel1(q)
 	if err != nil {
 		return err
 	}
@@ -379,33 +472,57 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	w := c.walker
 	ps := &pwalkState{}
 	var todo []int32
+	isTodo := make(map[int32]bool, len(qs))
 	for _, q := range qs {
-		if c.level1[q] == nil {
+		if c.level1[q] == nil && !isTodo[q] {
 			todo = append(todo, q)
+			isTodo[q] = true
 		}
 	}
+	mainSucc := make(map[int32]int32, len(todo))
+	for _, q := range todo {
+		mainSucc[q] = c.mainSucc(q)
+	}
+	// A loop state that a state of todo mostly leads to, and that uses a
+	// slice, costs little: compute it too, to lend its tokens (below).
+	for _, q := range todo {
+		d := mainSucc[q]
+		if d >= 0 && !isTodo[d] && c.level1[d] == nil {
+			if _, ok := c.sliceFor(d); ok && c.mainSucc(d) == d {
+				todo = append(todo, d)
+				isTodo[d] = true
+				mainSucc[d] = d
+			}
+		}
+	}
+	// States that use a slice of the vocabulary (see slice.go) need no
+	// walk of their own but their exits'.
+	localOf := make(map[int32]*level1, len(todo))
+	var sliced []int32
+	rest := todo[:0]
+	for _, q := range todo {
+		u, ok := c.sliceFor(q)
+		if !ok {
+			rest = append(rest, q)
+			continue
+		}
+		if budgeted && c.overBudget() {
+			delete(isTodo, q)
+			continue
+		}
+		l := c.sliceLevel1(q, u)
+		if w.st.overflow {
+			return ErrTooAmbiguous
+		}
+		localOf[q] = l
+		sliced = append(sliced, q)
+	}
+	todo = rest
 	// Batch states with similar futures together: same frame and same
 	// main successor (the state most bytes lead to), so that a large
 	// region they share (e.g. the "any other key" loop of an object with
 	// additionalProperties) is walked once per batch, in as few batches as
 	// possible.
-	mainSucc := make(map[int32]int32, len(todo))
-	count := map[int32]int{}
-	for _, q := range todo {
-		clear(count)
-		best, bestN := int32(-1), 0
-		for cl, t := range c.a.trans[int(q)*c.a.nc : int(q+1)*c.a.nc] {
-			if t < 0 {
-				continue
-			}
-			n := count[t] + int(c.a.classHi[cl]) - int(c.a.classLo[cl]) + 1
-			count[t] = n
-			if n > bestN || (n == bestN && t < best) {
-				best, bestN = t, n
-			}
-		}
-		mainSucc[q] = best
-	}
 	slices.SortStableFunc(todo, func(x, y int32) int {
 		if c.a.states[x].frame != c.a.states[y].frame {
 			return int(c.a.states[x].frame - c.a.states[y].frame)
@@ -416,15 +533,24 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	// string, the "any other key" loop of an object) borrows, for every
 	// byte class c with δ(q,c) = δ(D,c), D's tokens that start with c:
 	// after that byte both are in the same state, so their tokens agree.
-	// Only the other classes are walked. Donors are walked first.
+	// Only the other classes are walked. Donors are walked first (or
+	// took their tokens from a slice).
 	borrow := make(map[int32][]bool)
+	sbor := make(map[int32]*sliceBorrow)
 	var donors, borrowers []int32
-	isTodo := make(map[int32]bool, len(todo))
-	for _, q := range todo {
-		isTodo[q] = true
-	}
 	for _, q := range todo {
 		d := mainSucc[q]
+		if sb, ok := c.sliceBorrowFor(q, d); ok {
+			// The loop's tokens come from its slice (addSliceBorrowed).
+			cls := make([]bool, c.a.nc)
+			for cl := range cls {
+				cls[cl] = sb.good.has(c.a.classLo[cl])
+			}
+			borrow[q] = cls
+			sbor[q] = sb
+			donors = append(donors, q)
+			continue
+		}
 		// (Token references accept tokens not by their bytes: states with
 		// token edges neither borrow nor lend.)
 		if d < 0 || d == q || !isTodo[d] || mainSucc[d] != d || len(c.a.states[q].toks) != 0 || len(c.a.states[d].toks) != 0 ||
@@ -450,17 +576,14 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	}
 	todo = append(donors, borrowers...)
 	local := make([]*level1, len(todo))
-	localOf := make(map[int32]*level1, len(todo))
 	// Batches of up to 64 starts. Under a budget, a batch is also bounded
-	// by its estimated work, so that it should take at most half of the
-	// budget left (the walks of a batch cannot be interrupted): a start's
-	// work is at most the trie nodes below the first bytes it walks, and
-	// the time per such node is the largest seen in the batches before,
-	// at least 10 ns (a walk of a whole 128k vocabulary trie).
-	timed := budgeted && c.budget > 0
+	// by its estimated work (at least one start), so that it overruns the
+	// budget by little (the walks of a batch cannot be interrupted): a
+	// start's work is at most the trie nodes below the first bytes it
+	// walks.
+	bounded := budgeted && c.budgetWork >= 0
 	var est []int
-	nsPerNode := 10.0
-	if timed {
+	if bounded {
 		est = c.walkEstimates(todo, borrow)
 	}
 	for i, size := 0, 0; i < len(todo); i += size {
@@ -470,16 +593,15 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			break
 		}
 		size = min(64, len(todo)-i)
-		work := 0
-		if timed {
-			left := float64(c.budget-time.Since(c.budgetStart)) / 2
-			size, work = 1, est[i]
-			for size < 64 && i+size < len(todo) && float64(work+est[i+size])*nsPerNode <= left {
-				work += est[i+size]
+		if bounded {
+			left := c.budgetWork - w.units()
+			work := int64(est[i])
+			size = 1
+			for size < 64 && i+size < len(todo) && work+int64(est[i+size]) <= left {
+				work += int64(est[i+size])
 				size++
 			}
 		}
-		batchStart := time.Now()
 		batch := todo[i : i+size]
 		ps.skip = ps.skip[:0]
 		anySkip := false
@@ -503,18 +625,22 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		if err != nil {
 			return err
 		}
-		if timed && work > 0 {
-			nsPerNode = max(nsPerNode, float64(time.Since(batchStart))/float64(work))
-		}
 		for j, q := range batch {
-			if cls := borrow[q]; cls != nil {
+			if sb := sbor[q]; sb != nil {
+				c.addSliceBorrowed(ls[j], q, sb)
+			} else if cls := borrow[q]; cls != nil {
 				c.addBorrowed(ls[j], localOf[mainSucc[q]], cls)
 			}
 			localOf[q] = ls[j]
 		}
 		copy(local[i:], ls)
 	}
-	b := newSetBuilder(c.prep.words)
+	for _, q := range sliced {
+		todo = append(todo, q)
+		local = append(local, localOf[q])
+	}
+	b := w.scr.builder()
+	defer w.scr.putBuilder(b)
 	for i, q := range todo {
 		l := local[i]
 		calls := c.a.states[q].calls
@@ -528,16 +654,16 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			// to its first use.
 			continue
 		}
-		b.addSet(&l.full)
+		w.addSet(b, &l.full)
 		cross := append([]int32(nil), l.plain.cross...)
 		for _, e := range calls {
 			en, err := c.enterFrame(e.callee)
 			if err != nil {
 				return err
 			}
-			b.addSet(en.in)
+			w.addSet(b, en.in)
 			for _, s := range en.also {
-				b.addSet(s)
+				w.addSet(b, s)
 			}
 			if len(en.cross) == 0 {
 				continue
@@ -551,13 +677,13 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 				}
 				c.conts[k] = x
 			}
-			b.addSet(x.in)
+			w.addSet(b, x.in)
 			for _, s := range x.also {
-				b.addSet(s)
+				w.addSet(b, s)
 			}
 			cross = append(cross, x.cross...)
 		}
-		nl := &level1{full: b.build()}
+		nl := &level1{full: w.build(b)}
 		slices.Sort(cross)
 		nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
 		c.setLevel1(q, nl)
@@ -572,10 +698,10 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	a, t := c.a, c.prep.trie
 	perClass := make([]int, a.nc)
-	es, ee := t.children(0)
+	es, ee := t.Children(0)
 	for e := es; e < ee; e++ {
-		u := t.edgeNode[e]
-		perClass[a.classOf[t.edgeByte[e]]] += int(t.subtreeEnd[u] - u)
+		u := t.EdgeNode[e]
+		perClass[a.classOf[t.EdgeByte[e]]] += int(t.SubtreeEnd[u] - u)
 	}
 	out := make([]int, len(qs))
 	for i, q := range qs {
@@ -686,9 +812,13 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 	t := c.prep.trie
 	a := c.a
 	inCls := func(b byte) bool { return cls[a.classOf[b]] }
-	b := newSetBuilder(c.prep.words)
-	b.addSet(&l.full)
+	w := c.walker
+	scr := w.scr
+	b := scr.builder()
+	defer scr.putBuilder(b)
+	w.addSet(b, &l.full)
 	if donor.full.bits == nil {
+		w.work += int64(len(donor.full.list))
 		for _, id := range donor.full.list {
 			if inCls(c.v.Token(id)[0]) {
 				b.add(id)
@@ -697,7 +827,7 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 	} else {
 		// The donor's bits, minus the tokens whose first byte is in a
 		// class not borrowed.
-		tmp := make([]uint32, c.prep.words)
+		tmp := scr.mask()
 		donor.full.copyInto(tmp)
 		for cl, ok := range cls {
 			if ok {
@@ -712,16 +842,17 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 			}
 		}
 		s := tokenSet{bits: tmp, n: 1}
-		b.addSet(&s)
+		w.addSet(b, &s)
+		w.work += int64(len(tmp) / 32 * len(cls))
 	}
 	cross := slices.Clone(l.plain.cross)
 	for _, u := range donor.plain.cross {
-		if u != 0 && inCls(t.firstByte[u]) {
+		if u != 0 && inCls(t.FirstByte[u]) {
 			cross = append(cross, u)
 		}
 	}
 	slices.Sort(cross)
-	*l = level1{full: b.build()}
+	*l = level1{full: w.build(b)}
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
 }
 
@@ -737,20 +868,20 @@ func (c *Compiled) firstClassBits(cl int) []uint32 {
 	}
 	c.firstDone[cl] = true
 	t := c.prep.trie
-	es, ee := t.children(0)
+	es, ee := t.Children(0)
 	var bits []uint32
 	for e := es; e < ee; e++ {
-		if int(c.a.classOf[t.edgeByte[e]]) != cl {
+		if int(c.a.classOf[t.EdgeByte[e]]) != cl {
 			continue
 		}
 		if bits == nil {
 			bits = make([]uint32, c.prep.words)
 		}
-		u := t.edgeNode[e]
-		for v := u; v < t.subtreeEnd[u]; v++ {
-			for _, id := range t.tokensAt(v) {
-				bits[id>>5] |= 1 << (uint32(id) & 31)
-			}
+		u := t.EdgeNode[e]
+		toks := t.Toks[t.TokStart[u]:t.TokStart[t.SubtreeEnd[u]]]
+		c.walker.work += int64(len(toks))
+		for _, id := range toks {
+			bits[id>>5] |= 1 << (uint32(id) & 31)
 		}
 	}
 	c.firstBits[cl] = bits

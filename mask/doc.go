@@ -5,6 +5,10 @@
 // In this package, g is a *gbnf.Grammar, v a *Vocab, c a *Compiled, m a
 // *Matcher, q a state, n a node (the top of a stack), tok a token id.
 //
+// The vocabulary layer (token bytes, kinds, loaders, the token trie, the
+// slices of character classes) is package vocab; Vocab, NewVocab,
+// LoadVocab and the other vocabulary names here are aliases of it.
+//
 // # Use
 //
 //	v, _ := mask.LoadVocab("model.gguf")      // once per vocabulary
@@ -57,9 +61,14 @@
 // token sets (walk.go, pwalk.go). For a top state q, level 1 is every
 // token that stays inside q's frame (possibly pushing other frames
 // above it), found by walking the vocabulary's token trie; it is computed
-// at compile time for every state that can be a stack top or a return
-// state, compositionally: a callee's tokens are walked once and shared by
-// every state that calls it. The trie nodes where q's frame can end while
+// for every state that can be a stack top or a return state,
+// compositionally: a callee's tokens are walked once and shared by
+// every state that calls it. A state that loops over a wide character
+// class (a JSON string body, an identifier, free text), or leads into
+// such a loop, takes most of its level 1 from the vocabulary's slice of
+// that class (vocab.Slice: the tokens inside the loop and the trie nodes
+// where a token can leave it, made once per vocabulary and class) and
+// walks only the exits (slice.go). The trie nodes where q's frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;
 // deeper levels are computed on first use, keyed by the states and
@@ -70,20 +79,77 @@
 //
 // # Cost
 //
-// Compile: a few to a few tens of milliseconds on the 128k Llama-3
-// vocabulary for the bench grammars, after a one-off vocabulary
-// preparation (the token trie: ~60 ms, PrepareVocab). FillMask: one copy
-// of a bitset (V/8 bytes) plus a few small sets, about a microsecond; the
-// first visit of a deeper context costs one walk of a small part of the
-// trie (tens of microseconds). Accept: stepping the configuration over
-// the token's bytes. After warm-up neither allocates except to grow the
-// matcher's history (amortized).
+// Compile: lowering and automaton construction (under a millisecond for
+// half of the JSONSchemaBench grammars, tens to hundreds for the largest),
+// then the level-1 sets in state order until DefaultEagerWork units of
+// work are done (about 15 ms of one core; work is counted, not timed, so
+// the same grammar gets the same precomputed states on any machine under
+// any load); the rest are computed on first use. This follows a one-off
+// vocabulary preparation (the token trie and the JSON-string slice:
+// ~60 ms for Llama-3, PrepareVocab). FillMask: one copy of a bitset (V/8
+// bytes) plus a few small sets, about a microsecond; a first use of a
+// state or a deeper context costs its walk (Compiled.LazyWork counts it:
+// 99% of them are under 10,000 units, 100 µs, on the JSONSchemaBench
+// sample). Accept: stepping the configuration over the token's bytes.
+// After warm-up neither allocates, except to grow the matcher's history
+// up to its bound and, when the parse stack has doubled, to compact it
+// (see Limits).
 //
 // # Limits
 //
-// MaxPositions and MaxStates bound the automaton; MaxConfig bounds the
-// stack tops of a configuration (a grammar exceeding it is reported with
-// ErrTooAmbiguous). Indirect left recursion is an error.
+// Every resource a grammar, a vocabulary or an output can make this
+// package use is bounded by a named constant; going past one is an error
+// that names it — a *Error (with line:col) from Compile, a *LimitError
+// (with the step and byte; errors.Is ErrTooAmbiguous) from a Matcher,
+// a *VocabFileError from LoadVocab — never a panic, a hang or an
+// unbounded allocation. Grammar text is bounded first by package gbnf's
+// limits. Measured on the 2-core development machine while other work
+// loaded it (times are wall clock, so indicative), Llama-3 vocabulary
+// unless said; "live" is the peak heap above the heap before the run:
+//
+//	limit         value     bounds                                     worst case allowed, measured
+//	MaxPositions  2^20      positions (byte ranges, calls, token refs)  a 250 KB literal (250,000 positions and
+//	                        of one frame after inlining                 states): compile 0.75 s, 172 MB live; a 1 MB
+//	                                                                    literal stops at MaxStates after 2.1 s
+//	MaxStates     2^18      automaton states (construction time and     65,536 states ([ab]* "a" [ab]{15}): 0.2 s,
+//	                        memory; each may need a trie walk)          50 MB live; 2^18 needed: the error after
+//	                                                                    0.5 s, 118 MB live
+//	MaxConfig     4,096     parse-stack tops of one configuration       steps over about 1,000 tops take up to 7 ms;
+//	                                                                    MaxStepWork mostly ends such growth first
+//	MaxStepWork   2^18      work of one step: one byte of Accept or     a byte at the budget takes 2–3 ms (s ::= "a"
+//	              units     AcceptBytes, or the new plans of one        s s | "": byte 513 is refused); a mask at
+//	                        FillMask (first-use walks included)         the budget 3–30 ms (loaded machine)
+//	MaxStackSize  2^20      parse-stack nodes and links kept live       600,000 nested brackets: refused at byte
+//	                                                                    524,318 after 0.75 s, 130 MB live
+//	MaxRollback   1,024     steps Rollback can undo (the history kept)  at most 2,049 configurations: 200,000 steps
+//	                                                                    of ("a"{1000} | "aa"{499}){1000} keep
+//	                                                                    32 MB live (≤ 100 MB at MaxConfig tops)
+//	MaxMinLen     2^62-1    MinCompletion's arithmetic (saturates)      exact below; 10^11 reported as 10^11
+//	MaxVocabSize  2^21      token ids of a vocabulary                   (the largest real ones have ~260,000)
+//	MaxTokenLen   4,096     bytes of one token; Accept steps each byte  a token costs at most its length times
+//	                                                                    MaxStepWork
+//
+// Vocabulary files are read whole up to 256 MiB (tokenizer.json,
+// vocab.json, merges) and GGUF headers are checked by structure before
+// they are decoded (internal/ggufcheck: keys ≤ 64 KiB, arrays ≤ 2^24
+// elements, every length within the file); a GGUF's per-token arrays
+// must have the vocabulary's length and its metadata must end a file
+// without tensors. Indirect left recursion is an error naming the cycle
+// of rules. A vocabulary keeps at most vocab.MaxSlices slices; past that,
+// new classes are walked. The eager part of Compile stops after
+// DefaultEagerWork units or, as a safety net, DefaultEagerTimeout
+// (Options): a bound on precomputation, not on an input.
+//
+// Matchers keep no more than they need: the history beyond MaxRollback
+// is dropped as the output grows, and the parse stack is compacted to
+// what the kept history reaches whenever it has doubled (also between
+// the bytes of one AcceptBytes), so a generation of a million bytes of
+// ("a"{1000} | "a"{999}){1000} runs in 28 MB. Nested counted
+// repetitions whose counts form one interval are folded into one counter
+// at compile time ((X{0,50}){0,50} is X{0,2500}): they were the most
+// ambiguous grammars, tracking one configuration per split of the
+// output. The adversarial suite (testdata/adversarial) holds the inputs
+// each limit was measured on, with their bounds.
 //
 // # Differences from llama.cpp
 //

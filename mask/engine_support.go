@@ -67,13 +67,13 @@ func (m *Matcher) stepClass(cur []node, c int) []node {
 // from cur (the lowest such class where several tie), with the configuration
 // it leads to copied into next[:0]; best is -1 where no byte can come next.
 func (m *Matcher) shortestClass(cur, next []node) (best int, _ []node) {
-	best, bestLen := -1, math.MaxInt
+	best, bestLen := -1, int64(math.MaxInt64)
 	for c := 0; c < m.c.a.nc; c++ {
 		cand := m.stepClass(cur, c)
 		if cand == nil {
 			continue
 		}
-		l := math.MaxInt
+		l := int64(math.MaxInt64)
 		for _, n := range cand {
 			l = min(l, m.stackMinLen(n))
 		}

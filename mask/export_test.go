@@ -91,3 +91,74 @@ func SetNoBulk(off bool) func() {
 	noBulk = off
 	return func() { noBulk = old }
 }
+
+// EagerSet lists the states whose level-1 data the eager part of the
+// compilation computed (tests only; call before any matcher runs).
+func (c *Compiled) EagerSet() []int32 {
+	var out []int32
+	for q, l := range c.level1 {
+		if l != nil {
+			out = append(out, int32(q))
+		}
+	}
+	return out
+}
+
+// SetNoSlices turns the vocabulary slices off (or on) and returns a
+// function restoring the setting.
+func SetNoSlices(off bool) func() {
+	old := noSlices
+	noSlices = off
+	return func() { noSlices = old }
+}
+
+// SliceStates returns the number of states whose level 1 comes from a
+// vocabulary slice (tests only).
+func (c *Compiled) SliceStates() int {
+	n := 0
+	for _, m := range c.sliceOf {
+		if m > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// StepWork returns the work (MaxStepWork units) of the matcher's last
+// step: the last byte of its last Accept or AcceptBytes, or its last
+// FillMask.
+func (m *Matcher) StepWork() int { return m.work }
+
+// StackSize returns the size of the matcher's arena (MaxStackSize units).
+func (m *Matcher) StackSize() int { return m.ar.size() }
+
+// HistoryLen returns the number of configurations the matcher keeps.
+func (m *Matcher) HistoryLen() int { return len(m.hist) }
+
+// CollectAlways makes matchers compact their stack after every step (as
+// they do when it has doubled); it returns a function that restores the
+// default.
+func CollectAlways() func() {
+	old := minCollect
+	minCollect = -1
+	return func() { minCollect = old }
+}
+
+// VerifyMinimize turns the check of minimization against Moore's
+// algorithm (on in this package's tests; quadratic on long chains) on or
+// off; it returns a function that restores the setting.
+func VerifyMinimize(on bool) func() {
+	old := verifyMinimize
+	verifyMinimize = on
+	return func() { verifyMinimize = old }
+}
+
+// MaxCalls returns the most call edges of one automaton state: a node
+// pushes at most this many frames per step.
+func (c *Compiled) MaxCalls() int {
+	n := 0
+	for _, st := range c.a.states {
+		n = max(n, len(st.calls))
+	}
+	return n
+}

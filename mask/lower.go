@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -62,6 +63,14 @@ var (
 	rxEmptyNode = &rx{op: rxEmpty}
 )
 
+// flattenMax is the most children a nested sequence or alternation may
+// have and still be spliced into its parent. Splicing keeps expressions
+// shallow, but a chain of rules each wrapping the next (r0 ::= "a" r1 "b",
+// r1 ::= "a" r2 "b", …) would copy the whole inner list at every level:
+// quadratic in the chain's length. Larger children stay nested, which
+// the automaton construction handles in linear time.
+const flattenMax = 16
+
 func mkSeq(subs []*rx) *rx {
 	out := subs[:0:0]
 	for _, s := range subs {
@@ -71,8 +80,10 @@ func mkSeq(subs []*rx) *rx {
 		case rxEmpty:
 			continue
 		case rxSeq:
-			out = append(out, s.subs...)
-			continue
+			if len(s.subs) <= flattenMax {
+				out = append(out, s.subs...)
+				continue
+			}
 		}
 		out = append(out, s)
 	}
@@ -96,8 +107,10 @@ func mkAlt(subs []*rx) *rx {
 			empty = true
 			continue
 		case rxAlt:
-			out = append(out, s.subs...)
-			continue
+			if len(s.subs) <= flattenMax {
+				out = append(out, s.subs...)
+				continue
+			}
 		}
 		out = append(out, s)
 	}
@@ -259,6 +272,13 @@ const (
 	// frameInlineBudget bounds the positions that inlined copies of shared
 	// rules add to one frame.
 	frameInlineBudget = 4096
+	// inlineDupMin, plus the positions of every rule written once, bounds
+	// the positions that inlined copies of shared rules add to the whole
+	// grammar, so that inlining at most doubles the automaton of a large
+	// grammar. The bench grammars copy a few thousand positions; a
+	// counted object of 500 properties (rules per position and count)
+	// copied 60,000 before the budget and compiled to 87,000 states.
+	inlineDupMin = 1 << 14
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
@@ -332,6 +352,43 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 		}
 	}
 	return l.frames, l, l.err
+}
+
+// leftRecursionMsg starts the error of a grammar with left recursion.
+const leftRecursionMsg = "left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): "
+
+// ruleLeftRecursion names the cycle of rules behind the left recursion
+// the automaton found: after the rewriting of direct left recursion, the
+// left corners of the reachable rules (the automaton only sees the
+// frames the cycle's rules were inlined into). It returns nil if it
+// finds none.
+func ruleLeftRecursion(g *gbnf.Grammar) error {
+	h := &gbnf.Grammar{Root: g.Root, Rules: make([]*gbnf.Rule, len(g.Rules))}
+	reachable := make([]bool, len(g.Rules))
+	stack := []gbnf.RuleID{g.Root}
+	reachable[g.Root] = true
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		walkRefs(g.Rules[id].Body, func(to gbnf.RuleID) {
+			if !reachable[to] {
+				reachable[to] = true
+				stack = append(stack, to)
+			}
+		})
+	}
+	for i, r := range g.Rules {
+		body := &gbnf.Node{Op: gbnf.OpEmpty}
+		if reachable[i] {
+			body = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
+		}
+		h.Rules[i] = &gbnf.Rule{ID: r.ID, Name: r.Name, Pos: r.Pos, Body: body}
+	}
+	var ge *gbnf.Error
+	if !errors.As(h.LeftRecursion(), &ge) {
+		return nil
+	}
+	return &Error{Pos: ge.Pos, Msg: leftRecursionMsg + strings.TrimPrefix(ge.Msg, "left recursion: ")}
 }
 
 func (l *lowerer) frameRule(fi int32) gbnf.RuleID {
@@ -603,9 +660,22 @@ func (l *lowerer) analyze() {
 	// Inlining: decide callees first (a post-order of the non-recursive
 	// part of the reference graph), estimating each rule's size with its
 	// inlined callees.
+	// Copies of shared rules are counted against a budget for the whole
+	// grammar (see inlineDupMin): in a grammar whose rules form a wide DAG
+	// (a counted object's rules per position and count each refer to two
+	// others) inlining every small shared rule into its users would copy
+	// subtrees exponentially; past the budget such rules become frames.
 	l.inline = make([]bool, n)
 	l.heavy = make([]bool, n)
 	size := make([]int, n)
+	dupBudget := inlineDupMin
+	for id := range n {
+		if l.reachable[id] {
+			own, _ := l.estimate(l.bodies[id], size) // nothing is inlined yet: references count 1
+			dupBudget = min(dupBudget+own, MaxPositions)
+		}
+	}
+	dup := 0
 	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
 	var decide func(id int32)
 	decide = func(id int32) {
@@ -620,8 +690,12 @@ func (l *lowerer) analyze() {
 		}
 		state[id] = 2
 		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
-		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root &&
-			(l.refs[id] <= 1 || (size[id] <= inlineSmallLeaves && !l.heavy[id]) || (!l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies))
+		small := size[id] <= inlineSmallLeaves && !l.heavy[id]
+		few := !l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies && dup+(l.refs[id]-1)*size[id] <= dupBudget
+		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || small || few)
+		if l.inline[id] && l.refs[id] > 1 {
+			dup += (l.refs[id] - 1) * size[id]
+		}
 	}
 	for id := range n {
 		if l.reachable[id] {
@@ -849,9 +923,140 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 	return l.fail(nd.Pos, "internal error: unknown node kind %d", nd.Op)
 }
 
+// maxFoldedCount bounds the counts of a repetition folded by
+// foldRepeat: counters are int32, and unboundedCount stands for "no
+// bound".
+const maxFoldedCount = int(unboundedCount) - 1
+
+// foldRepeat rewrites a repetition of a repetition, (X{a,b}){c,d}, as
+// the one repetition X{c·a, d·b} when the two match the same strings:
+// when the iteration counts they allow, the union over k in c..d of
+// k·a..k·b, form one interval. An alternation of repetitions of the same
+// X whose bounds form one interval (X{1000} | X{999}) counts as one
+// repetition. Nested counted repetitions are the most ambiguous
+// grammars there are — (("a"|"b"){0,50}){0,50}{0,50} splits a string of
+// 100 bytes into iterations in thousands of ways, which the matcher
+// would track as separate counter configurations at every byte — and
+// this rewriting turns the common ones into a single counter (here
+// ("a"|"b"){0,125000}), exactly.
+func (l *lowerer) foldRepeat(nd *gbnf.Node) *gbnf.Node {
+	for {
+		x, a, b, ok := l.asRepeat(nd.Subs[0], 0)
+		if !ok {
+			return nd
+		}
+		if l.nodeNullable(x) {
+			a = 0 // empty iterations make up any minimum
+		}
+		lo, hi, ok := foldBounds(a, b, nd.Min, nd.Max)
+		if !ok {
+			return nd
+		}
+		nd = &gbnf.Node{Op: gbnf.OpRepeat, Pos: nd.Pos, Min: lo, Max: hi, Subs: []*gbnf.Node{x}}
+	}
+}
+
+// asRepeat reports whether nd matches exactly X{a,b} for some X: a
+// repetition, an alternation of repetitions of equal bodies (or of the
+// body itself, X = X{1,1}) whose bounds join into one interval, or a
+// reference to an inlined rule that is one.
+func (l *lowerer) asRepeat(nd *gbnf.Node, depth int) (x *gbnf.Node, a, b int, ok bool) {
+	if depth > 16 {
+		return nil, 0, 0, false
+	}
+	switch nd.Op {
+	case gbnf.OpRepeat:
+		if nd.Max == 0 {
+			return nil, 0, 0, false
+		}
+		return nd.Subs[0], nd.Min, nd.Max, true
+	case gbnf.OpRule:
+		if int(nd.Rule) >= 0 && int(nd.Rule) < len(l.bodies) && l.inline != nil && l.inline[nd.Rule] {
+			return l.asRepeat(l.bodies[nd.Rule], depth+1)
+		}
+	case gbnf.OpAlt:
+		type iv struct{ lo, hi int }
+		var ivs []iv
+		for _, s := range nd.Subs {
+			if s.Op == gbnf.OpEmpty {
+				ivs = append(ivs, iv{0, 0})
+				continue
+			}
+			sx, sa, sb := s, 1, 1
+			if s.Op == gbnf.OpRepeat && s.Max != 0 {
+				sx, sa, sb = s.Subs[0], s.Min, s.Max
+			}
+			if x == nil {
+				x = sx
+			} else if !gbnf.NodeEqual(x, sx) {
+				return nil, 0, 0, false
+			}
+			if sb == gbnf.Unbounded {
+				sb = maxFoldedCount + 1
+			}
+			ivs = append(ivs, iv{sa, sb})
+		}
+		if x == nil {
+			return nil, 0, 0, false
+		}
+		slices.SortFunc(ivs, func(p, q iv) int { return p.lo - q.lo })
+		a, b = ivs[0].lo, ivs[0].hi
+		for _, v := range ivs[1:] {
+			if v.lo > b+1 {
+				return nil, 0, 0, false
+			}
+			b = max(b, v.hi)
+		}
+		if b > maxFoldedCount {
+			b = gbnf.Unbounded
+		}
+		return x, a, b, true
+	}
+	return nil, 0, 0, false
+}
+
+// foldBounds returns the bounds of (X{a,b}){c,d} as one repetition of X,
+// if the counts it allows form the interval c·a .. d·b (Unbounded bounds
+// included) within maxFoldedCount.
+func foldBounds(a, b, c, d int) (lo, hi int, ok bool) {
+	const inf = gbnf.Unbounded
+	if b == 0 || d == 0 {
+		return 0, 0, false
+	}
+	// Consecutive k, k+1 in c..d give adjacent or overlapping intervals
+	// iff (k+1)·a ≤ k·b + 1; the slack grows with k, so k = c decides.
+	// An unbounded b makes every interval unbounded but the one of k = 0,
+	// which is {0}: then a ≤ 1 is needed.
+	switch {
+	case c == d:
+	case b == inf:
+		if c == 0 && a > 1 {
+			return 0, 0, false
+		}
+	case (c+1)*a > c*b+1:
+		return 0, 0, false
+	}
+	if c*a > maxFoldedCount {
+		return 0, 0, false
+	}
+	lo = c * a
+	switch {
+	case b == inf || d == inf:
+		hi = inf
+	case d*b > maxFoldedCount:
+		return 0, 0, false
+	default:
+		hi = d * b
+	}
+	return lo, hi, true
+}
+
 // lowerRepeat lowers X{m,n}, followed by the class last if last is not
 // nil (then X is a class that contains last: see the OpSeq case).
 func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
+	if last == nil {
+		nd = l.foldRepeat(nd)
+	}
 	m, n := nd.Min, nd.Max
 	var lastRx *rx = rxEmptyNode
 	if last != nil {

@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -18,22 +19,26 @@ type Matcher struct {
 	st stepper
 
 	cfg     []node     // current configuration (a view into hist)
-	histBuf []node     // configurations of every step, back to back
-	hist    []histStep // one per accepted token / byte run, plus the start
+	histBuf []node     // configurations of the steps Rollback can reach, back to back
+	hist    []histStep // one per accepted token / byte run, plus the one before the oldest (at most 2·MaxRollback+1)
 	ended   bool       // an end-of-generation token was accepted
 	tokens  int        // number of tokens accepted
+	err     error      // sticky: a limit FillMask reached in this configuration
+	gcAt    int        // arena size at which the next collection runs
+	work    int        // the work (MaxStepWork units) of the last step: the last byte of Accept or AcceptBytes, or FillMask
 
-	plans  map[planKey]*plan
-	seen   map[*tokenSet]bool
-	visit  map[visitKey]bool
-	walker *walker
-	tmp    []uint32
-	mask   []uint32
-	sets   []*tokenSet
-	bufA   []node
-	bufB   []node
-	spCur  []node // ShortestPrefix scratch (engine_support.go)
-	spNext []node
+	plans    map[planKey]*plan
+	seen     map[*tokenSet]bool // FillMask: sets already in the mask
+	pseen    map[*tokenSet]bool // planFor: sets already in the plan
+	visit    map[visitKey]bool
+	tmp      []uint32
+	mask     []uint32
+	sets     []*tokenSet
+	bufA     []node
+	bufB     []node
+	crossKey []byte // childEntry's key
+	spCur    []node // ShortestPrefix scratch (engine_support.go)
+	spNext   []node
 }
 
 type histStep struct {
@@ -53,14 +58,101 @@ func (c *Compiled) NewMatcher() *Matcher {
 		ar:    newArena(),
 		plans: make(map[planKey]*plan),
 		seen:  make(map[*tokenSet]bool),
+		pseen: make(map[*tokenSet]bool),
 		visit: make(map[visitKey]bool),
 	}
 	m.st = stepper{a: c.a, v: c.v, ar: m.ar}
-	m.histBuf = append(m.histBuf, node{c.a.frames[0].start, 0, predsBottom})
-	m.hist = append(m.hist, histStep{off: 0, n: 1})
-	m.cfg = m.histBuf[0:1]
+	m.gcAt = minCollect
+	m.Reset()
 	return m
 }
+
+// Limits of a Matcher. Each bounds one resource of one sequence whatever
+// the grammar and the input; a step that would exceed one fails with a
+// *LimitError naming it and the step, and leaves the matcher unchanged.
+// Real grammars stay orders of magnitude below them (see the package
+// documentation's table for the measurements).
+const (
+	// MaxStepWork bounds the work of one step: advancing the
+	// configuration over one byte (Accept and AcceptBytes count each byte
+	// of their input separately), or computing the mask plans of a
+	// configuration met for the first time (FillMask; a visit of a
+	// (level, stack node) pair and a first-use walk of the trie weigh
+	// more, see planVisitCost). A unit is one stack node merged or one
+	// predecessor or set member looked at, a few nanoseconds: a byte at
+	// the budget takes 2–3 ms, a mask 3–30 ms. The bench grammars need
+	// at most ten units per byte and per mask; the budget is reached only
+	// by grammars ambiguous enough that the parses of the output so far
+	// cannot be merged (s ::= "a" s s | "" at byte 513).
+	MaxStepWork = 1 << 18
+	// MaxStackSize bounds the graph-structured stack a matcher keeps:
+	// nodes plus predecessor-set members reachable from the
+	// configurations Rollback can reach. With their indexes they take
+	// about 60 bytes each, and the arena is collected when it has doubled,
+	// so a matcher's stack peaks at about 120 MB (measured: 500,000
+	// nested brackets of root ::= "[" root "]" | "a" reach the limit after
+	// 1.5 s with a live heap of 115 MB). Queries that walk the whole stack
+	// (CanEnd, MinCompletion, Forced) stay within a few milliseconds.
+	// Real grammars keep a few hundred: JSON 1,000 levels deep keeps
+	// about 2,000.
+	MaxStackSize = 1 << 20
+	// MaxRollback is the number of steps Rollback can undo. Older
+	// configurations are dropped as the output grows, so that a matcher's
+	// memory does not grow with the length of its output. The engine
+	// undoes at most one sampled token and its jump-forward tokens (at
+	// most 513).
+	MaxRollback = 1024
+)
+
+// minCollect is the arena size below which the matcher never collects:
+// real grammars stay below it for the whole of a long output. Tests set
+// it negative to collect after every step.
+var minCollect = 1 << 16
+
+// LimitError reports a matcher step that would exceed one of the limits
+// MaxConfig, MaxStepWork or MaxStackSize. The matcher is unchanged (for
+// FillMask: it allows nothing, and Accept returns the same error until a
+// Rollback or Reset). errors.Is(err, ErrTooAmbiguous) holds.
+type LimitError struct {
+	Limit  string // "MaxConfig", "MaxStepWork" or "MaxStackSize"
+	Max    int    // the limit's value
+	Op     string // "Accept", "AcceptBytes" or "FillMask"
+	Index  int    // the step: the number of tokens accepted before it
+	Offset int    // the byte of the step's input (the token's or AcceptBytes's) at which it happened; -1 when not at a byte (FillMask, a token reference)
+	Token  int32  // Accept: the token; else -1
+}
+
+func (e *LimitError) Error() string {
+	what := "computing the mask"
+	switch e.Op {
+	case "Accept":
+		what = fmt.Sprintf("accepting token %d", e.Token)
+	case "AcceptBytes":
+		what = "accepting bytes"
+	}
+	at := ""
+	if e.Offset >= 0 {
+		at = fmt.Sprintf(", byte %d of its input", e.Offset)
+	}
+	var unit string
+	switch e.Limit {
+	case "MaxConfig":
+		unit = "simultaneous parse states"
+	case "MaxStepWork":
+		unit = "units of work for one step"
+	case "MaxStackSize":
+		unit = "live parse-stack nodes and links"
+	}
+	return fmt.Sprintf("mask: grammar too ambiguous: %s at index %d%s needs more than %d %s (limit %s)", what, e.Index, at, e.Max, unit, e.Limit)
+}
+
+// Is reports whether target is ErrTooAmbiguous.
+func (e *LimitError) Is(target error) bool { return target == ErrTooAmbiguous }
+
+// Err returns the limit error FillMask reached in the current
+// configuration (then FillMask allows nothing and Accept returns it), or
+// nil.
+func (m *Matcher) Err() error { return m.err }
 
 // RejectError is returned by Accept and AcceptBytes for input the grammar
 // does not allow at that point. The matcher's state is unchanged.
@@ -92,26 +184,72 @@ func (m *Matcher) FillMask(bits []uint32) {
 		panic(fmt.Sprintf("mask: FillMask needs %d words, got %d", w, len(bits)))
 	}
 	bits = bits[:w]
-	if m.ended {
+	if m.ended || m.err != nil {
 		clear(bits)
 		return
 	}
 	// Collect the sets of every stack; apply one with exclusions (or the
 	// first dense one) by copying, then OR the rest.
 	m.sets = m.sets[:0]
-	var first *tokenSet
-	for _, n := range m.cfg {
-		for _, s := range m.planFor(n).sets {
-			m.sets = append(m.sets, s)
-			if s.excl != nil {
-				if first == nil || first.excl == nil {
-					first = s
+	dedup := len(m.cfg) > 4
+	if dedup {
+		clear(m.seen)
+	}
+	m.st.work = 0
+	if len(m.cfg) > sharedPlanTops {
+		// Many tops: their stacks share most of what lies below, so one
+		// walk of the levels for all of them (not cached per top) does
+		// what a plan per top would do many times over.
+		clear(m.visit)
+		for _, n := range m.cfg {
+			key := planKey{n.state, m.c.classKey(n).cls, n.preds}
+			if p, ok := m.plans[key]; ok {
+				for _, s := range p.sets {
+					m.addMaskSet(s, dedup)
 				}
-			} else if first == nil && s.bits != nil {
-				first = s
+				continue
+			}
+			e := m.c.entryFor(n)
+			m.addMaskSet(e.in, dedup)
+			for _, s := range e.also {
+				m.addMaskSet(s, dedup)
+			}
+			if !m.levels(e, n.preds, nil) {
+				m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
+				clear(bits)
+				return
+			}
+		}
+	} else {
+		for _, n := range m.cfg {
+			p := m.planFor(n)
+			if p == nil {
+				m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
+				clear(bits)
+				return
+			}
+			for _, s := range p.sets {
+				if dedup {
+					if m.seen[s] {
+						continue
+					}
+					m.seen[s] = true
+				}
+				m.sets = append(m.sets, s)
 			}
 		}
 	}
+	var first *tokenSet
+	for _, s := range m.sets {
+		if s.excl != nil {
+			if first == nil || first.excl == nil {
+				first = s
+			}
+		} else if first == nil && s.bits != nil {
+			first = s
+		}
+	}
+	m.work = m.st.work
 	if first != nil {
 		first.copyInto(bits)
 	} else {
@@ -173,6 +311,18 @@ type planKey struct {
 	state, cls, preds int32
 }
 
+// Weights of the mask's work in MaxStepWork units, which are calibrated
+// on stepping a stack node (a few nanoseconds): visiting a (level, stack
+// node) pair costs map operations, and the first use of a level walks
+// part of the token trie (tens of microseconds; bulk acceptance makes the
+// walk much cheaper than the subtrees below its cross points). A cold
+// mask of a real grammar needs a handful of walks; a mask at the budget
+// takes a few milliseconds.
+const (
+	planVisitCost = 16
+	levelWalkCost = 1024
+)
+
 type visitKey struct {
 	e *ctxEntry
 	p int32
@@ -181,57 +331,126 @@ type visitKey struct {
 // planFor returns the cached plan of stack top n: its level-1 set and,
 // while cross points remain, the levels below it through every path of
 // the graph-structured stack.
+//
+// Its work (stack nodes and predecessors visited) counts against
+// MaxStepWork, from m.st.work on; it returns nil when the budget runs out.
 func (m *Matcher) planFor(n node) *plan {
-	ck := m.c.classKey(n)
-	key := planKey{n.state, ck.cls, n.preds}
+	key := planKey{n.state, m.c.classKey(n).cls, n.preds}
 	if p, ok := m.plans[key]; ok {
 		return p
 	}
+	return m.newPlan(n, key)
+}
+
+// newPlan computes and caches the plan of stack top n (planFor's slow
+// path).
+func (m *Matcher) newPlan(n node, key planKey) *plan {
 	p := &plan{}
 	e := m.c.entryFor(n)
-	clear(m.seen)
+	clear(m.pseen)
 	clear(m.visit)
-	add := func(s *tokenSet) {
-		if s.n > 0 && !m.seen[s] {
-			m.seen[s] = true
-			p.sets = append(p.sets, s)
-		}
-	}
-	add(e.in)
+	m.addPlanSet(p, e.in)
 	for _, s := range e.also {
-		add(s)
+		m.addPlanSet(p, s)
 	}
-	var below func(e *ctxEntry, preds int32)
-	below = func(e *ctxEntry, preds int32) {
-		if len(e.cross) == 0 {
-			return
-		}
-		for _, pid := range m.ar.sets[preds] {
-			if pid < 0 || m.visit[visitKey{e, pid}] {
-				continue
-			}
-			m.visit[visitKey{e, pid}] = true
-			pn := m.ar.nodes[pid]
-			x := m.childEntry(e, pn)
-			add(x.in)
-			for _, s := range x.also {
-				add(s)
-			}
-			below(x, pn.preds)
-		}
+	if !m.levels(e, n.preds, p) {
+		return nil
 	}
-	below(e, n.preds)
 	m.plans[key] = p
 	return p
 }
 
+// sharedPlanTops is the most stack tops FillMask gives a cached plan
+// each; beyond, one walk of the levels serves them all.
+const sharedPlanTops = 8
+
+// addMaskSet adds s to the sets of the mask being filled (dedup: once).
+func (m *Matcher) addMaskSet(s *tokenSet, dedup bool) {
+	if s.n == 0 {
+		return
+	}
+	if dedup {
+		if m.seen[s] {
+			return
+		}
+		m.seen[s] = true
+	}
+	m.sets = append(m.sets, s)
+}
+
+// addPlanSet adds s to plan p, once.
+func (m *Matcher) addPlanSet(p *plan, s *tokenSet) {
+	if s.n > 0 && !m.pseen[s] {
+		m.pseen[s] = true
+		p.sets = append(p.sets, s)
+	}
+}
+
+// levels adds the sets of the levels below entry e through the stacks of
+// the predecessor set preds: to plan p, or to the mask being filled when
+// p is nil. (Level, stack node) pairs already in m.visit are skipped. Its
+// work counts against MaxStepWork from m.st.work on; it reports false
+// when the budget runs out.
+func (m *Matcher) levels(e *ctxEntry, preds int32, p *plan) bool {
+	if len(e.cross) == 0 {
+		return true
+	}
+	m.st.work += len(m.ar.sets[preds])
+	for _, pid := range m.ar.sets[preds] {
+		if m.st.work > MaxStepWork {
+			return false
+		}
+		if pid < 0 || m.visit[visitKey{e, pid}] {
+			continue
+		}
+		m.visit[visitKey{e, pid}] = true
+		m.st.work += planVisitCost
+		pn := m.ar.nodes[pid]
+		x := m.childEntry(e, pn)
+		if p != nil {
+			m.addPlanSet(p, x.in)
+			for _, s := range x.also {
+				m.addPlanSet(p, s)
+			}
+		} else {
+			m.addMaskSet(x.in, true)
+			for _, s := range x.also {
+				m.addMaskSet(s, true)
+			}
+		}
+		if !m.levels(x, pn.preds, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // childEntry returns the next level below entry e for frame node pn,
-// computing it on first use.
+// computing it on first use. The level depends only on e's cross points
+// and pn's class, so entries that agree in those share it (c.byCross):
+// the levels of a deep stack of equal frames are then a few entries, not
+// one per depth, which keeps planFor's walk linear in the stack.
 func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	c := m.c
 	k := c.classKey(pn)
 	c.mu.Lock()
 	x := e.next[k]
+	c.mu.Unlock()
+	if x != nil {
+		return x
+	}
+	m.crossKey = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(m.crossKey[:0], uint32(k.state)), uint32(k.cls))
+	for _, u := range e.cross {
+		m.crossKey = binary.LittleEndian.AppendUint32(m.crossKey, uint32(u))
+	}
+	c.mu.Lock()
+	x = c.byCross[string(m.crossKey)]
+	if x != nil {
+		if e.next == nil {
+			e.next = make(map[ctxKey]*ctxEntry)
+		}
+		e.next[k] = x
+	}
 	c.mu.Unlock()
 	if x != nil {
 		return x
@@ -246,10 +465,19 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	}
 	var err error
 	if len(rest) > 0 {
-		if m.walker == nil {
-			m.walker = newWalker(c)
+		w, _ := c.deepWalkers.Get().(*walker)
+		if w == nil {
+			w = newWalker(c)
 		}
-		x, err = m.walker.runLevel(rest, pn)
+		// A first-use walk counts against FillMask's MaxStepWork.
+		m.st.work += levelWalkCost
+		w0 := w.units()
+		w.take()
+		x, err = w.runLevel(rest, pn)
+		w.release()
+		c.lazyWork.Add(w.units() - w0)
+		c.lazyCount.Add(1)
+		c.deepWalkers.Put(w)
 	} else {
 		x = &ctxEntry{in: emptySet}
 	}
@@ -271,6 +499,14 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	if old := e.next[k]; old != nil {
 		x = old
 	} else {
+		if old := c.byCross[string(m.crossKey)]; old != nil {
+			x = old
+		} else {
+			if c.byCross == nil {
+				c.byCross = make(map[string]*ctxEntry)
+			}
+			c.byCross[string(m.crossKey)] = x
+		}
 		if e.next == nil {
 			e.next = make(map[ctxKey]*ctxEntry)
 		}
@@ -291,7 +527,8 @@ func (m *Matcher) Ended() bool { return m.ended }
 
 // Accept advances over token tok. If the token is not allowed it returns
 // a *RejectError (or an error for an id out of range) and leaves the
-// state unchanged.
+// state unchanged; a step that would exceed a limit returns a
+// *LimitError.
 func (m *Matcher) Accept(tok int32) error {
 	v := m.c.v
 	if tok < 0 || int(tok) >= v.Size() {
@@ -303,6 +540,9 @@ func (m *Matcher) Accept(tok int32) error {
 	if m.ended {
 		return reject("the generation has already ended")
 	}
+	if m.err != nil {
+		return m.err
+	}
 	if v.IsEOG(tok) {
 		if !m.canEnd() {
 			return reject("end of generation before the grammar is complete")
@@ -311,21 +551,37 @@ func (m *Matcher) Accept(tok int32) error {
 		return nil
 	}
 	off := len(m.histBuf)
+	m.work = 0
 	switch v.Kind(tok) {
 	case TokenUnused:
 		return reject("unused token")
 	case TokenNormal:
-		next, err := m.stepBytes(v.Token(tok))
+		next, at, err := m.stepBytes(v.Token(tok))
 		if err != nil {
+			err.Op, err.Token = "Accept", tok
 			return err
 		}
-		m.histBuf = append(m.histBuf, next...)
+		if at < 0 {
+			m.histBuf = append(m.histBuf, next...)
+		}
 	}
 	// Token references.
 	m.st.begin()
 	m.st.out = m.st.out[:0]
+	m.st.work, m.st.budget = len(m.cfg), MaxStepWork
 	for _, n := range m.cfg {
 		m.st.stepTok(n, tok)
+	}
+	m.st.budget = 0
+	m.work = max(m.work, m.st.work)
+	if m.st.spent || m.st.overflow {
+		name := "MaxConfig"
+		if m.st.spent {
+			name = "MaxStepWork"
+		}
+		m.st.spent, m.st.overflow = false, false
+		m.histBuf = m.histBuf[:off]
+		return m.limit(name, "Accept", -1, tok)
 	}
 	m.histBuf = append(m.histBuf, m.st.out...)
 	next := m.st.merge(m.histBuf[off:])
@@ -335,32 +591,68 @@ func (m *Matcher) Accept(tok int32) error {
 	}
 	if len(next) > MaxConfig {
 		m.histBuf = m.histBuf[:off]
-		return ErrTooAmbiguous
+		return m.limit("MaxConfig", "Accept", -1, tok)
 	}
-	m.commit(off, len(next))
-	return nil
+	return m.commit(off, len(next), "Accept", tok)
+}
+
+// limit returns the *LimitError of the step being taken.
+func (m *Matcher) limit(name, op string, offset int, tok int32) *LimitError {
+	e := &LimitError{Limit: name, Op: op, Index: m.tokens, Offset: offset, Token: tok}
+	switch name {
+	case "MaxConfig":
+		e.Max = MaxConfig
+	case "MaxStepWork":
+		e.Max = MaxStepWork
+	case "MaxStackSize":
+		e.Max = MaxStackSize
+	}
+	return e
 }
 
 // stepBytes runs the current configuration over b and returns the result
-// (in scratch memory of the stepper); an empty result means rejected.
-func (m *Matcher) stepBytes(b []byte) ([]node, error) {
+// (in scratch memory of the stepper), or at ≥ 0, the offset of the first
+// byte no node can take, or a limit error (Op "AcceptBytes"). Each byte
+// is a step of its own for MaxStepWork, and the stack is collected
+// between bytes when it has doubled, so that a long input stays within
+// MaxStackSize too.
+func (m *Matcher) stepBytes(b []byte) (cfg []node, at int, err *LimitError) {
+	m.st.budget = MaxStepWork
+	cfg, at, err = m.stepBudgeted(b)
+	m.st.budget = 0
+	m.work = m.st.work
+	return cfg, at, err
+}
+
+func (m *Matcher) stepBudgeted(b []byte) (cfg []node, at int, err *LimitError) {
 	cur := m.cfg
-	for _, c := range b {
+	for i, c := range b {
+		m.st.work = len(cur)
 		next := m.st.stepConfig(cur, c)
-		if len(next) > MaxConfig || m.st.overflow {
-			m.st.overflow = false
-			return nil, ErrTooAmbiguous
-		}
-		if len(next) == 0 {
-			return nil, nil
+		if m.st.spent || m.st.overflow || len(next) > MaxConfig || len(next) == 0 {
+			switch {
+			case m.st.spent:
+				m.st.spent, m.st.overflow = false, false
+				return nil, -1, m.limit("MaxStepWork", "AcceptBytes", i, -1)
+			case len(next) > MaxConfig || m.st.overflow:
+				m.st.overflow = false
+				return nil, -1, m.limit("MaxConfig", "AcceptBytes", i, -1)
+			}
+			return nil, i, nil
 		}
 		// Keep the result out of the stepper's buffer, which the next
 		// step reuses.
 		m.bufA = append(m.bufA[:0], next...)
 		cur = m.bufA
 		m.bufA, m.bufB = m.bufB, m.bufA
+		if i+1 < len(b) && m.ar.size() > m.gcAt {
+			m.collect(cur)
+			if m.ar.size() > MaxStackSize {
+				return nil, -1, m.limit("MaxStackSize", "AcceptBytes", i, -1)
+			}
+		}
 	}
-	return cur, nil
+	return cur, -1, nil
 }
 
 // AcceptBytes advances over raw bytes, independently of tokenization.
@@ -370,30 +662,92 @@ func (m *Matcher) AcceptBytes(b []byte) error {
 	if m.ended {
 		return &RejectError{Token: -1, Index: m.tokens, Text: b, Reason: "the generation has already ended"}
 	}
-	cur := m.cfg
-	var bufA []node
-	for i, c := range b {
-		next := m.st.stepConfig(cur, c)
-		if len(next) > MaxConfig || m.st.overflow {
-			m.st.overflow = false
-			return ErrTooAmbiguous
-		}
-		if len(next) == 0 {
-			return &RejectError{Token: -1, Index: m.tokens, Offset: i, Text: b, Reason: fmt.Sprintf("byte %q is not a viable continuation", c)}
-		}
-		bufA = append(bufA[:0], next...)
-		cur = bufA
+	if m.err != nil {
+		return m.err
+	}
+	next, at, err := m.stepBytes(b)
+	if err != nil {
+		return err
+	}
+	if at >= 0 {
+		return &RejectError{Token: -1, Index: m.tokens, Offset: at, Text: b, Reason: fmt.Sprintf("byte %q is not a viable continuation", b[at])}
 	}
 	off := len(m.histBuf)
-	m.histBuf = append(m.histBuf, cur...)
-	m.commit(off, len(cur))
-	return nil
+	m.histBuf = append(m.histBuf, next...)
+	return m.commit(off, len(next), "AcceptBytes", -1)
 }
 
-func (m *Matcher) commit(off, n int) {
+// commit makes the configuration histBuf[off:off+n] current, drops the
+// history Rollback can no longer reach and collects the stack nodes no
+// configuration reaches any more. If the live stack exceeds
+// MaxStackSize, the step is undone.
+func (m *Matcher) commit(off, n int, op string, tok int32) error {
 	m.hist = append(m.hist, histStep{off: int32(off), n: int32(n)})
 	m.cfg = m.histBuf[off : off+n]
 	m.tokens++
+	if len(m.hist) > 2*MaxRollback+1 || m.ar.size() > m.gcAt {
+		return m.settle(op, tok)
+	}
+	return nil
+}
+
+// settle is commit's rare part: trimming the history and collecting the
+// stack.
+func (m *Matcher) settle(op string, tok int32) error {
+	if len(m.hist) > 2*MaxRollback+1 {
+		m.trimHistory()
+	}
+	if m.ar.size() > m.gcAt {
+		m.collect(nil)
+		if m.ar.size() > MaxStackSize {
+			_ = m.Rollback(1)
+			return m.limit("MaxStackSize", op, -1, tok)
+		}
+	}
+	return nil
+}
+
+// trimHistory drops the configurations of all but the last MaxRollback
+// steps, moving the rest to the front of histBuf: amortized, one copy of
+// each configuration.
+func (m *Matcher) trimHistory() {
+	keep := m.hist[len(m.hist)-MaxRollback-1:]
+	base := keep[0].off
+	m.histBuf = m.histBuf[:copy(m.histBuf, m.histBuf[base:])]
+	for i := range keep {
+		keep[i].off -= base
+	}
+	m.hist = m.hist[:copy(m.hist, keep)]
+	last := m.hist[len(m.hist)-1]
+	m.cfg = m.histBuf[last.off : last.off+last.n]
+}
+
+// collect compacts the arena to the stack nodes that the configurations
+// of the history and extra (a configuration being built, rewritten in
+// place) reach, and renumbers the cached plans; the next collection runs
+// when the arena has doubled again.
+func (m *Matcher) collect(extra []node) {
+	n := len(m.histBuf)
+	m.histBuf = append(m.histBuf, extra...)
+	setMap := m.ar.compact(m.histBuf)
+	copy(extra, m.histBuf[n:])
+	m.histBuf = m.histBuf[:n]
+	last := m.hist[len(m.hist)-1]
+	m.cfg = m.histBuf[last.off : last.off+last.n]
+	if len(m.plans) > 0 {
+		plans := make(map[planKey]*plan, len(m.plans))
+		for k, p := range m.plans {
+			if ns := setMap[k.preds]; ns >= 0 {
+				k.preds = ns
+				plans[k] = p
+			}
+		}
+		m.plans = plans
+	}
+	m.gcAt = max(minCollect, 2*m.ar.size())
+	if minCollect < 0 {
+		m.gcAt = -1 // tests: collect after every step
+	}
 }
 
 func (m *Matcher) push(_ []node, ended bool) {
@@ -401,32 +755,40 @@ func (m *Matcher) push(_ []node, ended bool) {
 	m.hist = append(m.hist, histStep{off: last.off, n: last.n, ended: ended})
 	m.ended = ended
 	m.tokens++
+	if len(m.hist) > 2*MaxRollback+1 {
+		m.trimHistory()
+	}
 }
 
-// Rollback undoes the last n accepted tokens (or AcceptBytes calls).
+// Rollback undoes the last n accepted tokens (or AcceptBytes calls). At
+// most MaxRollback steps can be undone.
 func (m *Matcher) Rollback(n int) error {
-	if n < 0 || n > len(m.hist)-1 {
-		return fmt.Errorf("mask: cannot roll back %d steps: %d accepted", n, len(m.hist)-1)
+	if n < 0 || n > len(m.hist)-1 || n > MaxRollback {
+		if n > MaxRollback && n <= m.tokens {
+			return fmt.Errorf("mask: cannot roll back %d steps: at most %d can be undone (limit MaxRollback)", n, MaxRollback)
+		}
+		return fmt.Errorf("mask: cannot roll back %d steps: %d accepted", n, m.tokens)
 	}
 	if n == 0 {
 		return nil
 	}
+	m.err = nil
 	m.hist = m.hist[:len(m.hist)-n]
 	last := m.hist[len(m.hist)-1]
-	if last.ended {
-		m.ended = true
-	} else {
-		m.ended = false
-	}
+	m.ended = last.ended
 	m.histBuf = m.histBuf[:last.off+last.n]
 	m.cfg = m.histBuf[last.off : last.off+last.n]
 	m.tokens -= n
 	return nil
 }
 
-// Reset returns the matcher to the start of the grammar.
+// Reset returns the matcher to the start of the grammar. It keeps the
+// caches of contexts already seen.
 func (m *Matcher) Reset() {
-	_ = m.Rollback(len(m.hist) - 1)
+	m.histBuf = append(m.histBuf[:0], node{m.c.a.frames[0].start, 0, predsBottom})
+	m.hist = append(m.hist[:0], histStep{off: 0, n: 1})
+	m.cfg = m.histBuf[0:1]
+	m.ended, m.tokens, m.err = false, 0, nil
 }
 
 // maxForced bounds Forced's output: jump-forward gains little beyond a few
@@ -491,59 +853,60 @@ func (m *Matcher) hasTokEdges(cfg []node) bool {
 }
 
 // MinCompletion returns the fewest bytes that complete the output to a
-// sentence (0 if it can end now). The engine uses it to close out a
-// generation before its token budget runs out.
+// sentence (0 if it can end now), at most MaxMinLen (the arithmetic
+// saturates there). The engine uses it to close out a generation before
+// its token budget runs out.
 func (m *Matcher) MinCompletion() int {
 	if m.ended {
 		return 0
 	}
-	best := math.MaxInt
+	best := MaxMinLen
 	for _, n := range m.cfg {
 		best = min(best, m.stackMinLen(n))
 	}
-	return best
+	return int(best)
 }
 
 // stackMinLen returns the fewest bytes that pop a stack of n to bottom.
-func (m *Matcher) stackMinLen(n node) int {
+func (m *Matcher) stackMinLen(n node) int64 {
 	m.st.query()
 	return m.stackMinLenRec(n)
 }
 
-func (m *Matcher) stackMinLenRec(n node) int {
+func (m *Matcher) stackMinLenRec(n node) int64 {
 	a := m.c.a
 	f := &a.frames[a.states[n.state].frame]
-	var need int
+	var need int64
 	if f.repeat {
 		// Finish the current iteration, then the missing ones.
-		inIter := int(a.minLen[n.state])
+		inIter := a.minLen[n.state]
 		if n.state == f.start {
 			inIter = 0
 		}
-		missing := int(max(f.min-iterations(n.cnt), 0))
+		missing := int64(max(f.min-iterations(n.cnt), 0))
 		if st := &a.states[n.state]; n.state != f.start && st.flags&stReachPop == 0 {
 			// This iteration cannot end the repetition: one more.
 			missing = max(missing, 1)
 		}
-		need = inIter + missing*int(a.minLen[f.start])
+		need = satAdd(inIter, satMul(a.minLen[f.start], missing))
 	} else {
-		need = int(a.minLen[n.state])
+		need = a.minLen[n.state]
 		if n.state == f.start && f.root && f.nullable && m.ar.has(n.preds, bottom) {
 			need = 0
 		}
 	}
-	best := math.MaxInt / 2
+	best := MaxMinLen
 	for _, p := range m.ar.sets[n.preds] {
 		if p == bottom {
 			best = 0
 		} else if p >= 0 {
 			if m.st.firstVisit(p) {
-				m.st.qval[p] = int32(min(m.stackMinLenRec(m.ar.nodes[p]), math.MaxInt32))
+				m.st.qval[p] = m.stackMinLenRec(m.ar.nodes[p])
 			}
-			best = min(best, int(m.st.qval[p]))
+			best = min(best, m.st.qval[p])
 		}
 	}
-	return need + best
+	return satAdd(need, best)
 }
 
 // maxCompletion bounds ShortestCompletion's search, in bytes.

@@ -18,14 +18,13 @@ type pgroup struct {
 
 // pwalkState is the per-walk data of a parallel walk.
 type pwalkState struct {
-	accs   []*setBuilder // per start
-	cross  [][]crossPt   // per start
-	gbuf   []pgroup
-	fs     [][]fastStep // per depth
-	levels []scanLevel  // ptight's per-depth states
-	lock   []lockItem   // plockstep's stack
-	lbuf   []node       // plockstep's configurations
-	lgrp   []lockGroup  // plockstep's groups
+	accs  []*setBuilder // per start
+	cross [][]crossPt   // per start
+	gbuf  []pgroup
+	fs    [][]fastStep // per depth
+	lock  []lockItem   // plockstep's stack
+	lbuf  []node       // plockstep's configurations
+	lgrp  []lockGroup  // plockstep's groups
 
 	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or nil
 	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
@@ -34,6 +33,7 @@ type pwalkState struct {
 	rec      *subResult // recording the walk of one memoized subtree
 	recCross bool
 	patCount []int
+	work     int64 // work units (added to the walker's after the walk)
 }
 
 // addCross records cross point u for start i (and in the recording, once
@@ -50,6 +50,7 @@ func (ps *pwalkState) addCross(i int, u int32) {
 
 // accept records that the starts in mask accept the tokens toks.
 func (ps *pwalkState) accept(toks []int32, mask uint64) {
+	ps.work += int64(len(toks))
 	if ps.rec != nil {
 		ps.rec.toks = append(ps.rec.toks, toks...)
 	}
@@ -80,12 +81,13 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		w.memo = make([]int32, need)
 		w.memoN = make([]int32, need)
 	}
-	for len(ps.accs) < len(qs) {
-		ps.accs = append(ps.accs, newSetBuilder(w.c.prep.words))
+	ps.accs = w.scr.starts(len(qs))
+	for len(ps.cross) < len(qs) {
 		ps.cross = append(ps.cross, nil)
 	}
-	if ps.accMask == nil {
-		ps.accMask = make([]uint64, w.c.v.Size())
+	if len(qs) > 1 {
+		// (A single start accepts straight into its builder.)
+		ps.accMask = w.scr.marks()
 	}
 	w.buf = w.buf[:0]
 	ps.gbuf = ps.gbuf[:0]
@@ -96,10 +98,13 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		w.acc = ps.accs[i]
 		w.baseFrame = w.a.states[q].frame
 		w.tokRefs(base)
+		w.acc = w.scr.acc
 		w.buf = append(w.buf, base)
 		ps.gbuf = append(ps.gbuf, pgroup{int32(i), int32(i + 1), 1 << uint(i)})
 	}
 	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
+	w.work += ps.work + int64(len(ps.touched))
+	ps.work = 0
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
@@ -130,7 +135,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		k := ps.patIndex[m]
 		if ps.patCount[k] > thr && m&(m-1) != 0 {
 			if shared[k] == nil {
-				shared[k] = newSetBuilder(w.c.prep.words)
+				shared[k] = w.scr.builder()
 			}
 			shared[k].add(id)
 			continue
@@ -143,7 +148,8 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		if shared[k] == nil {
 			continue
 		}
-		set := shared[k].build()
+		set := w.build(shared[k])
+		w.scr.putBuilder(shared[k])
 		for ; m != 0; m &= m - 1 {
 			ps.accs[bits.TrailingZeros64(m)].addSet(&set)
 		}
@@ -151,7 +157,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 	ps.touched = ps.touched[:0]
 	out := make([]*level1, len(qs))
 	for i := range qs {
-		l := &level1{full: ps.accs[i].build()}
+		l := &level1{full: w.build(ps.accs[i])}
 		l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(ps.cross[i])}
 		out[i] = l
 	}
@@ -226,14 +232,15 @@ func (w *walker) memoGroups(ps *pwalkState, qs []int32, u int32, glo, ghi int) i
 // pvisitAt is pvisit without the depth-1 memo.
 func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
 	t, a := w.t, w.a
+	ps.work += int64(ghi - glo)
 	if depth > 0 {
-		if toks := t.tokensAt(u); len(toks) > 0 {
+		if toks := t.TokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
 				ps.accept(toks, g.mask)
 			}
 		}
 	}
-	es, ee := t.children(u)
+	es, ee := t.Children(u)
 	if es == ee {
 		return
 	}
@@ -257,7 +264,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	if ghi-glo == 1 && depth > 0 {
 		g := ps.gbuf[glo]
 		if g.hi-g.lo == 1 && w.tightOK(w.buf[g.lo]) {
-			w.ptight(ps, qs, u, w.buf[g.lo], g.mask, depth)
+			w.scan(ps, qs, u, w.buf[g.lo], g.mask, depth)
 			return
 		}
 	}
@@ -309,7 +316,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	}
 	if fast {
 		for e := es; e < ee; e++ {
-			b := t.edgeByte[e]
+			b := t.EdgeByte[e]
 			c := int(a.classOf[b])
 			w.buf = w.buf[:topB]
 			ps.gbuf = ps.gbuf[:topG]
@@ -337,7 +344,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 				w.addGroup(ps, topG, []node{{nx, fs.cnt, n.preds}}, g.mask)
 			}
 			if len(ps.gbuf) > topG {
-				w.pvisit(ps, qs, t.edgeNode[e], topG, len(ps.gbuf), depth+1)
+				w.pvisit(ps, qs, t.EdgeNode[e], topG, len(ps.gbuf), depth+1)
 			}
 		}
 		w.buf = w.buf[:topB]
@@ -348,10 +355,10 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	// (memoized per class at this node) and merge equal configurations.
 	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
 	for e := es; e < ee; e++ {
-		memo[a.classOf[t.edgeByte[e]]] = 0
+		memo[a.classOf[t.EdgeByte[e]]] = 0
 	}
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		if memo[c] == 0 {
 			// Compute the next groups for class c and keep them at the
 			// end of gbuf; memo records their range.
@@ -389,7 +396,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 		}
 	}
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		v := memo[c] - 1
 		if v < 0 {
 			continue
@@ -398,7 +405,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 		if gn == 0 {
 			continue
 		}
-		w.pvisit(ps, qs, t.edgeNode[e], gs, gs+gn, depth+1)
+		w.pvisit(ps, qs, t.EdgeNode[e], gs, gs+gn, depth+1)
 	}
 	w.buf = w.buf[:topB]
 	ps.gbuf = ps.gbuf[:topG]
@@ -462,90 +469,156 @@ func (w *walker) setLevel(lv []scanLevel, d int, q, cnt, preds int32, base bool)
 	lv[d] = scanLevel{q: q, cnt: cnt, row: row, nextCnt: ncnt, pops: !base && w.st.canPop(node{q, cnt, preds})}
 }
 
-// ptight walks the subtree below trie node u (whose own tokens and cross
-// points are done) from node n for the starts in mask. The trie's nodes
-// are in preorder, so the subtree is a range of node numbers, scanned in
-// order with the state of each depth kept in ps.levels; dead subtrees are
-// skipped, and nodes that are not tight go to pvisit with their subtree.
-func (w *walker) ptight(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
+// scan walks the subtree below trie node u (whose own tokens and cross
+// points are done) from the tight node n. The trie's nodes are in
+// preorder, so the subtree is a range of node numbers, scanned in order
+// with the state of each depth kept in a scanLevel; dead subtrees are
+// skipped, and nodes that are not tight go back to the descent (visit,
+// or pvisit for the starts in mask when ps is not nil) with their
+// subtree. It serves both walkers: with ps nil, the single walker's
+// (costs in symbolic walks), else the parallel walk's.
+func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, depth int) {
 	t, a := w.t, w.a
 	base := n.preds == predsBoundary
 	follow := &a.follow[a.states[n.state].frame]
-	if need := int(w.c.maxLen) + 2; len(ps.levels) < need {
-		ps.levels = make([]scanLevel, need)
+	// In a symbolic walk, the cost of a token ending in this region: for
+	// the base, its iterations (see below); above it, the base's, which
+	// stays fixed here.
+	var fixedCost int32
+	if ps == nil && w.symbolic && !base {
+		fixedCost = w.st.baseIt(n)
 	}
-	lv := ps.levels
-	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
 	var crossMask uint64
 	if base {
-		for m := mask; m != 0; m &= m - 1 {
-			crossMask |= frameBuckets(&w.bm.crossF, w.c.crossFollow, a.states[qs[bits.TrailingZeros64(m)]].frame)
+		if ps == nil {
+			crossMask = frameBuckets(&w.bm.crossF, w.c.crossFollow, w.baseFrame)
+		} else {
+			for m := mask; m != 0; m &= m - 1 {
+				crossMask |= frameBuckets(&w.bm.crossF, w.c.crossFollow, a.states[qs[bits.TrailingZeros64(m)]].frame)
+			}
 		}
 	}
-	// Levels are indexed by trie depth; pvisit takes depths relative to
-	// the walk's start.
-	rel := depth - int(t.depth[u])
-	end := t.subtreeEnd[u]
+	// (A scan within a scan, from a deeper node, overwrites only the
+	// levels below that node, which the outer scan does not read again.)
+	if need := int(w.c.maxLen) + 2; len(w.levels) < need {
+		w.levels = make([]scanLevel, need)
+	}
+	lv := w.levels
+	w.setLevel(lv, int(t.Depth[u]), n.state, n.cnt, n.preds, base)
+	// descend hands the subtree of v, reached with the configuration
+	// w.buf[top:], back to the descent.
+	descend := func(v int32, top, d int) {
+		if ps == nil {
+			w.visit(v, top, len(w.buf), d, false)
+			return
+		}
+		topG := len(ps.gbuf)
+		ps.gbuf = append(ps.gbuf, pgroup{int32(top), int32(len(w.buf)), mask})
+		w.pvisit(ps, qs, v, topG, topG+1, d)
+		ps.gbuf = ps.gbuf[:topG]
+	}
+	// Levels are indexed by trie depth; the descent takes depths relative
+	// to the walk's start.
+	rel := depth - int(t.Depth[u])
+	end := t.SubtreeEnd[u]
 	for v := u + 1; v < end; {
-		d := int(t.depth[v])
+		w.work++
+		d := int(t.Depth[v])
 		p := &lv[d-1]
-		b := t.inByte[v]
+		b := t.InByte[v]
 		if p.pops && follow.has(b) {
 			// The parent may pop on this byte: step it in full.
-			topB, topG := len(w.buf), len(ps.gbuf)
+			top := len(w.buf)
 			w.buf = append(w.buf, w.st.stepAll([]node{{p.q, p.cnt, n.preds}}, int(a.classOf[b]))...)
-			if len(w.buf) > topB {
-				ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(len(w.buf)), mask})
-				w.pvisit(ps, qs, v, topG, topG+1, d+rel)
+			if len(w.buf) > top {
+				descend(v, top, d+rel)
 			}
-			w.buf = w.buf[:topB]
-			ps.gbuf = ps.gbuf[:topG]
-			v = t.subtreeEnd[v]
+			w.buf = w.buf[:top]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		if p.row == nil {
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		nx := p.row[a.classOf[b]]
 		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
-			v = t.subtreeEnd[v]
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		st := &a.states[nx]
 		if st.flags&(stTight|stIterOnly) == 0 {
-			topB, topG := len(w.buf), len(ps.gbuf)
+			top := len(w.buf)
 			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
-			ps.gbuf = append(ps.gbuf, pgroup{int32(topB), int32(topB + 1), mask})
-			w.pvisit(ps, qs, v, topG, topG+1, d+rel)
-			w.buf = w.buf[:topB]
-			ps.gbuf = ps.gbuf[:topG]
-			v = t.subtreeEnd[v]
+			descend(v, top, d+rel)
+			w.buf = w.buf[:top]
+			v = t.SubtreeEnd[v]
 			continue
 		}
-		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
-			ps.accept(t.toks[ts:te], mask)
+		if ts, te := t.TokStart[v], t.TokStart[v+1]; ts != te {
+			if ps != nil {
+				ps.accept(t.Toks[ts:te], mask)
+			} else {
+				cost := int32(0)
+				if w.symbolic {
+					if base {
+						// Its iterations, one more where the iteration
+						// cannot end the repetition.
+						cost = iterations(p.nextCnt)
+						if p.nextCnt < 0 && st.flags&stReachPop == 0 {
+							cost++
+						}
+					} else {
+						cost = fixedCost
+					}
+				}
+				for _, id := range t.Toks[ts:te] {
+					w.accept(id, cost)
+				}
+			}
 		}
-		if t.subtreeEnd[v] == v+1 {
+		if t.SubtreeEnd[v] == v+1 {
 			v++
 			continue
 		}
 		if base && st.flags&stFinal != 0 {
 			nn := node{nx, p.nextCnt, n.preds}
 			if w.st.canPop(nn) {
-				es, ee := t.children(v)
-				for m := mask; m != 0; m &= m - 1 {
-					i := bits.TrailingZeros64(m)
-					w.baseFrame = a.states[qs[i]].frame
+				es, ee := t.Children(v)
+				if ps == nil {
 					if w.crossCheck(v, es, ee) {
-						ps.addCross(i, v)
+						w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
+						w.crossMark = len(w.cross)
+					}
+				} else {
+					for m := mask; m != 0; m &= m - 1 {
+						i := bits.TrailingZeros64(m)
+						w.baseFrame = a.states[qs[i]].frame
+						if w.crossCheck(v, es, ee) {
+							ps.addCross(i, v)
+						}
 					}
 				}
 			}
 		}
 		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
-			ps.accept(t.tokensBelow(v), mask)
-			v = t.subtreeEnd[v]
+			below := t.TokensBelow(v)
+			switch {
+			case ps != nil:
+				ps.accept(below, mask)
+			case !w.symbolic:
+				w.work += int64(len(below))
+				for _, id := range below {
+					w.acc.add(id)
+				}
+			case base:
+				w.bulkCosts(v, nx, p.nextCnt)
+			default:
+				for _, id := range below {
+					w.accept(id, fixedCost)
+				}
+			}
+			v = t.SubtreeEnd[v]
 			continue
 		}
 		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
@@ -664,14 +737,15 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		ps.lbuf = append(ps.lbuf, w.buf[g.lo:g.hi]...)
 		ps.lgrp = append(ps.lgrp, lockGroup{g.mask, lo, g.hi - g.lo})
 	}
-	es, ee := t.children(u)
+	es, ee := t.Children(u)
 	for e := ee - 1; e >= es; e-- {
-		pushChild(t.edgeNode[e], t.edgeByte[e], g0, int32(ghi-glo), depth)
+		pushChild(t.EdgeNode[e], t.EdgeByte[e], g0, int32(ghi-glo), depth)
 	}
 	for len(stack) > floor {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		groups := ps.lgrp[it.glo : it.glo+it.gn]
+		ps.work += int64(it.gn)
 		total, tight := 0, true
 		for _, g := range groups {
 			total += int(g.n)
@@ -699,12 +773,12 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		}
 		ps.lgrp = ps.lgrp[:it.glo+it.gn]
 		ps.lbuf = ps.lbuf[:endL]
-		if toks := t.tokensAt(it.u); len(toks) > 0 {
+		if toks := t.TokensAt(it.u); len(toks) > 0 {
 			for _, g := range groups {
 				ps.accept(toks, g.mask)
 			}
 		}
-		es, ee := t.children(it.u)
+		es, ee := t.Children(it.u)
 		if es == ee {
 			continue
 		}
@@ -723,7 +797,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 			}
 		}
 		for e := ee - 1; e >= es; e-- {
-			pushChild(t.edgeNode[e], t.edgeByte[e], it.glo, it.gn, int(it.depth))
+			pushChild(t.EdgeNode[e], t.EdgeByte[e], it.glo, it.gn, int(it.depth))
 		}
 	}
 	ps.lock = stack[:floor]

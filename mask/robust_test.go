@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
@@ -33,7 +34,7 @@ func TestConcurrentMatchers(t *testing.T) {
 	}
 	want := replayCounts(t, ref, bc.Tokens)
 	// Almost everything is computed on first use, concurrently.
-	c, err := mask.CompileWith(g, v, mask.Options{EagerBudget: 1})
+	c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,13 +254,22 @@ func TestSteadyStateAllocs(t *testing.T) {
 
 // FuzzMatcher fuzzes grammars and walks: whatever compiles must give
 // masks that agree with Accept and with the reference recognizer, and
-// end-of-generation exactly where the grammar can end.
+// end-of-generation exactly where the grammar can end — also after
+// random rollbacks, with the matcher's stack compacted after every step.
 func FuzzMatcher(f *testing.F) {
 	f.Add(`root ::= "a" [b-d]* ("x" | "yz"){1,3}`, uint64(1))
 	f.Add(`root ::= "(" root ")" | [0-9]+`, uint64(2))
 	f.Add(`root ::= ([^a] | "ab"){0,7} "."`, uint64(3))
 	f.Add(`root ::= x "-" x
 x ::= [a-z]{1,30} [a-z0-9] | ""`, uint64(4))
+	f.Add(`root ::= ("a"{2,3} | "b"){1,40}`, uint64(5))
+	f.Add(`root ::= (("a"|"b"){0,5}){0,5}{0,5}`, uint64(6))
+	f.Add(`root ::= s
+s ::= "a" s s | ""`, uint64(7))
+	defer mask.CollectAlways()()
+	// Subset constructions that blow up are cut short: the fuzzer stops
+	// a worker whose input runs for 10 s (wall clock).
+	defer mask.SetMaxStates(1 << 14)()
 	bv := testVocab(f, "ab", "ba", "xy", "yz", "((", "))", "a.", "12", "-a", "é")
 	f.Fuzz(func(t *testing.T, src string, seed uint64) {
 		if len(src) > 400 {
@@ -274,12 +284,16 @@ x ::= [a-z]{1,30} [a-z0-9] | ""`, uint64(4))
 			return
 		}
 		r := earley.New(g)
-		st := r.Start()
+		states := []*earley.State{r.Start()} // the reference state after each accepted token
 		m := c.NewMatcher()
 		rng := rand.New(rand.NewPCG(seed, 3))
 		words := make([]uint32, c.Words())
-		for step := 0; step < 12; step++ {
+		for step := 0; step < 16; step++ {
+			st := states[len(states)-1]
 			m.FillMask(words)
+			if m.Err() != nil {
+				return // a matcher limit (FuzzStepWork checks those)
+			}
 			var allowed []int32
 			for id := int32(0); int(id) < bv.Size(); id++ {
 				in := words[id>>5]&(1<<(uint32(id)&31)) != 0
@@ -305,12 +319,104 @@ x ::= [a-z]{1,30} [a-z0-9] | ""`, uint64(4))
 			if len(allowed) == 0 {
 				return
 			}
+			if k := rng.IntN(4); k > 0 && k < len(states) && rng.IntN(3) == 0 {
+				// Roll back k tokens: the next masks are those of the
+				// reference k states back.
+				if err := m.Rollback(k); err != nil {
+					t.Fatalf("step %d: Rollback(%d): %v", step, k, err)
+				}
+				states = states[:len(states)-k]
+				continue
+			}
 			tok := allowed[rng.IntN(len(allowed))]
 			if err := m.Accept(tok); err != nil {
+				if errors.Is(err, mask.ErrTooAmbiguous) {
+					return
+				}
 				t.Fatalf("step %d: %v", step, err)
 			}
 			for _, b := range bv.Token(tok) {
 				st = st.Next(b)
+			}
+			states = append(states, st)
+		}
+	})
+}
+
+// FuzzStepWork fuzzes (grammar, input) pairs for the matcher's resource
+// bounds: every step that succeeds did at most MaxStepWork units of work
+// (and grew the stack by no more than that work allows, an independent
+// check that the work counted is the work done), a step that fails with
+// a limit leaves the matcher unchanged, and the kept history and stack
+// stay within MaxRollback and MaxStackSize.
+func FuzzStepWork(f *testing.F) {
+	f.Add("root ::= s\ns ::= \"a\" s s | \"\"", []byte(strings.Repeat("a", 400)))
+	f.Add(`root ::= ((("a"|"b"){0,50} "c"?){0,50} "d"?){0,50}`, []byte(strings.Repeat("ab", 300)))
+	f.Add(`root ::= ("a"{1000} | "aa"{499}){1000}`, []byte(strings.Repeat("a", 3000)))
+	f.Add(`root ::= x x x
+x ::= "a" | "ab" | "a" x "b" | x x`, []byte("aababbaabbabababab"))
+	f.Add(`root ::= ("[" root "]" | "a")*`, []byte(strings.Repeat("[", 500)+"a"))
+	defer mask.SetMaxStates(1 << 14)()
+	v := testVocab(f)
+	f.Fuzz(func(t *testing.T, src string, input []byte) {
+		if len(src) > 300 || len(input) > 1500 {
+			return
+		}
+		// The fuzzer stops a worker whose input runs for 10 s (wall
+		// clock, on a loaded machine too): stop after 32 steps' worth of
+		// the budget (tens of milliseconds). TestMatcherLimits runs into
+		// the limit itself.
+		total := 0
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			return
+		}
+		c, err := mask.Compile(g, v)
+		if err != nil {
+			return
+		}
+		m := c.NewMatcher()
+		words := make([]uint32, c.Words())
+		perUnit := 2 * (1 + c.MaxCalls())
+		for i, b := range input {
+			before := m.StackSize()
+			err := m.Accept(int32(b))
+			var le *mask.LimitError
+			switch {
+			case errors.As(err, &le):
+				if m.Tokens() != i {
+					t.Fatalf("byte %d: %v changed the matcher (%d tokens)", i, err, m.Tokens())
+				}
+				return
+			case err != nil:
+				return // rejected: the input is not a prefix
+			}
+			if w := m.StepWork(); w > mask.MaxStepWork {
+				t.Fatalf("byte %d: a step of %d units succeeded (MaxStepWork %d)", i, w, mask.MaxStepWork)
+			}
+			if total += m.StepWork(); total > 32*mask.MaxStepWork {
+				return
+			}
+			if grown := m.StackSize() - before; grown > perUnit*(m.StepWork()+1)+64 {
+				t.Fatalf("byte %d: the stack grew by %d in a step of %d units", i, grown, m.StepWork())
+			}
+			if h := m.HistoryLen(); h > 2*mask.MaxRollback+1 {
+				t.Fatalf("byte %d: %d configurations kept", i, h)
+			}
+			if s := m.StackSize(); s > 2*mask.MaxStackSize+perUnit*mask.MaxStepWork {
+				t.Fatalf("byte %d: stack of %d", i, s)
+			}
+			if i%7 == 0 {
+				m.FillMask(words)
+				if err := m.Err(); err != nil {
+					if !errors.As(err, &le) || m.Accept(int32(b)) == nil {
+						t.Fatalf("byte %d: FillMask: %v, and Accept does not report it", i, err)
+					}
+					return
+				}
+				if w := m.StepWork(); w > mask.MaxStepWork {
+					t.Fatalf("byte %d: a mask of %d units succeeded", i, w)
+				}
 			}
 		}
 	})
@@ -326,11 +432,11 @@ func TestLazyEqualsEager(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eager, err := mask.CompileWith(g, v, mask.Options{EagerBudget: -1})
+		eager, err := mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lazy, err := mask.CompileWith(g, v, mask.Options{EagerBudget: 1})
+		lazy, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,5 +462,30 @@ func TestLazyEqualsEager(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Options.Done stops a compilation: at once when closed before, and during
+// the automaton construction of a grammar that would blow up (it takes
+// about a second to reach MaxStates; the channel closes after 20 ms).
+func TestCompileCanceled(t *testing.T) {
+	bv := testVocab(t)
+	g, err := gbnf.Parse(`root ::= "a" [0-9]*`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	close(done)
+	if _, err := mask.CompileWith(g, bv, mask.Options{Done: done}); !errors.Is(err, mask.ErrCanceled) {
+		t.Errorf("closed before: error %v, want ErrCanceled", err)
+	}
+	g, err = gbnf.Parse(`root ::= [ab]* "a"` + strings.Repeat(" [ab]", 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	time.AfterFunc(20*time.Millisecond, func() { close(done) })
+	if _, err := mask.CompileWith(g, bv, mask.Options{Done: done}); !errors.Is(err, mask.ErrCanceled) {
+		t.Errorf("blow-up: error %v, want ErrCanceled", err)
 	}
 }

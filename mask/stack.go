@@ -3,6 +3,7 @@ package mask
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -46,6 +47,7 @@ type arena struct {
 	setIndex map[string]int32
 	single   []int32 // node id → id of the set {node}, or -1
 	key      []byte
+	members  int // total members of sets (the arena's size is len(nodes) + members)
 }
 
 func newArena() *arena {
@@ -60,7 +62,12 @@ func (ar *arena) reset() {
 	clear(ar.setIndex)
 	ar.single = ar.single[:0]
 	ar.sets = append(ar.sets[:0], []int32{bottom}, []int32{boundary})
+	ar.members = 2
 }
+
+// size is the arena's size in the unit of MaxStackSize: nodes plus set
+// members.
+func (ar *arena) size() int { return len(ar.nodes) + ar.members }
 
 func hashNode(n node) uint64 {
 	h := uint64(uint32(n.state))*0x9E3779B97F4A7C15 ^ uint64(uint32(n.cnt))*0xC2B2AE3D27D4EB4F ^ uint64(uint32(n.preds))*0x165667B19E3779F9
@@ -87,9 +94,12 @@ func (ar *arena) intern(n node) int32 {
 	}
 }
 
-func (ar *arena) grow() {
-	ar.table = make([]int32, 2*len(ar.table))
-	mask := uint64(len(ar.table) - 1)
+func (ar *arena) grow() { ar.rehash(2 * len(ar.table)) }
+
+// rehash rebuilds the node table with size slots (a power of two).
+func (ar *arena) rehash(size int) {
+	ar.table = make([]int32, size)
+	mask := uint64(size - 1)
 	for id, n := range ar.nodes {
 		i := hashNode(n) & mask
 		for ar.table[i] != 0 {
@@ -122,32 +132,102 @@ func (ar *arena) internSet(members []int32) int32 {
 	s := int32(len(ar.sets))
 	ar.sets = append(ar.sets, slices.Clone(members))
 	ar.setIndex[string(ar.key)] = s
+	ar.members += len(members)
 	return s
 }
 
-// union returns the id of the union of sets a and b.
-func (ar *arena) union(a, b int32) int32 {
-	if a == b {
-		return a
+// compact drops the nodes and sets that the configurations roots do not
+// reach (through predecessor sets), renumbers the rest in their old
+// order (so sets stay sorted) and rewrites the predecessor sets of
+// roots. It returns the new id of every old set, -1 for dropped ones.
+// Its cost is linear in the arena.
+func (ar *arena) compact(roots []node) []int32 {
+	nodeMap := make([]int32, len(ar.nodes))
+	setMap := make([]int32, len(ar.sets))
+	for i := range nodeMap {
+		nodeMap[i] = -1
 	}
-	x, y := ar.sets[a], ar.sets[b]
-	merged := make([]int32, 0, len(x)+len(y))
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case j == len(y) || (i < len(x) && x[i] < y[j]):
-			merged = append(merged, x[i])
-			i++
-		case i == len(x) || y[j] < x[i]:
-			merged = append(merged, y[j])
-			j++
-		default:
-			merged = append(merged, x[i])
-			i++
-			j++
+	for i := range setMap {
+		setMap[i] = -1
+	}
+	var stack []int32
+	mark := func(s int32) {
+		if setMap[s] < 0 {
+			setMap[s] = 0
+			stack = append(stack, s)
 		}
 	}
-	return ar.internSet(merged)
+	mark(predsBottom)
+	mark(predsBoundary)
+	for _, n := range roots {
+		mark(n.preds)
+	}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, p := range ar.sets[s] {
+			if p >= 0 && nodeMap[p] < 0 {
+				nodeMap[p] = 0
+				mark(ar.nodes[p].preds)
+			}
+		}
+	}
+	numNodes := renumber(nodeMap)
+	numSets := renumber(setMap)
+	nodes := make([]node, 0, numNodes)
+	single := make([]int32, 0, numNodes)
+	for i, n := range ar.nodes {
+		if nodeMap[i] >= 0 {
+			n.preds = setMap[n.preds]
+			nodes = append(nodes, n)
+			s := ar.single[i]
+			if s >= 0 {
+				s = setMap[s]
+			}
+			single = append(single, s)
+		}
+	}
+	sets := make([][]int32, 0, numSets)
+	clear(ar.setIndex)
+	ar.members = 0
+	for i, members := range ar.sets {
+		if setMap[i] < 0 {
+			continue
+		}
+		out := members[:0] // members of a set are not shared: rewrite in place
+		for _, p := range members {
+			if p >= 0 {
+				p = nodeMap[p]
+			}
+			out = append(out, p)
+		}
+		ar.key = ar.key[:0]
+		for _, p := range out {
+			ar.key = binary.LittleEndian.AppendUint32(ar.key, uint32(p))
+		}
+		ar.setIndex[string(ar.key)] = int32(len(sets))
+		ar.members += len(out)
+		sets = append(sets, out)
+	}
+	ar.nodes, ar.sets, ar.single = nodes, sets, single
+	ar.rehash(max(1024, 1<<bits.Len(uint(4*len(nodes)))))
+	for i := range roots {
+		roots[i].preds = setMap[roots[i].preds]
+	}
+	return setMap
+}
+
+// renumber gives the marked entries of ids (those ≥ 0) consecutive new
+// ids in their order and returns how many there are.
+func renumber(ids []int32) int {
+	k := int32(0)
+	for i, x := range ids {
+		if x >= 0 {
+			ids[i] = k
+			k++
+		}
+	}
+	return int(k)
 }
 
 // has reports whether set s holds m.
@@ -174,13 +254,36 @@ type stepper struct {
 	v        *Vocab
 	ar       *arena
 	out      []node
-	overflow bool // a step produced more than MaxConfig nodes
+	overflow bool  // a step produced more than MaxConfig nodes
+	steps    int64 // nodes stepped (stepByte calls): work units of walks
+
+	// Work accounting (see MaxStepWork): work counts the units spent
+	// since the caller last reset it — one per node merged and per
+	// predecessor or set member looked at (a node steps into a bounded
+	// number of others without popping, so these bound the whole step).
+	// With a budget (matchers; the compile-time walks have none), a step
+	// stops as soon as work exceeds it and sets spent.
+	work   int
+	budget int
+	spent  bool
+
+	members []int32 // merge's scratch
 
 	gen   uint32   // current step (begin)
 	mark  []uint32 // per arena node: the step it was popped into
 	qgen  uint32   // current query (canEnd, canCross, crossIts, baseIt)
 	qmark []uint32 // per arena node: the query that visited it
-	qval  []int32  // per arena node: memoized baseIt in the current query
+	qval  []int64  // per arena node: memoized baseIt or stackMinLen in the current query
+}
+
+// charge adds n units of work and reports whether the step may go on.
+func (s *stepper) charge(n int) bool {
+	s.work += n
+	if s.work > s.budget && s.budget > 0 {
+		s.spent = true
+		return false
+	}
+	return true
 }
 
 // begin starts a step: the nodes stepped from here on pop into each
@@ -221,7 +324,7 @@ func (s *stepper) firstVisit(p int32) bool {
 	if int(p) >= len(s.qmark) {
 		grow := len(s.ar.nodes) - len(s.qmark) + 64
 		s.qmark = append(s.qmark, make([]uint32, grow)...)
-		s.qval = append(s.qval, make([]int32, grow)...)
+		s.qval = append(s.qval, make([]int64, grow)...)
 	}
 	if s.qmark[p] == s.qgen {
 		return false
@@ -388,9 +491,9 @@ func (s *stepper) baseItRec(n node) int32 {
 			}
 		case p >= 0:
 			if s.firstVisit(p) {
-				s.qval[p] = s.baseItRec(s.ar.nodes[p])
+				s.qval[p] = int64(s.baseItRec(s.ar.nodes[p]))
 			}
-			best = min(best, s.qval[p])
+			best = min(best, int32(s.qval[p]))
 		}
 	}
 	return best
@@ -407,6 +510,7 @@ func (s *stepper) emit(n node) {
 // stepByte appends to s.out the nodes that n becomes after consuming a
 // byte of class c.
 func (s *stepper) stepByte(n node, c int) {
+	s.steps++
 	a := s.a
 	st := &a.states[n.state]
 	f := &a.frames[st.frame]
@@ -438,7 +542,7 @@ func (s *stepper) stepByte(n node, c int) {
 			}
 		}
 	}
-	if s.canPop(n) {
+	if s.canPop(n) && s.charge(len(s.ar.sets[n.preds])) {
 		for _, p := range s.ar.sets[n.preds] {
 			if p >= 0 && s.firstPop(p) {
 				s.stepByte(s.ar.nodes[p], c)
@@ -513,7 +617,7 @@ func (s *stepper) forTokEdges(n node, f func(e *tokEdge, succ node)) {
 			}
 		}
 	}
-	if s.canPop(n) {
+	if s.canPop(n) && s.charge(len(s.ar.sets[n.preds])) {
 		for _, p := range s.ar.sets[n.preds] {
 			if p >= 0 && s.firstPop(p) {
 				s.forTokEdges(s.ar.nodes[p], f)
@@ -550,16 +654,31 @@ func (s *stepper) merge(out []node) []node {
 		}
 		return int(x.preds - y.preds)
 	})
+	s.charge(len(out))
 	k := 0
-	for i := 0; i < len(out); i++ {
-		if k > 0 && out[k-1].state == out[i].state && out[k-1].cnt == out[i].cnt {
-			if out[k-1].preds != out[i].preds {
-				out[k-1].preds = s.ar.union(out[k-1].preds, out[i].preds)
-			}
-			continue
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].state == out[i].state && out[j].cnt == out[i].cnt {
+			j++
 		}
-		out[k] = out[i]
+		n := out[i]
+		if out[j-1].preds != n.preds {
+			// Several predecessor sets: one union of all of them (sorted
+			// by set id, so equal sets are adjacent), interned once —
+			// pairwise unions would cost the square of the group.
+			s.members = s.members[:0]
+			for x := i; x < j; x++ {
+				if x == i || out[x].preds != out[x-1].preds {
+					s.members = append(s.members, s.ar.sets[out[x].preds]...)
+				}
+			}
+			s.charge(len(s.members))
+			slices.Sort(s.members)
+			n.preds = s.ar.internSet(slices.Compact(s.members))
+		}
+		out[k] = n
 		k++
+		i = j
 	}
 	return out[:k]
 }
@@ -578,5 +697,8 @@ func (s *stepper) stepConfig(cfg []node, b byte) []node {
 }
 
 // ErrTooAmbiguous is returned when a configuration would hold more than
-// MaxConfig nodes.
+// MaxConfig nodes in a compile-time or first-use walk. A Matcher returns
+// a *LimitError instead, for which errors.Is(err, ErrTooAmbiguous) holds
+// too, whichever of its limits (MaxConfig, MaxStepWork, MaxStackSize) was
+// reached.
 var ErrTooAmbiguous = fmt.Errorf("mask: grammar too ambiguous: more than %d simultaneous parse states (limit MaxConfig)", MaxConfig)

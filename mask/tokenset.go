@@ -94,6 +94,12 @@ func (s *tokenSet) copyInto(dst []uint32) {
 	}
 }
 
+// work returns the work units of adding the set to another (see
+// DefaultEagerWork): one per id listed, one per 32 words of a bitset.
+func (s *tokenSet) work() int64 {
+	return int64(len(s.list)+len(s.excl)) + int64(len(s.bits)/32)
+}
+
 // bytes returns the memory held by the set.
 func (s *tokenSet) bytes() int { return 4 * (len(s.bits) + len(s.list) + len(s.excl)) }
 
@@ -170,7 +176,7 @@ func (b *setBuilder) build() tokenSet {
 }
 
 func (b *setBuilder) reset() {
-	if len(b.ids) > len(b.bits)/4 {
+	if b.dense || len(b.ids) > len(b.bits)/4 {
 		clear(b.bits)
 	} else {
 		for _, id := range b.ids {
@@ -178,6 +184,7 @@ func (b *setBuilder) reset() {
 		}
 	}
 	b.ids = b.ids[:0]
+	b.dense = false
 }
 
 // emptySet is the empty tokenSet.

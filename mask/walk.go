@@ -2,6 +2,8 @@ package mask
 
 import (
 	"slices"
+
+	"github.com/structgen/structgen/vocab"
 )
 
 // The mask of a configuration is computed from the top of each stack
@@ -34,7 +36,7 @@ type crossPt struct {
 type walker struct {
 	c         *Compiled
 	a         *automaton
-	t         *trie
+	t         *vocab.Trie
 	st        stepper
 	acc       *setBuilder
 	cost      []uint16 // per token: fewest iterations started (symbolic walks); valid for acc.ids
@@ -47,37 +49,38 @@ type walker struct {
 	memo      []int32 // per (depth, class): offset+1 of the successor configuration in buf, 0 if not computed
 	memoN     []int32 // its length
 	bm        bulkMasks
+	scr       *scratch // borrowed from the vocabulary's pool between take and release
+	work      int64    // work units done (see DefaultEagerWork; with st.steps: units)
 }
 
+// newWalker returns a walker for c; it needs a scratch (take) to walk.
 func newWalker(c *Compiled) *walker {
 	w := &walker{
-		c:   c,
-		a:   c.a,
-		t:   c.prep.trie,
-		acc: newSetBuilder(c.prep.words),
+		c: c,
+		a: c.a,
+		t: c.prep.trie,
 	}
 	w.st = stepper{a: c.a, v: c.v, ar: newArena()}
 	return w
+}
+
+// take borrows the vocabulary-sized buffers for a computation.
+func (w *walker) take() {
+	w.scr = w.c.prep.getScratch()
+	w.acc = w.scr.acc
+}
+
+// release gives them back.
+func (w *walker) release() {
+	w.c.prep.putScratch(w.scr)
+	w.scr, w.acc, w.cost = nil, nil, nil
 }
 
 // walk explores the trie from each start node with the configuration
 // {base}. Tokens ending strictly below a start node (or, from the root,
 // anywhere) and reachable are added to w.acc; cross points to w.cross.
 func (w *walker) walk(base node, symbolic bool, starts []int32) {
-	w.symbolic = symbolic
-	w.baseFrame = w.a.states[base.state].frame
-	w.st.ar.reset()
-	w.st.overflow = false
-	w.cross = w.cross[:0]
-	w.crossMark = 0
-	if symbolic && w.cost == nil {
-		w.cost = make([]uint16, w.c.v.Size())
-	}
-	need := (int(w.c.maxLen) + 2) * w.a.nc
-	if len(w.memo) < need {
-		w.memo = make([]int32, need)
-		w.memoN = make([]int32, need)
-	}
+	w.begin(base, symbolic)
 	for _, u := range starts {
 		w.buf = append(w.buf[:0], base)
 		if u == 0 {
@@ -87,8 +90,44 @@ func (w *walker) walk(base node, symbolic bool, starts []int32) {
 	}
 }
 
+// begin prepares a walk from base (the walker's set builder must be
+// empty; visit takes the configurations from w.buf).
+func (w *walker) begin(base node, symbolic bool) {
+	w.symbolic = symbolic
+	w.baseFrame = w.a.states[base.state].frame
+	w.st.ar.reset()
+	w.st.overflow = false
+	w.cross = w.cross[:0]
+	w.crossMark = 0
+	if symbolic && w.cost == nil {
+		w.cost = w.scr.costs()
+	}
+	need := (int(w.c.maxLen) + 2) * w.a.nc
+	if len(w.memo) < need {
+		w.memo = make([]int32, need)
+		w.memoN = make([]int32, need)
+	}
+}
+
+// units returns the work units done so far (see DefaultEagerWork).
+func (w *walker) units() int64 { return w.work + w.st.steps }
+
+// build builds b's set, counting the work.
+func (w *walker) build(b *setBuilder) tokenSet {
+	s := b.build()
+	w.work += s.work()
+	return s
+}
+
+// addSet adds s to b, counting the work.
+func (w *walker) addSet(b *setBuilder, s *tokenSet) {
+	w.work += s.work()
+	b.addSet(s)
+}
+
 // accept records token id as allowed with the given cost.
 func (w *walker) accept(id int32, cost int32) {
+	w.work++
 	if w.symbolic {
 		c := uint16(min(cost, 65535))
 		if w.acc.bits[id>>5]&(1<<(uint32(id)&31)) == 0 {
@@ -131,10 +170,11 @@ func (w *walker) tokRefs(base node) {
 // the end of buf, which visit restores before returning.
 func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	t, a := w.t, w.a
+	w.work++
 	top := len(w.buf)
 	cfg := w.buf[lo:hi]
 	if !start {
-		if toks := t.tokensAt(u); len(toks) > 0 {
+		if toks := t.TokensAt(u); len(toks) > 0 {
 			cost := int32(0)
 			if w.symbolic {
 				cost = unboundedCount
@@ -147,7 +187,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 			}
 		}
 	}
-	es, ee := t.children(u)
+	es, ee := t.Children(u)
 	if es == ee {
 		return
 	}
@@ -167,7 +207,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		w.crossMark = len(w.cross)
 	}
 	if len(cfg) == 1 && depth > 0 && w.tightOK(cfg[0]) {
-		w.tight(u, cfg[0], depth)
+		w.scan(nil, nil, u, cfg[0], 0, depth)
 		return
 	}
 	// Fast path: one node whose step is a table lookup for every byte that
@@ -176,7 +216,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		n := cfg[0]
 		if fs := w.fastStepper(n); fs.ok {
 			for e := es; e < ee; e++ {
-				b := t.edgeByte[e]
+				b := t.EdgeByte[e]
 				var nn node
 				if fs.pop && a.follow[fs.frame].has(b) {
 					// The frame may pop here: step in full.
@@ -185,7 +225,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 						continue
 					}
 					w.buf = append(w.buf[:top], next...)
-					w.visit(t.edgeNode[e], top, top+len(next), depth+1, false)
+					w.visit(t.EdgeNode[e], top, top+len(next), depth+1, false)
 					continue
 				}
 				nx := fs.row[a.classOf[b]]
@@ -194,7 +234,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 				}
 				nn = node{nx, fs.cnt, n.preds}
 				w.buf = append(w.buf[:top], nn)
-				w.visit(t.edgeNode[e], top, top+1, depth+1, false)
+				w.visit(t.EdgeNode[e], top, top+1, depth+1, false)
 			}
 			w.buf = w.buf[:top]
 			return
@@ -205,11 +245,11 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
 	memoN := w.memoN[depth*a.nc : (depth+1)*a.nc]
 	for e := es; e < ee; e++ {
-		memo[a.classOf[t.edgeByte[e]]] = 0
+		memo[a.classOf[t.EdgeByte[e]]] = 0
 	}
 	end := top
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		if memo[c] == 0 {
 			next := w.st.stepAll(w.buf[lo:hi], c)
 			if len(next) > MaxConfig {
@@ -223,12 +263,12 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		}
 	}
 	for e := es; e < ee; e++ {
-		c := int(a.classOf[t.edgeByte[e]])
+		c := int(a.classOf[t.EdgeByte[e]])
 		off, n := int(memo[c]-1), int(memoN[c])
 		if n == 0 {
 			continue
 		}
-		w.visit(t.edgeNode[e], off, off+n, depth+1, false)
+		w.visit(t.EdgeNode[e], off, off+n, depth+1, false)
 		w.buf = w.buf[:end]
 	}
 	w.buf = w.buf[:top]
@@ -244,7 +284,7 @@ func (w *walker) crossCheck(u, es, ee int32) bool {
 	}
 	fs := &w.c.crossFollow[w.baseFrame]
 	for e := es; e < ee; e++ {
-		if fs.has(w.t.edgeByte[e]) {
+		if fs.has(w.t.EdgeByte[e]) {
 			return true
 		}
 	}
@@ -257,9 +297,12 @@ type level1 struct {
 	cross []crossPt // cross points (with iterations, for repetition frames)
 
 	// Repetition frames only: the allowed tokens sorted by cost, and
-	// costOff[k] = number of them with cost < k.
+	// costOff[k] = number of them with cost < k; where the state uses a
+	// slice, byCost has the tokens not in the slice, whose cost is the
+	// characters they start (vocabPrep.upToChars).
 	byCost  []int32
 	costOff []int32
+	slice   *vocab.Slice
 
 	plain *ctxEntry // the entry of a non-repetition state
 }
@@ -288,32 +331,41 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
-	l := &level1{}
 	if symbolic {
-		// Counting sort of the accepted ids by cost.
-		l.costOff = make([]int32, int(w.c.maxLen)+3)
-		for _, id := range w.acc.ids {
-			c := min(int(w.cost[id]), len(l.costOff)-2)
-			l.costOff[c+1]++
-		}
-		for i := 1; i < len(l.costOff); i++ {
-			l.costOff[i] += l.costOff[i-1]
-		}
-		ids := make([]int32, len(w.acc.ids))
-		fill := slices.Clone(l.costOff)
-		for _, id := range w.acc.ids {
-			c := min(int(w.cost[id]), len(l.costOff)-2)
-			ids[fill[c]] = id
-			fill[c]++
-		}
-		l.byCost = ids
-		l.cross = slices.Clone(w.cross)
-		l.full = w.acc.build()
-		return l, nil
+		return w.symbolicLevel1(), nil
 	}
-	l.full = w.acc.build()
+	l := &level1{}
+	l.full = w.build(w.acc)
 	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
 	return l, nil
+}
+
+// symbolicLevel1 returns the level-1 data of the symbolic walk just done:
+// its tokens, those the walk accepted (w.acc.ids, not those added as a
+// set) sorted by cost, and its cross points.
+func (w *walker) symbolicLevel1() *level1 {
+	l := &level1{}
+	// Counting sort of the accepted ids by cost.
+	l.costOff = make([]int32, int(w.c.maxLen)+3)
+	for _, id := range w.acc.ids {
+		c := min(int(w.cost[id]), len(l.costOff)-2)
+		l.costOff[c+1]++
+	}
+	for i := 1; i < len(l.costOff); i++ {
+		l.costOff[i] += l.costOff[i-1]
+	}
+	ids := make([]int32, len(w.acc.ids))
+	fill := slices.Clone(l.costOff)
+	for _, id := range w.acc.ids {
+		c := min(int(w.cost[id]), len(l.costOff)-2)
+		ids[fill[c]] = id
+		fill[c]++
+	}
+	w.work += int64(2 * len(ids))
+	l.byCost = ids
+	l.cross = slices.Clone(w.cross)
+	l.full = w.build(w.acc)
+	return l
 }
 
 // runLevel walks the cross points of a level in the frame below, whose
@@ -323,7 +375,7 @@ func (w *walker) runLevel(cross []int32, p node) (*ctxEntry, error) {
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
-	s := w.acc.build()
+	s := w.build(w.acc)
 	return &ctxEntry{in: &s, cross: uniqueNodes(w.cross)}, nil
 }
 
@@ -381,6 +433,10 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 	}
 	need, avail := c.counterClass(n)
 	e = &ctxEntry{in: c.costFiltered(l, avail)}
+	if l.slice != nil && avail <= c.maxLen {
+		// The slice's tokens, as many characters as avail allows.
+		e.also = []*tokenSet{c.prep.upToChars(l.slice, avail)}
+	}
 	var cross []int32
 	for _, cp := range l.cross {
 		if cp.it >= need && cp.it <= avail {
@@ -408,6 +464,11 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	n := int(l.costOff[avail+1])
 	thr := denseThreshold(c.prep.words)
 	switch {
+	case l.slice != nil && n <= thr:
+		// (byCost lists the tokens not in the slice: full is no help.)
+		return &tokenSet{list: l.byCost[:n:n], n: n}
+	case l.slice != nil:
+		// (Falls through to a builder below.)
 	case n == l.full.n:
 		return &l.full
 	case n <= thr:
@@ -415,7 +476,9 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	case l.full.bits != nil && l.full.n-n <= thr:
 		return &tokenSet{bits: l.full.bits, excl: l.byCost[n:], n: n}
 	}
-	b := newSetBuilder(c.prep.words)
+	scr := c.prep.getScratch()
+	defer c.prep.putScratch(scr)
+	b := scr.acc
 	for _, id := range l.byCost[:n] {
 		b.add(id)
 	}
@@ -479,7 +542,7 @@ func (c *Compiled) getLevel1(q int32) *level1 {
 }
 
 // lazyLevel1 computes the level-1 data of a state that the eager phase of
-// compilation left out (see DefaultEagerBudget), as the compiler would.
+// compilation left out (see DefaultEagerWork), as the compiler would.
 // Computations are serialized; the result is shared by every matcher.
 func (c *Compiled) lazyLevel1(q int32) *level1 {
 	c.lazyMu.Lock()
@@ -487,11 +550,19 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	if l := c.getLevel1(q); l != nil {
 		return l
 	}
-	c.walker = newWalker(c)
-	c.walker.bm = c.lazyBM
+	if c.lazyWalker == nil {
+		c.lazyWalker = newWalker(c)
+		c.lazyWalker.bm = c.lazyBM
+		c.lazyBM = bulkMasks{}
+	}
+	c.walker = c.lazyWalker
+	c.walker.take()
+	u0 := c.walker.units()
 	c.subMemo = map[subKey]*subResult{}
 	defer func() {
-		c.lazyBM = c.walker.bm
+		c.lazyWork.Add(c.walker.units() - u0)
+		c.lazyCount.Add(1)
+		c.walker.release()
 		c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil
 	}()
 	var err error
@@ -511,7 +582,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	return l
 }
 
-// bulkMasks caches, per state and frame, bucket masks (see trie.below)
+// bulkMasks caches, per state and frame, bucket masks (see trie.Below)
 // for bulk: the buckets on which a tight state loops back to itself, and
 // the buckets that meet a frame's follow set or cross-point filter.
 // Entries are computed on first use; maskDone marks them.
@@ -542,10 +613,10 @@ func (w *walker) loopBuckets(q int32) uint64 {
 		row = a.frames[st.frame].start
 	}
 	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
-	m := uint64(1)<<(bucketOf[255]+1) - 1
+	m := uint64(1)<<(vocab.Bucket(255)+1) - 1
 	for b := 0; b < 256; b++ {
 		if tr[a.classOf[b]] != q {
-			m &^= 1 << bucketOf[b]
+			m &^= 1 << vocab.Bucket(byte(b))
 		}
 	}
 	w.bm.loop[q] = m | maskDone
@@ -561,7 +632,7 @@ func frameBuckets(cache *[]uint64, sets []byteBits, f int32) uint64 {
 	if m := (*cache)[f]; m != 0 {
 		return m &^ maskDone
 	}
-	m := bucketMask(&sets[f])
+	m := vocab.BucketMask((*[4]uint64)(&sets[f]))
 	(*cache)[f] = m | maskDone
 	return m
 }
@@ -577,7 +648,7 @@ func (w *walker) bulkOK(v, q, cnt int32, base bool, crossMask uint64) bool {
 	if noBulk {
 		return false
 	}
-	below := w.t.below[v]
+	below := w.t.Below[v]
 	if below&^w.loopBuckets(q) != 0 {
 		return false
 	}
@@ -599,15 +670,15 @@ func (w *walker) bulkCosts(v, q, cnt int32) {
 	t, a := w.t, w.a
 	st := &a.states[q]
 	iter := st.flags&stIterOnly != 0
-	dv := int32(t.depth[v])
-	for x := v + 1; x < t.subtreeEnd[v]; x++ {
-		ts, te := t.tokStart[x], t.tokStart[x+1]
+	dv := int32(t.Depth[v])
+	for x := v + 1; x < t.SubtreeEnd[v]; x++ {
+		ts, te := t.TokStart[x], t.TokStart[x+1]
 		if ts == te {
 			continue
 		}
 		c := cnt
 		if iter {
-			k := int32(t.depth[x]) - dv
+			k := int32(t.Depth[x]) - dv
 			if c < 0 {
 				c -= k
 			} else {
@@ -618,113 +689,8 @@ func (w *walker) bulkCosts(v, q, cnt int32) {
 		if c < 0 && st.flags&stReachPop == 0 {
 			cost++
 		}
-		for _, id := range t.toks[ts:te] {
+		for _, id := range t.Toks[ts:te] {
 			w.accept(id, cost)
 		}
-	}
-}
-
-// tight is ptight for the single walker (with costs in symbolic walks).
-func (w *walker) tight(u int32, n node, depth int) {
-	t, a := w.t, w.a
-	base := n.preds == predsBoundary
-	follow := &a.follow[a.states[n.state].frame]
-	// The cost of a token ending at a node of this region: for the base,
-	// its iterations (one more where the iteration cannot end the
-	// repetition); above it, the base's, which stays fixed here.
-	var fixedCost int32
-	if w.symbolic && !base {
-		fixedCost = w.st.baseIt(n)
-	}
-	var crossMask uint64
-	if base {
-		crossMask = frameBuckets(&w.bm.crossF, w.c.crossFollow, w.baseFrame)
-	}
-	if need := int(w.c.maxLen) + 2; len(w.levels) < need {
-		w.levels = make([]scanLevel, need)
-	}
-	lv := w.levels
-	w.setLevel(lv, int(t.depth[u]), n.state, n.cnt, n.preds, base)
-	// Levels are indexed by trie depth; visit takes depths relative to
-	// the walk's start.
-	rel := depth - int(t.depth[u])
-	end := t.subtreeEnd[u]
-	for v := u + 1; v < end; {
-		d := int(t.depth[v])
-		p := &lv[d-1]
-		b := t.inByte[v]
-		if p.pops && follow.has(b) {
-			top := len(w.buf)
-			w.buf = append(w.buf, w.st.stepAll([]node{{p.q, p.cnt, n.preds}}, int(a.classOf[b]))...)
-			if len(w.buf) > top {
-				w.visit(v, top, len(w.buf), d+rel, false)
-			}
-			w.buf = w.buf[:top]
-			v = t.subtreeEnd[v]
-			continue
-		}
-		if p.row == nil {
-			v = t.subtreeEnd[v]
-			continue
-		}
-		nx := p.row[a.classOf[b]]
-		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
-			v = t.subtreeEnd[v]
-			continue
-		}
-		st := &a.states[nx]
-		if st.flags&(stTight|stIterOnly) == 0 {
-			top := len(w.buf)
-			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
-			w.visit(v, top, top+1, d+rel, false)
-			w.buf = w.buf[:top]
-			v = t.subtreeEnd[v]
-			continue
-		}
-		if ts, te := t.tokStart[v], t.tokStart[v+1]; ts != te {
-			cost := int32(0)
-			if w.symbolic {
-				if base {
-					cost = iterations(p.nextCnt)
-					if p.nextCnt < 0 && st.flags&stReachPop == 0 {
-						cost++
-					}
-				} else {
-					cost = fixedCost
-				}
-			}
-			for _, id := range t.toks[ts:te] {
-				w.accept(id, cost)
-			}
-		}
-		if t.subtreeEnd[v] == v+1 {
-			v++
-			continue
-		}
-		if base && st.flags&stFinal != 0 {
-			es, ee := t.children(v)
-			if w.crossCheck(v, es, ee) && w.st.canPop(node{nx, p.nextCnt, n.preds}) {
-				w.cross = append(w.cross, crossPt{v, iterations(min(p.nextCnt, 0))})
-				w.crossMark = len(w.cross)
-			}
-		}
-		if w.bulkOK(v, nx, p.nextCnt, base, crossMask) {
-			switch {
-			case !w.symbolic:
-				for _, id := range t.tokensBelow(v) {
-					w.acc.add(id)
-				}
-			case base:
-				w.bulkCosts(v, nx, p.nextCnt)
-			default:
-				for _, id := range t.tokensBelow(v) {
-					w.accept(id, fixedCost)
-				}
-			}
-			v = t.subtreeEnd[v]
-			continue
-		}
-		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)
-		v++
 	}
 }

@@ -18,15 +18,17 @@ type benchCmd struct {
 	Passes    int      `help:"Passes over each document (the first is cold)." default:"5"`
 	Peer      bool     `help:"Also run llama.cpp's grammar engine on the same grammar and tokens (llama.cpp builds)."`
 	PeerSteps int      `help:"At most this many peer mask steps per case." default:"100"`
+	Runs      int      `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
+	Busy      bool     `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
 	Shared    string   `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
 	Verbose   bool     `short:"v" help:"Log progress to stderr."`
 }
 
 func (c *benchCmd) Run(e *env) error {
-	if c.Compiles < 1 || c.Passes < 1 || c.PeerSteps < 1 {
-		return usagef("--compiles, --passes and --peer-steps must be at least 1")
+	if c.Compiles < 1 || c.Passes < 1 || c.PeerSteps < 1 || c.Runs < 1 {
+		return usagef("--compiles, --passes, --peer-steps and --runs must be at least 1")
 	}
-	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps}
+	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy}
 	for _, s := range c.Cases {
 		opt.Cases = append(opt.Cases, strings.Split(s, ",")...)
 	}

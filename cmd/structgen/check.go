@@ -170,15 +170,11 @@ func (c *checkCmd) validate(e *env, name string, input []byte, compiled *mask.Co
 	return nil
 }
 
-// validateDoc validates v, turning a panic of the validator (numbers
-// beyond big.Rat's exponent range) into an error.
-func validateDoc(s *jsonschema.Schema, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the validator cannot check this document: %v", r)
-		}
-	}()
-	return s.Validate(v)
+// validateDoc validates v; a number beyond the validator's range is an
+// error naming it and its pointer (jsonschema2gbnf.NumberRangeError),
+// never a validator panic.
+func validateDoc(s *jsonschema.Schema, v any) error {
+	return jsonschema2gbnf.ValidateValue(s, v)
 }
 
 // problem is one reason a document is invalid, at a byte offset.

@@ -3,8 +3,14 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
@@ -59,5 +65,95 @@ func TestTriggerNeverAppears(t *testing.T) {
 	r = runCLI(t, "", append(args, "--trigger", " ")...)
 	if r.code != 0 {
 		t.Errorf("trigger that appears: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// serve: /health is 503 until the model is loaded, then the APIs answer;
+// SIGTERM drains and exits 0.
+func TestServe(t *testing.T) {
+	model := sharedtest.Path(t, "corpus", "models", "stories260K.gguf")
+	cmd := exec.Command(binary, "serve", "--model", model, "--addr", "127.0.0.1:0", "--threads", "1", "--parallel", "2", "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var addr string
+	var log []string
+	for addr == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited: %s", strings.Join(log, "\n"))
+			}
+			log = append(log, l)
+			var rec struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "listening" {
+				addr = rec.Addr
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("no listening line: %s", strings.Join(log, "\n"))
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get(addr + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+			if resp.StatusCode != 503 {
+				t.Fatalf("/health: %d", resp.StatusCode)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Post(addr+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":60,"response_format":{"type":"json_schema","json_schema":{"name":"p","schema":`+personSchema+`}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || len(res.Choices) != 1 || res.Model != "stories260K" {
+		t.Fatalf("chat: %d %+v %v", resp.StatusCode, res, err)
+	}
+	v, err := jsonschema2gbnf.CompileSchema([]byte(personSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustValidate(t, v, res.Choices[0].Message.Content)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for l := range lines {
+		log = append(log, l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v\n%s", err, strings.Join(log, "\n"))
+	}
+	if all := strings.Join(log, "\n"); !strings.Contains(all, `"msg":"draining"`) || !strings.Contains(all, `"msg":"request"`) {
+		t.Errorf("log:\n%s", all)
 	}
 }

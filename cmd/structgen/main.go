@@ -7,6 +7,7 @@
 //	structgen grammar --schema order.json                # the GBNF the schema becomes
 //	structgen check --schema order.json doc.json         # is doc.json valid? does the grammar accept its canonical form?
 //	structgen bench                                      # the mask benchmark (../shared/bench)
+//	structgen serve --model m.gguf --addr 127.0.0.1:8080  # OpenAI and Ollama APIs (package server)
 //	export CGO_CPPFLAGS="$(structgen setup)"              # prepare a build with -tags llamacpp
 //
 // Exit status: 0 success, 1 failure (bad input file, model, generation,
@@ -28,12 +29,13 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -66,6 +68,7 @@ type cli struct {
 	Grammar  grammarCmd  `cmd:"" help:"Print the GBNF grammar of a JSON Schema."`
 	Check    checkCmd    `cmd:"" help:"Check whether a grammar or schema accepts an input; report the first rejected byte."`
 	Bench    benchCmd    `cmd:"" help:"Run the mask benchmark on the bench cases of the shared folder."`
+	Serve    serveCmd    `cmd:"" help:"Serve a model over the OpenAI and Ollama APIs (needs a llama.cpp build)."`
 	Setup    setupCmd    `cmd:"" help:"Install what building with -tags llamacpp needs; print its CGO_CPPFLAGS."`
 }
 

@@ -118,7 +118,7 @@ func TestRun(t *testing.T) {
 	cache := t.TempDir()
 	// A miniaudio.h already in the cache is kept (no download).
 	writeHeader(t, cache, "llama/include/miniaudio/miniaudio.h")
-	flags, err := Run(context.Background(), Options{Cache: cache, NoInstall: true})
+	flags, err := Run(context.Background(), Options{Cache: cache, NoInstall: true, Portable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,5 +140,11 @@ func TestRun(t *testing.T) {
 	rec, err := os.ReadFile(filepath.Join(cache, "llama", "cgo-cppflags"))
 	if err != nil || string(rec) != flags+"\n" {
 		t.Errorf("cgo-cppflags %q, %v", rec, err)
+	}
+	// Not portable: -march=native last, where the compiler takes it (the
+	// fake one takes anything).
+	native, err := Run(context.Background(), Options{Cache: cache, NoInstall: true})
+	if err != nil || native != flags+" -march=native" {
+		t.Errorf("native flags %q, %v", native, err)
 	}
 }

@@ -30,7 +30,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every failing schema with its error")
 	only := flag.String("only", "", "only schemas whose id contains this")
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
-	eager := flag.Duration("eager", 0, "with -accept mask: mask.Options.EagerBudget (0: mask.DefaultEagerBudget, negative: unbounded)")
+	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
 	flag.Parse()
@@ -61,7 +61,7 @@ func main() {
 			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1}
 			o.AfterPrepare = wk.Run
 		}
-		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerBudget: *eager}, wk)
+		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerWork: *eager}, wk)
 	}
 	if *flexible {
 		o.Convert = append(o.Convert, jsonschema2gbnf.FlexibleWhitespace(0))
@@ -93,6 +93,7 @@ func main() {
 		}
 	}
 	fmt.Print(schemabench.FormatTable(schemabench.Table(rs)))
+	fmt.Printf("\nstrict failures by kind and keyword (schemas):\n%s", schemabench.StrictFailures(rs))
 	if *timesOut != "" {
 		if err := writeTimes(*timesOut, rs); err != nil {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)
@@ -111,17 +112,30 @@ func main() {
 		if wk != nil && len(wk.Max) > 0 {
 			fmt.Printf("random generations right after compile (%d per grammar, up to %d steps; n=%d grammars):\n", wk.Walks, wk.Steps, len(wk.Max))
 			fmt.Printf("  first mask:             %s\n", pcts(wk.First))
-			slow := pcts(wk.Max) // sorts wk.Max
-			fmt.Printf("  slowest step (mask + accept): %s, p90 %v, p99 %v\n", slow, wk.Max[len(wk.Max)*90/100].Round(10*time.Microsecond), wk.Max[len(wk.Max)*99/100].Round(10*time.Microsecond))
+			fmt.Printf("  slowest step (mask + accept): %s\n", pcts(wk.Max))
+			fmt.Printf("  first-use work units, per step with some (n=%d): %s\n", len(wk.FirstUse), upcts(wk.FirstUse))
+			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
 		}
 	}
 }
 
-// pcts formats the p50, p95 and max of ds (sorted in place).
+// pcts formats the p50, p90, p95, p99 and max of ds (sorted in place).
 func pcts(ds []time.Duration) string {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	n := len(ds)
-	return fmt.Sprintf("p50 %v, p95 %v, max %v", ds[n/2].Round(10*time.Microsecond), ds[n*95/100].Round(10*time.Microsecond), ds[n-1].Round(10*time.Microsecond))
+	r := func(q int) time.Duration { return ds[min(n-1, n*q/100)].Round(10 * time.Microsecond) }
+	return fmt.Sprintf("p50 %v, p90 %v, p95 %v, p99 %v, max %v", r(50), r(90), r(95), r(99), ds[n-1].Round(10*time.Microsecond))
+}
+
+// upcts is pcts for work units.
+func upcts(us []int64) string {
+	if len(us) == 0 {
+		return "none"
+	}
+	sort.Slice(us, func(i, j int) bool { return us[i] < us[j] })
+	n := len(us)
+	r := func(q int) int64 { return us[min(n-1, n*q/100)] }
+	return fmt.Sprintf("p50 %d, p90 %d, p95 %d, p99 %d, max %d", r(50), r(90), r(95), r(99), us[n-1])
 }
 
 // writeTimes writes the per-phase times of the strict conversions as TSV.

@@ -19,6 +19,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -113,13 +114,18 @@ func Matcher(v *mask.Vocab) Accept { return MatcherWalks(v, mask.Options{}, nil)
 // Walks configures random generations run right after each compilation
 // (before the instance checks), timing every mask step: what a decoder
 // meets on the states the compiler left to first use (see
-// mask.DefaultEagerBudget). Results are appended per grammar.
+// mask.DefaultEagerWork). Results are appended per grammar.
 type Walks struct {
 	Walks, Steps int   // generations per grammar, mask steps per generation at most
 	Seed         int64 // of the token choices
 
 	First []time.Duration // per grammar: the first mask (FillMask) after Compile
 	Max   []time.Duration // per grammar: the slowest step (FillMask + Accept)
+	// Deterministic: the work units (mask.Compiled.LazyWork) of the
+	// computations on first use, per step that had some, and per grammar
+	// the most in one step.
+	FirstUse    []int64
+	FirstUseMax []int64
 
 	last *mask.Compiled // the grammar prepared last, not yet walked
 }
@@ -129,9 +135,10 @@ func (w *Walks) Run() {
 	if w.last == nil {
 		return
 	}
-	first, slowest := w.run(w.last)
+	first, slowest, most := w.run(w.last)
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
+	w.FirstUseMax = append(w.FirstUseMax, most)
 	w.last = nil
 }
 
@@ -160,7 +167,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // fills the mask, then accepts a token drawn uniformly from the allowed
 // ones; a generation ends at an end-of-generation token, when nothing is
 // allowed, or after Steps steps.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64) {
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
 	bits := make([]uint32, (v.Size()+31)/32)
@@ -168,9 +175,14 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
 	for g := 0; g < w.Walks; g++ {
 		m := cm.NewMatcher()
 		for step := 0; step < w.Steps; step++ {
+			_, u0 := cm.LazyWork()
 			t0 := time.Now()
 			m.FillMask(bits)
 			d := time.Since(t0)
+			if _, u1 := cm.LazyWork(); u1 > u0 {
+				w.FirstUse = append(w.FirstUse, u1-u0)
+				most = max(most, u1-u0)
+			}
 			if g == 0 && step == 0 {
 				first = d
 			}
@@ -194,7 +206,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration) {
 			}
 		}
 	}
-	return first, slowest
+	return first, slowest, most
 }
 
 // Result is the outcome for one schema.
@@ -229,9 +241,12 @@ func Kind(err error) string {
 	var re *jsonschema2gbnf.RemoteRefError
 	var le *jsonschema2gbnf.LimitError
 	var se *jsonschema2gbnf.UnsatisfiableError
+	var ne *jsonschema2gbnf.NumberRangeError
 	switch {
 	case errors.As(err, &re):
 		return "remote-ref"
+	case errors.As(err, &ne):
+		return "number-range"
 	case errors.As(err, &le):
 		return "limit"
 	case errors.As(err, &ie):
@@ -369,6 +384,44 @@ func clip(b []byte) string {
 		return string(b[:300]) + "…"
 	}
 	return string(b)
+}
+
+// unsupportedRE finds the keywords of UnsupportedErrors in an error text.
+var unsupportedRE = regexp.MustCompile(`unsupported keyword "([^"]+)"`)
+
+// StrictFailures tallies the schemas strict mode rejects: by error kind,
+// and for unsupported keywords by keyword (a schema counts once per
+// keyword it names), most frequent first.
+func StrictFailures(rs []*Result) string {
+	counts := map[string]int{}
+	for _, r := range rs {
+		if r.Strict == "ok" {
+			continue
+		}
+		if r.Strict != "unsupported" {
+			counts[r.Strict]++
+			continue
+		}
+		seen := map[string]bool{}
+		for _, m := range unsupportedRE.FindAllStringSubmatch(r.StrictErr, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				counts["unsupported "+m[1]]++
+			}
+		}
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return counts[keys[i]] > counts[keys[j]] || (counts[keys[i]] == counts[keys[j]] && keys[i] < keys[j])
+	})
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %-32s %d\n", k, counts[k])
+	}
+	return b.String()
 }
 
 // Row is one line of the per-dataset table.

@@ -1,0 +1,117 @@
+package mask_test
+
+import (
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/mask"
+)
+
+// TestCompileDeterministic compiles each bench grammar several times: the
+// automaton (state numbers, transitions, calls) must come out the same
+// every time, since the eager precomputation follows state order.
+func TestCompileDeterministic(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first string
+		for i := range 4 {
+			c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.Dump()
+			if i == 0 {
+				first = d
+			} else if d != first {
+				t.Fatalf("%s: compilation %d gives another automaton than the first", bc.ID, i)
+			}
+		}
+	}
+}
+
+// TestEagerWorkDeterministic: the eager part is bounded by counted work,
+// not time, so a grammar gets the same precomputed states every time,
+// also while other goroutines keep every core busy; only the wall-clock
+// safety net (EagerTimeout) can cut it short.
+func TestEagerWorkDeterministic(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := full.Stats()
+		if fs.EagerStates != fs.TopStates || fs.EagerWork <= 0 {
+			t.Fatalf("%s: unbounded compilation precomputed %d of %d states with %d units", bc.ID, fs.EagerStates, fs.TopStates, fs.EagerWork)
+		}
+		budget := fs.EagerWork / 3
+		var want []int32
+		var wantWork int64
+		for i := range 4 {
+			stop := make(chan struct{})
+			if i >= 2 {
+				// Busy cores (the timing of every walk changes).
+				for range runtime.GOMAXPROCS(0) {
+					go func() {
+						for x := 0; ; x++ {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+						}
+					}()
+				}
+			}
+			c, err := mask.CompileWith(g, v, mask.Options{EagerWork: budget, EagerTimeout: -1})
+			close(stop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, st := c.EagerSet(), c.Stats()
+			if st.EagerStates >= st.TopStates && budget < fs.EagerWork {
+				t.Errorf("%s: a budget of %d units (of %d) precomputed every state", bc.ID, budget, fs.EagerWork)
+			}
+			if i == 0 {
+				want, wantWork = got, st.EagerWork
+				continue
+			}
+			if !slices.Equal(got, want) || st.EagerWork != wantWork {
+				t.Fatalf("%s: compilation %d precomputed %d states with %d units, the first %d with %d", bc.ID, i, len(got), st.EagerWork, len(want), wantWork)
+			}
+		}
+	}
+}
+
+// TestEagerTimeout: the safety net stops the eager part whatever the work
+// budget.
+func TestEagerTimeout(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		if bc.Schema == nil {
+			continue
+		}
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := c.Stats(); st.EagerStates >= st.TopStates {
+			t.Errorf("%s: a 1ns timeout precomputed all %d states", bc.ID, st.TopStates)
+		}
+	}
+}

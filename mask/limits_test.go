@@ -1,0 +1,267 @@
+package mask_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/mask"
+)
+
+// compileSrc parses and compiles src against v.
+func compileSrc(t testing.TB, src string, v *mask.Vocab) *mask.Compiled {
+	t.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestFoldRepeat checks that nested repetitions folded into one counter
+// (and those that must not be folded) keep their exact language: masks
+// against the Earley reference along random walks. Large bounds fold into
+// one counting frame (the root and one repetition) instead of nested
+// ones.
+func TestFoldRepeat(t *testing.T) {
+	v := testVocab(t, "aa", "aaa", "ab", "ba", "bb", "abab", "cc")
+	for _, src := range []string{
+		`root ::= ("a"{2,3}){2,4} "c"`,            // a{4,12}
+		`root ::= ("a"{3}){2,3} "c"`,              // 6 or 9: not an interval, not folded
+		`root ::= ("a"{10} | "a"{9}){3} "c"`,      // a{27,30}
+		`root ::= ("a"{10} | "a"{12}){0,3} "c"`,   // 0, 10..12, 20..24, 30..36: not folded
+		`root ::= (("a"|"b"){0,5}){0,5}{0,5} "c"`, // [ab]{0,125}
+		`root ::= ("a" | "a"{2,7} | ""){1,4} "c"`, // a{0,28}
+		`root ::= (x{1,3}){2,} "c"
+x ::= "ab"`, // (ab){2,}
+		`root ::= ("a"{5,6}){4,9} "c"`,  // (c+1)a = 25 ≤ c·b+1 = 25: a{20,54}
+		`root ::= ("a"{5,6}){3,9} "c"`,  // 15..18, 20..24: gap at 19
+		`root ::= ("a"? "b"?){2,9} "c"`, // not a repetition of one X
+		`root ::= (("0"){2,}){0,} "c"`,  // ε or 00…: not a{0,} (FuzzMatcher)
+		`root ::= (("0"){2,}){1,} "c"`,  // 0{2,}
+		`root ::= ("0"{0,}){0,3} "c"`,   // 0*
+		`root ::= ("0"{1,}){0,} "c"`,    // 0*
+	} {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crossCheck(t, g, v, 6, 60, 5)
+	}
+	for _, tc := range []struct {
+		src    string
+		frames int
+	}{
+		{`root ::= ("a"{1000} | "a"{999}){1000}`, 2},
+		{`root ::= (("a"|"b"){0,50}){0,50}{0,50}`, 2},
+		{`root ::= ("a"{50,60}){45,90}`, 2},
+		{`root ::= ("a"{50,60}){3,90}`, 3}, // not folded
+		{`root ::= ("a"{1000} | "aa"{499}){1000}`, 4},
+	} {
+		if got := compileSrc(t, tc.src, v).FrameNames(); len(got) != tc.frames {
+			t.Errorf("%s: frames %v, want %d", tc.src, got, tc.frames)
+		}
+	}
+}
+
+// TestChainLinear checks that a chain of rules each wrapping the next
+// lowers in time and memory linear in its length (lowering used to copy
+// every nested sequence at every level): doubling the chain must not
+// much more than double the bytes Compile allocates.
+func TestChainLinear(t *testing.T) {
+	defer mask.VerifyMinimize(false)() // Moore's rounds are quadratic on chains
+	v := testVocab(t)
+	allocated := func(n int) uint64 {
+		var b strings.Builder
+		b.WriteString("root ::= r0\n")
+		for i := range n {
+			fmt.Fprintf(&b, "r%d ::= \"a\" r%d \"b\"\n", i, i+1)
+		}
+		fmt.Fprintf(&b, "r%d ::= \"c\"\n", n)
+		g, err := gbnf.Parse(b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := mask.Compile(g, v); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	a1, a2 := allocated(4000), allocated(8000)
+	if a2 > a1*5/2 {
+		t.Errorf("chain of 4,000 rules: %d bytes allocated; 8,000: %d (more than 2.5×)", a1, a2)
+	}
+}
+
+// TestMatcherLimits checks each matcher limit's error: the step that
+// exceeds it fails with a *LimitError naming it (errors.Is
+// ErrTooAmbiguous), and the matcher is unchanged.
+func TestMatcherLimits(t *testing.T) {
+	v := testVocab(t)
+	// s ::= "a" s s | "": the parses of a^n cannot be merged; the work of
+	// a byte grows with n².
+	c := compileSrc(t, "root ::= s\ns ::= \"a\" s s | \"\"", v)
+	m := c.NewMatcher()
+	var err error
+	n := 0
+	for ; n < 5000; n++ {
+		if err = m.Accept('a'); err != nil {
+			break
+		}
+	}
+	var le *mask.LimitError
+	if !errors.As(err, &le) || le.Limit != "MaxStepWork" || le.Index != n || !errors.Is(err, mask.ErrTooAmbiguous) {
+		t.Fatalf("after %d bytes: %v, want a MaxStepWork LimitError at index %d", n, err, n)
+	}
+	if m.Tokens() != n || !m.CanEnd() {
+		t.Errorf("the failed step changed the matcher: %d tokens", m.Tokens())
+	}
+	if err := m.Rollback(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Accept('a'); err != nil {
+		t.Errorf("the step before the limit, again: %v", err)
+	}
+	t.Logf("%d bytes accepted before %v", n, err)
+
+	// AcceptBytes reports the byte.
+	m2 := c.NewMatcher()
+	err = m2.AcceptBytes([]byte(strings.Repeat("a", 5000)))
+	if !errors.As(err, &le) || le.Limit != "MaxStepWork" || le.Offset < 100 || le.Offset >= 5000 || m2.Tokens() != 0 {
+		t.Errorf("AcceptBytes: %v", err)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("byte %d of its input", le.Offset)) || !strings.Contains(err.Error(), "limit MaxStepWork") {
+		t.Errorf("message %q does not name the byte and the limit", err)
+	}
+}
+
+// TestMatcherHistoryBounded checks that a long output keeps at most
+// MaxRollback steps of history and a collected stack, that Rollback
+// reaches exactly MaxRollback steps back and Reset still works.
+func TestMatcherHistoryBounded(t *testing.T) {
+	v := testVocab(t)
+	// A counter and a nesting that grows the stack: "[" x* "]" inside
+	// a{0,100000}.
+	c := compileSrc(t, "root ::= (\"a\" | \"[\" root \"]\"){0,100000}", v)
+	m := c.NewMatcher()
+	words := make([]uint32, c.Words())
+	doc := strings.Repeat("a[a[a]a]", 5000) // 40,000 steps
+	for i := range len(doc) {
+		if err := m.Accept(int32(doc[i])); err != nil {
+			t.Fatalf("byte %d: %v", i, err)
+		}
+		if i%97 == 0 {
+			m.FillMask(words)
+		}
+		if h := m.HistoryLen(); h > 2*mask.MaxRollback+1 {
+			t.Fatalf("byte %d: %d configurations kept", i, h)
+		}
+	}
+	if s := m.StackSize(); s > 1<<17 {
+		t.Errorf("stack of %d after %d steps: not collected", s, len(doc))
+	}
+	if !m.CanEnd() {
+		t.Fatal("cannot end")
+	}
+	if err := m.Rollback(mask.MaxRollback + 1); err == nil || !strings.Contains(err.Error(), "limit MaxRollback") {
+		t.Errorf("Rollback(MaxRollback+1): %v", err)
+	}
+	if err := m.Rollback(mask.MaxRollback); err != nil {
+		t.Fatalf("Rollback(MaxRollback): %v", err)
+	}
+	if got, want := m.Tokens(), len(doc)-mask.MaxRollback; got != want {
+		t.Errorf("Tokens after Rollback = %d, want %d", got, want)
+	}
+	// The document from there on is accepted again.
+	if err := m.AcceptBytes([]byte(doc[len(doc)-mask.MaxRollback:])); err != nil || !m.CanEnd() {
+		t.Fatalf("after Rollback: %v", err)
+	}
+	m.Reset()
+	if m.Tokens() != 0 || !m.CanEnd() {
+		t.Fatal("Reset")
+	}
+	if err := m.Accept(']'); err == nil {
+		t.Error("Reset: ] accepted at the start")
+	}
+}
+
+// TestCollectedMatcher runs the cross-check (masks, CanEnd and shortest
+// completions against the Earley reference) with the stack compacted
+// after every step.
+func TestCollectedMatcher(t *testing.T) {
+	defer mask.CollectAlways()()
+	v := testVocab(t, commonExtra...)
+	for _, src := range []string{
+		`root ::= "(" root ")" root | ""`,
+		`root ::= x x
+x ::= "a" | "ab" | "a" x "b"`,
+		`root ::= ("[" root "]" | [a-c]){0,30}`,
+		`root ::= s
+s ::= "a" s s | ""`,
+		`root ::= (("a"|"b"){0,5} "c"?){0,7}`,
+	} {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crossCheck(t, g, v, 8, 80, 9)
+	}
+}
+
+// TestMinCompletionLarge checks the shortest-completion arithmetic on
+// lengths past 2^31: exact (it was capped at 2^30 and could wrap), and
+// saturated at MaxMinLen beyond 2^62.
+func TestMinCompletionLarge(t *testing.T) {
+	v := testVocab(t)
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"root ::= r3\nr1 ::= \"aaaaaaaaaa\"{100000}\nr2 ::= r1{1000}\nr3 ::= r2{100}", 100_000_000_000},
+		{"root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}", 2},
+		{"root ::= r5\nr1 ::= \"aaaaaaaaaa\"{100000}\nr2 ::= r1{100000}\nr3 ::= r2{100000}\nr4 ::= r3{100000}\nr5 ::= r4{1000}", int(mask.MaxMinLen)},
+	} {
+		if got := compileSrc(t, tc.src, v).NewMatcher().MinCompletion(); got != tc.want {
+			t.Errorf("%q: MinCompletion = %d, want %d", tc.src, got, tc.want)
+		}
+	}
+	// After "x", the 2·10^10 bytes of r2.
+	m := compileSrc(t, "root ::= \"x\" r2 | \"yy\"\nr1 ::= \"ab\"{100000}\nr2 ::= r1{100000}", v).NewMatcher()
+	if err := m.Accept('x'); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.MinCompletion(); got != 20_000_000_000 {
+		t.Errorf("after x: MinCompletion = %d, want 2e10", got)
+	}
+}
+
+// TestLeftRecursionMessage checks that indirect left recursion is
+// reported with its cycle of rules and the position of the first one,
+// also when the rules of the cycle are inlined into one frame.
+func TestLeftRecursionMessage(t *testing.T) {
+	v := testVocab(t)
+	for _, tc := range []struct{ src, want string }{
+		{"root ::= a\na ::= b \"x\"\nb ::= a \"y\" | \"z\"", "2:1: left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): a -> b -> a"},
+		{"root ::= expr\nexpr ::= term \"+\" expr | term\nterm ::= factor \"*\" term | factor\nfactor ::= call | [0-9]+\ncall ::= expr \"(\" \")\"", "expr -> term -> factor -> call -> expr"},
+		{"root ::= x? root \"a\" | \"b\"\nx ::= \"c\"", "1:1: left recursion is not supported (only direct left recursion r ::= r α | β is rewritten): root -> root"},
+	} {
+		g, err := gbnf.Parse(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mask.Compile(g, v)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,544 @@
+package mask
+
+import (
+	"slices"
+
+	"github.com/structgen/structgen/vocab"
+)
+
+// Level 1 from slices of the vocabulary (vocab.Slice).
+//
+// Most of the cost of a level-1 walk is in states that loop over a wide
+// class of characters: the body of a JSON string ([^"\\\x00-\x1F] and
+// escapes) accepts 96% of the Llama-3 vocabulary, and walking it costs a
+// pass over the whole token trie (milliseconds). The vocabulary's slice
+// of such a class holds the tokens inside a loop over it and the trie
+// nodes where a token can leave it (the exits), made once per vocabulary
+// and class. A state D that loops on exactly the class (every character
+// of it leads from D back to D, through states that only finish the
+// character) then has level 1 = the slice's tokens ∪ the walks of the
+// exits, each from the state its byte leads to: a copy of a bitset and a
+// walk of a few thousand trie nodes instead of hundreds of thousands. So
+// does a state q that steps through a chain of states into D on every
+// character of the class (a string body with a minimum length), the
+// start of a repetition whose body is one character of the class
+// (char{1,80}), with each token's characters as its cost, and, for the
+// bytes that lead it into D, a state that mostly leads into D
+// (sliceBorrow). Where D may pop (the end of an identifier), the follow
+// set must avoid the class: then a pop can only come before an exit
+// byte, and the exits' parents are the cross points.
+
+// noSlices turns slices off (tests compare with and without).
+var noSlices = false
+
+// minSliceASCII is the fewest ASCII bytes a loop's class needs for a
+// slice: narrower loops (digits, hex) accept few tokens, and their walks
+// are cheap.
+const minSliceASCII = 32
+
+// jsonString is the character class of JSON string bodies
+// ([^"\\\x00-\x1F]): its slice is made with the vocabulary
+// (PrepareVocab), since nearly every JSON Schema grammar has strings.
+var jsonString = func() (k vocab.Class) {
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' {
+			k.AddASCII(byte(b))
+		}
+	}
+	k.NonASCII = true
+	return k
+}()
+
+// sliceIn returns the tokens inside slice sl.
+func sliceIn(sl *vocab.Slice) *tokenSet { return &tokenSet{bits: sl.In, n: sl.InCount} }
+
+// upToKey identifies the tokens of a slice that start at most k characters.
+type upToKey struct {
+	sl *vocab.Slice
+	k  int32
+}
+
+// upToChars returns the tokens inside sl that start at most k characters
+// (cached per vocabulary: the sets are shared by every grammar).
+func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
+	ids, off := sl.ByChars()
+	if int(k)+1 >= len(off) {
+		return sliceIn(sl)
+	}
+	p.upToMu.Lock()
+	defer p.upToMu.Unlock()
+	key := upToKey{sl, k}
+	if set := p.upTo[key]; set != nil {
+		return set
+	}
+	ids = ids[:off[k+1]]
+	var set *tokenSet
+	switch {
+	case len(ids) == sl.InCount:
+		set = sliceIn(sl)
+	case len(ids) <= denseThreshold(p.words):
+		set = &tokenSet{list: ids[:len(ids):len(ids)], n: len(ids)}
+	default:
+		b := newSetBuilder(p.words)
+		for _, id := range ids {
+			b.add(id)
+		}
+		bs := b.build()
+		set = &bs
+	}
+	if p.upTo == nil {
+		p.upTo = map[upToKey]*tokenSet{}
+	}
+	p.upTo[key] = set
+	return set
+}
+
+// sliceUse is how a state uses a slice: its own level 1 is the slice's
+// tokens plus the walks of its exits. A plain state q steps along chain
+// (q first) on every character of the class, up to the loop state d (the
+// last), so an exit after k characters leaves from chain[min(k, last)]
+// (a string body with a minimum length); a repetition's start has the
+// chain start, d, with d its iteration end.
+type sliceUse struct {
+	sl    *vocab.Slice
+	d     int32
+	chain []int32
+}
+
+// maxSliceChain bounds the states a plain state may step through before
+// its loop (minLength strings are unrolled up to lowering's limits).
+const maxSliceChain = 32
+
+// sliceFor returns how state q uses a slice, if it can (see slice and
+// sliceUse). q must have no token edges; a plain state may have calls
+// (its level 1 composes them as usual), a repetition state must be its
+// frame's start and its body one character of the class. Results are
+// memoized per state.
+func (c *Compiled) sliceFor(q int32) (sliceUse, bool) {
+	if noSlices {
+		return sliceUse{}, false
+	}
+	if c.sliceOf == nil {
+		c.sliceOf = make([]int32, len(c.a.states))
+	}
+	switch m := c.sliceOf[q]; {
+	case m == -1:
+		return sliceUse{}, false
+	case m > 0:
+		return c.sliceUses[m-1], true
+	}
+	u, ok := c.findSlice(q)
+	if !ok {
+		c.sliceOf[q] = -1
+		return sliceUse{}, false
+	}
+	c.sliceUses = append(c.sliceUses, u)
+	c.sliceOf[q] = int32(len(c.sliceUses))
+	return u, true
+}
+
+func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
+	a := c.a
+	st := &a.states[q]
+	f := &a.frames[st.frame]
+	if len(st.toks) != 0 {
+		return sliceUse{}, false
+	}
+	// The loop state: for a repetition, the iteration end most bytes of
+	// the body start lead to (it steps by the start's row); else the end
+	// of the chain of main successors from q, if it loops.
+	chain := []int32{q}
+	var d int32
+	if f.repeat {
+		if q != f.start || len(st.calls) != 0 {
+			return sliceUse{}, false
+		}
+		d = c.mainSucc(q)
+		if d < 0 || a.states[d].flags&stIterOnly == 0 {
+			return sliceUse{}, false
+		}
+		chain = append(chain, d)
+	} else {
+		for d = q; ; {
+			n := c.mainSucc(d)
+			if n == d {
+				break
+			}
+			if n < 0 || len(chain) > maxSliceChain {
+				return sliceUse{}, false
+			}
+			chain = append(chain, n)
+			d = n
+		}
+		for i, s := range chain {
+			ss := &a.states[s]
+			if len(ss.toks) != 0 || ss.frame != st.frame || (i > 0 && len(ss.calls) != 0) || (i > 0 && s != d && a.canPopState(s)) {
+				return sliceUse{}, false
+			}
+		}
+	}
+	drow := d // d's row: an iteration end steps by the body start's
+	if f.repeat {
+		drow = f.start
+	}
+	var k vocab.Class
+	n := 0
+	for b := 0; b < 0x80; b++ {
+		if a.trans[int(drow)*a.nc+int(a.classOf[b])] == d {
+			k.AddASCII(byte(b))
+			n++
+		}
+	}
+	if n < minSliceASCII {
+		return sliceUse{}, false
+	}
+	// Every step of the chain goes on every character of the class.
+	k.NonASCII = c.utf8Into(drow, d)
+	for i := 0; i+1 < len(chain); i++ {
+		row, next := chain[i], chain[i+1]
+		for b := 0; b < 0x80; b++ {
+			if k.HasASCII(byte(b)) && a.trans[int(row)*a.nc+int(a.classOf[b])] != next {
+				return sliceUse{}, false
+			}
+		}
+		k.NonASCII = k.NonASCII && c.utf8Into(row, next)
+	}
+	if a.canPopState(d) || f.repeat {
+		// d may pop (end an iteration): pops inside the loop would be
+		// cross points at every node of it; with a follow set outside
+		// the class, they come only before exits.
+		cf := &c.crossFollow[st.frame]
+		for b := 0; b < 256; b++ {
+			if cf.has(byte(b)) && k.Starts(byte(b)) {
+				return sliceUse{}, false
+			}
+		}
+	}
+	// Making a new slice is vocabulary work, shared by every later
+	// grammar: it does not count against the eager budget (which would
+	// then depend on what was compiled before), only as first-use work.
+	var work int64
+	sl := c.v.Slice(k, &work)
+	if c.done {
+		c.lazyWork.Add(work)
+	} else {
+		c.stats.SliceWork += work
+	}
+	if sl == nil {
+		return sliceUse{}, false
+	}
+	return sliceUse{sl: sl, d: d, chain: chain}, true
+}
+
+// mainSucc returns the state most bytes lead to from q by its own row (-1
+// if none).
+func (c *Compiled) mainSucc(q int32) int32 {
+	if c.mainSuccOf == nil {
+		c.mainSuccOf = make([]int32, len(c.a.states))
+	}
+	if m := c.mainSuccOf[q]; m != 0 {
+		return m - 2 // (stored +2: 0 is "not yet", -1 becomes 1)
+	}
+	a := c.a
+	// Bytes per target, in a short list: a state has few targets.
+	type count struct {
+		t int32
+		n int
+	}
+	var counts [16]count
+	cs := counts[:0]
+	best, bestN := int32(-1), 0
+	for cl, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+		if t < 0 {
+			continue
+		}
+		k := 0
+		for k < len(cs) && cs[k].t != t {
+			k++
+		}
+		if k == len(cs) {
+			cs = append(cs, count{t: t})
+		}
+		cs[k].n += int(a.classHi[cl]) - int(a.classLo[cl]) + 1
+		if n := cs[k].n; n > bestN || (n == bestN && t < best) {
+			best, bestN = t, n
+		}
+	}
+	c.mainSuccOf[q] = best + 2
+	return best
+}
+
+// utf8Into reports whether, stepping by state row's transitions, every
+// valid multi-byte UTF-8 character leads to state d through states that
+// only finish the character, and every invalid byte sequence is dead.
+func (c *Compiled) utf8Into(row, d int32) bool {
+	k := [2]int32{row, d}
+	if r, ok := c.utf8Memo[k]; ok {
+		return r
+	}
+	a := c.a
+	// Memo of finishes (few distinct mid-character states and kinds).
+	type fkey struct {
+		s      int32
+		n      int
+		lo, hi byte
+	}
+	var memo map[fkey]bool
+	var finishes func(s int32, n int, lo, hi byte) bool
+	finishes = func(s int32, n int, lo, hi byte) bool {
+		k := fkey{s, n, lo, hi}
+		if r, ok := memo[k]; ok {
+			return r
+		}
+		st := &a.states[s]
+		ok := len(st.calls) == 0 && len(st.toks) == 0 && st.flags&stFinal == 0
+		// By byte class: the bytes of a class step alike, and a class
+		// lies wholly inside or outside [lo, hi] or else is split.
+		for cl := 0; ok && cl < a.nc; cl++ {
+			t := a.trans[int(s)*a.nc+cl]
+			clo, chi := a.classLo[cl], a.classHi[cl]
+			switch {
+			case chi < lo || clo > hi:
+				ok = t < 0
+			case clo < lo || chi > hi:
+				ok = false // partly valid: not a loop over the class
+			case n == 1:
+				ok = t == d
+			default:
+				ok = t >= 0 && finishes(t, n-1, 0x80, 0xBF)
+			}
+		}
+		if memo == nil {
+			memo = map[fkey]bool{}
+		}
+		memo[k] = ok
+		return ok
+	}
+	r := true
+	for b := 0x80; r && b < 0x100; b++ {
+		t := a.trans[int(row)*a.nc+int(a.classOf[b])]
+		n, lo, hi := vocab.UTF8Lead(byte(b))
+		switch {
+		case n == 0:
+			r = t < 0
+		default:
+			r = t >= 0 && finishes(t, n, lo, hi)
+		}
+	}
+	if c.utf8Memo == nil {
+		c.utf8Memo = map[[2]int32]bool{}
+	}
+	c.utf8Memo[k] = r
+	return r
+}
+
+// sliceLevel1 computes the local level 1 of plain state q from its slice:
+// the slice's tokens, and the walks of the exits (from q at the root,
+// from the loop state below it).
+func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
+	w, a, sl := c.walker, c.a, u.sl
+	base := node{q, 0, predsBoundary}
+	w.begin(base, false)
+	w.addSet(w.acc, sliceIn(sl))
+	if w.st.canPop(base) {
+		w.cross = append(w.cross, crossPt{0, 0})
+	}
+	for b, r := range sl.RootExit {
+		if r == 0 {
+			continue
+		}
+		if t := a.trans[int(q)*a.nc+int(a.classOf[b])]; t >= 0 {
+			w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+			w.visit(r, 0, 1, 1, false)
+		}
+	}
+	w.sliceExits(u, nil)
+	l := &level1{full: w.build(w.acc)}
+	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
+	return l
+}
+
+// sliceExits walks the exits of u's slice below the root (those whose
+// first byte is in good, if good is not nil) from the loop state, in a
+// plain frame; where the loop state may pop, the parents of exits by a
+// byte that can follow the frame are cross points.
+func (w *walker) sliceExits(u sliceUse, good *byteBits) {
+	c, a, t, sl := w.c, w.a, w.t, u.sl
+	pops := a.canPopState(u.d)
+	cf := &c.crossFollow[a.states[u.d].frame]
+	last := int32(len(u.chain) - 1)
+	for b := 0; b < 256; b++ {
+		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]
+		if lo == hi {
+			continue
+		}
+		cl := int(a.classOf[b])
+		cross := pops && cf.has(byte(b))
+		next := a.trans[int(u.d)*a.nc+cl]
+		if next < 0 && !cross && last == 0 {
+			continue
+		}
+		w.work += int64(hi - lo)
+		for i := lo; i < hi; i++ {
+			x := sl.ExitW[i]
+			if good != nil && !good.has(t.FirstByte[x]) {
+				continue
+			}
+			k := sl.ExitK[i]
+			if k < last {
+				// Still on the chain: not the loop state (which alone may pop).
+				if t := a.trans[int(u.chain[k])*a.nc+cl]; t >= 0 {
+					w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+					w.visit(x, 0, 1, 1, false)
+				}
+				continue
+			}
+			if cross {
+				w.cross = append(w.cross, crossPt{sl.ExitV[i], 0})
+			}
+			if next >= 0 {
+				w.buf = append(w.buf[:0], node{next, 0, predsBoundary})
+				w.visit(x, 0, 1, 1, false)
+			}
+		}
+	}
+}
+
+// sliceBorrow is what a plain state takes from the slice of its main
+// successor's loop: the tokens that start with a byte of good, which leads
+// from the state into the loop state (their first byte is not walked).
+type sliceBorrow struct {
+	u    sliceUse
+	good byteBits
+}
+
+// sliceBorrowFor returns what plain state q can take from the slice of
+// loop state d (q's main successor): every character of d's class whose
+// byte leads from q to d (lead bytes only if every non-ASCII character
+// does).
+func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
+	a := c.a
+	if d < 0 || d == q || len(a.states[q].toks) != 0 || a.states[q].frame != a.states[d].frame || a.frames[a.states[q].frame].repeat {
+		return nil, false
+	}
+	u, ok := c.sliceFor(d)
+	if !ok || u.d != d {
+		return nil, false
+	}
+	sb := &sliceBorrow{u: u}
+	n := 0
+	for b := 0; b < 0x80; b++ {
+		if u.sl.Class.HasASCII(byte(b)) && a.trans[int(q)*a.nc+int(a.classOf[b])] == d {
+			sb.good.add(byte(b))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, false
+	}
+	if u.sl.Class.NonASCII && c.utf8Into(q, d) {
+		for b := 0xC2; b <= 0xF4; b++ {
+			sb.good.add(byte(b))
+		}
+	}
+	return sb, true
+}
+
+// addSliceBorrowed adds to l (the local level 1 of plain state q, walked
+// without sb's first bytes) the tokens sb takes from the slice.
+func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
+	w, t, sl := c.walker, c.prep.trie, sb.u.sl
+	w.begin(node{q, 0, predsBoundary}, false)
+	// The slice's tokens that start with a good byte: all of them, or
+	// those below the good children of the root, or all but those below
+	// the others, whichever costs least.
+	var in, out int
+	es, ee := t.Children(0)
+	for e := es; e < ee; e++ {
+		if b := t.EdgeByte[e]; sl.Class.Starts(b) {
+			n := len(t.TokensIn(t.EdgeNode[e]))
+			if sb.good.has(b) {
+				in += n
+			} else {
+				out += n
+			}
+		}
+	}
+	switch {
+	case out == 0:
+		w.addSet(w.acc, sliceIn(sl))
+	case in < out:
+		for e := es; e < ee; e++ {
+			if b := t.EdgeByte[e]; sl.Class.Starts(b) && sb.good.has(b) {
+				toks := t.TokensIn(t.EdgeNode[e])
+				w.work += int64(len(toks))
+				for _, id := range toks {
+					if hasBit(sl.In, id) {
+						w.acc.add(id)
+					}
+				}
+			}
+		}
+	default:
+		tmp := w.scr.mask()
+		copy(tmp, sl.In)
+		for e := es; e < ee; e++ {
+			if b := t.EdgeByte[e]; sl.Class.Starts(b) && !sb.good.has(b) {
+				toks := t.TokensIn(t.EdgeNode[e])
+				w.work += int64(len(toks))
+				for _, id := range toks {
+					tmp[id>>5] &^= 1 << (uint32(id) & 31)
+				}
+			}
+		}
+		w.addSet(w.acc, &tokenSet{bits: tmp, n: 1})
+	}
+	w.sliceExits(sb.u, &sb.good)
+	w.addSet(w.acc, &l.full)
+	cross := append(slices.Clone(l.plain.cross), uniqueNodes(w.cross)...)
+	slices.Sort(cross)
+	*l = level1{full: w.build(w.acc)}
+	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
+}
+
+// sliceLevel1Repeat computes level 1 of a repetition frame's start q from
+// its slice, with a symbolic counter: the slice's tokens cost the
+// characters they start, the exits are walked from the next iteration,
+// and an exit by a byte that can follow the frame is a cross point after
+// the characters before it.
+func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
+	w, a, sl := c.walker, c.a, u.sl
+	w.begin(node{q, -1, predsBoundary}, true)
+	w.addSet(w.acc, sliceIn(sl))
+	cf := &c.crossFollow[a.states[q].frame]
+	for b := 0; b < 256; b++ {
+		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]
+		r := sl.RootExit[b]
+		if lo == hi && r == 0 {
+			continue
+		}
+		t := a.trans[int(q)*a.nc+int(a.classOf[b])]
+		if r != 0 && t >= 0 {
+			w.buf = append(w.buf[:0], node{t, nextIteration(-1), predsBoundary})
+			w.visit(r, 0, 1, 1, false)
+		}
+		cross := cf.has(byte(b))
+		if t < 0 && !cross {
+			continue
+		}
+		w.work += int64(hi - lo)
+		for i := lo; i < hi; i++ {
+			k := sl.ExitK[i]
+			if cross {
+				w.cross = append(w.cross, crossPt{sl.ExitV[i], k})
+			}
+			if t >= 0 {
+				w.buf = append(w.buf[:0], node{t, -(k + 2), predsBoundary})
+				w.visit(sl.ExitW[i], 0, 1, 1, false)
+			}
+		}
+	}
+	l := w.symbolicLevel1()
+	l.slice = sl
+	return l
+}

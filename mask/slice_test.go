@@ -1,0 +1,136 @@
+package mask_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
+	"github.com/structgen/structgen/mask"
+)
+
+// sliceGrammars are grammars whose states loop over wide classes, where
+// level 1 comes from the vocabulary's slices: string bodies with and
+// without escapes, counted, bounded below, followed by more text, classes
+// that leave out non-ASCII characters (no slice), free text, and a
+// class whose follow set meets the loop (no slice for the repetition).
+var sliceGrammars = map[string]string{
+	"json-string": `root ::= "\"" char* "\"" ("," "\"" char* "\"")*` + "\n" +
+		`char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})`,
+	"json-string-counted": `root ::= "{\"a\":\"" char{1,80} "\",\"b\":\"" char{0,12} "\"}"` + "\n" +
+		`char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})`,
+	"plus":        `root ::= "<" [^<>]+ ">" [^<]*`,
+	"no-escapes":  `root ::= "'" [^'\x00-\x1f]* "'" [a-z]*`,
+	"free-text":   `root ::= .* "."`,
+	"comment":     `root ::= ("#" [^\n]* "\n")+`,
+	"ascii-only":  `root ::= "\"" [ -!#-~]* "\""`,
+	"not-e-acute": `root ::= "\"" [^"é]* "\""`,
+	"in-follow":   `root ::= [^;]{2,40} "x;" [^;]*`,
+	"bounded-min": `root ::= "(" [^()]{3,} ")"`,
+	"min-length":  `root ::= "\"" [^"\\\x00-\x1f]{3} [^"\\\x00-\x1f]* "\"" | "<" [a-z]{2} [a-z0-9_]* ">"`,
+	"identifiers": `root ::= (id (" " | "+" | "(") )+ id` + "\n" + `id ::= ("let" | "in" | [a-z] [a-z0-9_]*)`,
+}
+
+// TestSlicesEqualWalks compiles grammars with loops over wide classes
+// with the vocabulary's slices (eagerly, and lazily: nearly every state
+// on first use) and without them (eagerly, the plain walks), on the
+// Llama-3 vocabulary, and checks that the masks are bit for bit the same
+// along the bench documents and random generations.
+func TestSlicesEqualWalks(t *testing.T) {
+	cases, v := loadBench(t)
+	grammars := map[string]string{}
+	for name, src := range sliceGrammars {
+		grammars[name] = src
+	}
+	for _, bc := range cases {
+		grammars[bc.ID] = grammarOf(t, bc)
+	}
+	addSchemas(t, grammars, map[string]string{
+		"email":             `{"type":"object","properties":{"a":{"type":"string","format":"email"},"b":{"type":"string","maxLength":12}},"additionalProperties":{"type":"string","minLength":3}}`,
+		"keys":              `{"type":"object","properties":{"name":{"type":"string"},"nick":{"type":"string","minLength":2,"maxLength":40}},"additionalProperties":{"type":"integer"}}`,
+		"uri":               `{"type":"array","items":{"type":"string","format":"uri"}}`,
+		"min-length-schema": `{"type":"array","items":{"type":"string","minLength":2}}`,
+		"enum-tail":         `{"type":"array","items":{"anyOf":[{"type":"string","pattern":"^a.*z$"},{"type":"string","maxLength":5}]}}`,
+	})
+	for name, src := range grammars {
+		t.Run(name, func(t *testing.T) {
+			ref, eager, lazy := compileSliced(t, src, v)
+			t.Logf("%d of %d states use a slice", eager.SliceStates(), eager.Stats().TopStates)
+			// (The bench grammars are large and have their documents: fewer
+			// random generations.)
+			docs := docsOf(cases, name)
+			walks := 8
+			if docs != nil {
+				walks = 2
+			}
+			sameMasks(t, ref, eager, docs, walks, 80, 5)
+			sameMasks(t, ref, lazy, docs, walks, 80, 5)
+		})
+	}
+}
+
+// TestSlicesEqualWalksCorpus is TestSlicesEqualWalks on a sample of the
+// JSONSchemaBench schemas (every 80th), lazily compiled.
+func TestSlicesEqualWalksCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("corpus sample")
+	}
+	_, v := loadBench(t)
+	files, err := filepath.Glob(filepath.Join(sharedtest.Dir(t), "corpus", "jsonschemabench", "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus schemas: %v", err)
+	}
+	n := 0
+	for i, f := range files {
+		if i%80 != 0 {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		src, err := jsonschema2gbnf.Convert(doc.Schema)
+		if err != nil {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			ref, _, lazy := compileSliced(t, src, v)
+			sameMasks(t, ref, lazy, nil, 3, 60, uint64(i))
+		})
+		n++
+	}
+	t.Logf("%d schemas", n)
+}
+
+// compileSliced compiles src entirely eagerly without slices (the
+// reference), entirely eagerly with them, and with slices and nearly no
+// eager work.
+func compileSliced(t *testing.T, src string, v *mask.Vocab) (ref, eager, lazy *mask.Compiled) {
+	t.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := mask.Options{EagerWork: -1, EagerTimeout: -1}
+	if eager, err = mask.CompileWith(g, v, full); err != nil {
+		t.Fatal(err)
+	}
+	if lazy, err = mask.CompileWith(g, v, mask.Options{EagerWork: 1}); err != nil {
+		t.Fatal(err)
+	}
+	restore := mask.SetNoSlices(true)
+	defer restore()
+	if ref, err = mask.CompileWith(g, v, full); err != nil {
+		t.Fatal(err)
+	}
+	return ref, eager, lazy
+}

@@ -1,0 +1,244 @@
+package vocab
+
+import (
+	"slices"
+	"sync"
+)
+
+// Slices: the part of a vocabulary inside a loop over a wide character
+// class, computed once per vocabulary and class.
+//
+// A grammar state that loops over a wide class of characters (the body of
+// a JSON string, an identifier, free text) accepts a large part of the
+// vocabulary, and finding which by walking the trie costs a pass over
+// most of it. Such a class differs between grammars only in which ASCII
+// bytes it holds and whether it holds the non-ASCII characters, so the
+// walk is done once per vocabulary and kept. For the class C of the ASCII
+// bytes of Class.ASCII, plus every non-ASCII scalar value or none
+// (Class.NonASCII), a Slice holds
+//
+//   - In: the tokens whose bytes are a prefix of a string of C* (they
+//     stay inside such a loop whatever else a grammar says, ending mid
+//     character or not), and on demand the number of characters each
+//     starts (ByChars);
+//   - the exits: the trie nodes w = v·b where v's bytes are in C* (at a
+//     character boundary) and b does not start a character of C (an
+//     ASCII byte outside the class, or a lead byte when the class is
+//     ASCII only). These are the only places where a token can leave the
+//     loop: every other byte either goes on in C or is invalid UTF-8.
+//
+// Package mask assembles a loop state's tokens from In and the walks of
+// the exits (see mask's slice.go).
+
+// MaxSlices bounds the slices kept per vocabulary. On Llama-3 a slice
+// takes 20–210 KB; the 2,020 JSONSchemaBench grammars have 76 distinct
+// classes (3.7 MB of slices in all), and most grammars share the few of
+// string bodies. Past the bound Slice returns nil.
+const MaxSlices = 128
+
+// A Class is a set of characters: ASCII bytes (bit b of ASCII[b/64]),
+// and all non-ASCII scalar values or none.
+type Class struct {
+	ASCII    [2]uint64
+	NonASCII bool
+}
+
+// AddASCII adds ASCII byte b to the class.
+func (cl *Class) AddASCII(b byte) { cl.ASCII[b>>6] |= 1 << (b & 63) }
+
+// HasASCII reports whether ASCII byte b is in the class.
+func (cl *Class) HasASCII(b byte) bool { return b < 0x80 && cl.ASCII[b>>6]&(1<<(b&63)) != 0 }
+
+// Starts reports whether byte b starts a character of the class (for a
+// lead byte: some character; the class holds all or none of them).
+func (cl *Class) Starts(b byte) bool {
+	if b < 0x80 {
+		return cl.HasASCII(b)
+	}
+	n, _, _ := UTF8Lead(b)
+	return cl.NonASCII && n > 0
+}
+
+// A Slice is the part of a vocabulary inside a loop over a Class (see
+// the top of this file). It is immutable and shared: its slices must not
+// be modified.
+type Slice struct {
+	Class   Class
+	In      []uint32 // bitset of the tokens inside
+	InCount int      // their number
+
+	// Exits by byte: ExitW[ExitOff[b]:ExitOff[b+1]] are the trie nodes
+	// after the exit byte b below the root, ascending, ExitV their parents
+	// and ExitK the characters of the parents' bytes; RootExit[b] is the
+	// root's child b (or 0 if none).
+	ExitOff  [257]int32
+	ExitW    []int32
+	ExitV    []int32
+	ExitK    []int32
+	RootExit [256]int32
+
+	v         *Vocab
+	charsOnce sync.Once
+	inByChars []int32
+	inOff     []int32
+}
+
+// Slice returns the slice of class cl, computing it on the first call (one
+// pass over the part of the trie inside the class: tokens and exits) and
+// adding that pass's trie nodes and tokens to *work; nil when the
+// vocabulary holds MaxSlices slices already.
+func (v *Vocab) Slice(cl Class, work *int64) *Slice {
+	v.sliceMu.Lock()
+	defer v.sliceMu.Unlock()
+	if s := v.slices[cl]; s != nil {
+		return s
+	}
+	if len(v.slices) >= MaxSlices {
+		return nil
+	}
+	s := buildSlice(v, cl, work)
+	if v.slices == nil {
+		v.slices = map[Class]*Slice{}
+	}
+	v.slices[cl] = s
+	return s
+}
+
+func buildSlice(v *Vocab, cl Class, work *int64) *Slice {
+	t := v.Trie()
+	s := &Slice{Class: cl, v: v, In: make([]uint32, (v.Size()+31)/32)}
+	type exit struct {
+		b       byte
+		w, v, k int32
+	}
+	var exits []exit
+	s.walk(func(u, chars int32) {
+		toks := t.TokensAt(u)
+		*work += int64(1 + len(toks))
+		for _, id := range toks {
+			s.In[id>>5] |= 1 << (uint32(id) & 31)
+		}
+		s.InCount += len(toks)
+	}, func(c byte, w, v, chars int32) {
+		*work++
+		if v == 0 {
+			s.RootExit[c] = w
+			return
+		}
+		exits = append(exits, exit{c, w, v, chars})
+	})
+	slices.SortFunc(exits, func(x, y exit) int {
+		if x.b != y.b {
+			return int(x.b) - int(y.b)
+		}
+		return int(x.w - y.w)
+	})
+	s.ExitW = make([]int32, len(exits))
+	s.ExitV = make([]int32, len(exits))
+	s.ExitK = make([]int32, len(exits))
+	for i, x := range exits {
+		s.ExitOff[int(x.b)+1]++
+		s.ExitW[i], s.ExitV[i], s.ExitK[i] = x.w, x.v, x.k
+	}
+	for i := 1; i < len(s.ExitOff); i++ {
+		s.ExitOff[i] += s.ExitOff[i-1]
+	}
+	return s
+}
+
+// walk visits the trie along the strings of the slice's class: inside is
+// called for every node below the root whose bytes are a prefix of a
+// string of C* (with the characters they start), exit for every exit
+// (the byte, the node after it, its parent, the parent's characters).
+func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars int32)) {
+	t := s.v.Trie()
+	// need: continuation bytes still needed at a node (0 at a character
+	// boundary); lo, hi: the range of the next continuation byte.
+	type item struct {
+		u      int32
+		k      int32 // characters started
+		need   int8
+		lo, hi byte
+	}
+	stack := []item{{u: 0, lo: 0x80, hi: 0xBF}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.u != 0 {
+			inside(it.u, it.k)
+		}
+		es, ee := t.Children(it.u)
+		for e := es; e < ee; e++ {
+			c, w := t.EdgeByte[e], t.EdgeNode[e]
+			if it.need > 0 {
+				if c >= it.lo && c <= it.hi { // (else invalid UTF-8)
+					stack = append(stack, item{u: w, k: it.k, need: it.need - 1, lo: 0x80, hi: 0xBF})
+				}
+				continue
+			}
+			n, lo, hi := UTF8Lead(c)
+			switch {
+			case s.Class.HasASCII(c):
+				stack = append(stack, item{u: w, k: it.k + 1, lo: 0x80, hi: 0xBF})
+			case c < 0x80 || (n > 0 && !s.Class.NonASCII):
+				exit(c, w, it.u, it.k)
+			case n > 0:
+				stack = append(stack, item{u: w, k: it.k + 1, need: int8(n), lo: lo, hi: hi})
+			}
+		}
+	}
+}
+
+// ByChars returns the tokens of In sorted by the characters they start
+// (a token ending mid character counts it), with off[k] the number
+// starting fewer than k characters, k ≤ MaxTokenLen()+1 (the last count
+// holds every longer one). It is computed on the first call.
+func (s *Slice) ByChars() (ids, off []int32) {
+	s.charsOnce.Do(func() {
+		maxK := int32(s.v.MaxTokenLen()) + 1
+		s.inOff = make([]int32, maxK+2)
+		chars := make([]int32, s.v.Size()) // per token: 1 + characters (capped), 0 if not in
+		t := s.v.Trie()
+		s.walk(func(u, k int32) {
+			k = min(k, maxK)
+			for _, id := range t.TokensAt(u) {
+				chars[id] = 1 + k
+				s.inOff[k+1]++
+			}
+		}, func(byte, int32, int32, int32) {})
+		for i := 1; i < len(s.inOff); i++ {
+			s.inOff[i] += s.inOff[i-1]
+		}
+		s.inByChars = make([]int32, s.inOff[len(s.inOff)-1])
+		fill := slices.Clone(s.inOff)
+		for id, k := range chars {
+			if k > 0 {
+				s.inByChars[fill[k-1]] = int32(id)
+				fill[k-1]++
+			}
+		}
+	})
+	return s.inByChars, s.inOff
+}
+
+// UTF8Lead returns, for a lead byte of a valid UTF-8 sequence, the number
+// of continuation bytes and the range of the first one (0 for other bytes).
+func UTF8Lead(c byte) (n int, lo, hi byte) {
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		return 1, 0x80, 0xBF
+	case c == 0xE0:
+		return 2, 0xA0, 0xBF
+	case c == 0xED:
+		return 2, 0x80, 0x9F // no surrogates
+	case c >= 0xE1 && c <= 0xEF:
+		return 2, 0x80, 0xBF
+	case c == 0xF0:
+		return 3, 0x90, 0xBF
+	case c >= 0xF1 && c <= 0xF3:
+		return 3, 0x80, 0xBF
+	case c == 0xF4:
+		return 3, 0x80, 0x8F
+	}
+	return 0, 0, 0
+}

@@ -1,0 +1,273 @@
+package vocab
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"unicode/utf8"
+)
+
+// trieVocabs are the vocabularies the trie and slice tests check: a
+// handmade one (prefixes of each other, UTF-8 fragments, invalid bytes,
+// special and unused tokens), and two corpus ones.
+func trieVocabs(t *testing.T) map[string]*Vocab {
+	t.Helper()
+	toks := bs("a", "ab", "abc", "b", "\"", "a\"", "ab\"x", "\\n", "é", "\xc3", "\xa9", "aé\"", "x\xe2\x82", "\xe2\x82\xac", "\xff", "\xc0\x80",
+		"<s>", "", "  ", "\n", "a\nb", "日本語", "語\"}", "abc", "zz", "z\x80", "a\xe0\x80", "\xed\xa0", "\xf4\x90", "b\xf0\x80", "\xe0\xa0", "\xf4\x8f\xbf")
+	kinds := make([]TokenKind, len(toks))
+	kinds[16] = TokenSpecial
+	kinds[17] = TokenUnused
+	small, err := NewVocabKinds(toks, kinds, []int32{16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*Vocab{
+		"small":   small,
+		"gpt-2":   corpusVocab(t, "corpus/vocab/ggml-vocab-gpt-2.gguf"),
+		"llama-2": corpusVocab(t, "corpus/vocab/ggml-vocab-llama-spm.gguf"),
+	}
+}
+
+// TestTrie checks every node of the trie against the tokens' bytes: a
+// node's prefix, its depth and first byte, the tokens ending at it and
+// below it, its subtree range and the byte buckets below it.
+func TestTrie(t *testing.T) {
+	for name, v := range trieVocabs(t) {
+		t.Run(name, func(t *testing.T) {
+			tr := v.Trie()
+			if tr != v.Trie() {
+				t.Fatal("Trie is built again on the second call")
+			}
+			for u := range int32(tr.NumNodes()) {
+				es, ee := tr.Children(u)
+				for e := es; e < ee; e++ {
+					if e > es && tr.EdgeByte[e] <= tr.EdgeByte[e-1] {
+						t.Fatalf("node %d: children not in ascending byte order", u)
+					}
+					if tr.EdgeNode[e] <= u {
+						t.Fatalf("node %d: child %d not in preorder", u, tr.EdgeNode[e])
+					}
+				}
+			}
+			prefix := prefixes(tr)
+			var want [][]int32 = make([][]int32, tr.NumNodes())
+			byPrefix := map[string]int32{}
+			for u, p := range prefix {
+				if p == nil {
+					t.Fatalf("node %d unreachable", u)
+				}
+				byPrefix[string(p)] = int32(u)
+			}
+			for id := int32(0); int(id) < v.Size(); id++ {
+				if v.Kind(id) != TokenNormal {
+					continue
+				}
+				u, ok := byPrefix[string(v.Token(id))]
+				if !ok {
+					t.Fatalf("token %d %q has no node", id, v.Token(id))
+				}
+				want[u] = append(want[u], id)
+			}
+			for u := range int32(tr.NumNodes()) {
+				p := prefix[u]
+				if int(tr.Depth[u]) != len(p) || (u > 0 && (tr.FirstByte[u] != p[0] || tr.InByte[u] != p[len(p)-1])) {
+					t.Fatalf("node %d %q: depth %d, first byte %x, in byte %x", u, p, tr.Depth[u], tr.FirstByte[u], tr.InByte[u])
+				}
+				got := slices.Clone(tr.TokensAt(u))
+				slices.Sort(got)
+				if !slices.Equal(got, want[u]) {
+					t.Fatalf("node %d %q: tokens %v, want %v", u, p, got, want[u])
+				}
+				var below []int32
+				var buckets uint64
+				end := u + 1
+				for x := u + 1; int(x) < tr.NumNodes() && bytes.HasPrefix(prefix[x], p); x++ {
+					below = append(below, want[x]...)
+					buckets |= 1 << bucketOf[prefix[x][len(prefix[x])-1]]
+					end = x + 1
+				}
+				if tr.SubtreeEnd[u] != end || tr.Below[u] != buckets {
+					t.Fatalf("node %d %q: subtree end %d (want %d), buckets %x (want %x)", u, p, tr.SubtreeEnd[u], end, tr.Below[u], buckets)
+				}
+				got = slices.Clone(tr.TokensBelow(u))
+				slices.Sort(got)
+				slices.Sort(below)
+				if !slices.Equal(got, below) || len(tr.TokensIn(u)) != len(below)+len(want[u]) {
+					t.Fatalf("node %d %q: tokens below %v, want %v", u, p, got, below)
+				}
+			}
+		})
+	}
+}
+
+// insideClass reports whether b is a prefix of a string of class k's
+// characters (ending mid character or not), and how many characters it
+// starts; a reference for Slice.In.
+func insideClass(k *Class, b []byte) (ok bool, chars int) {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 {
+			// An incomplete character at the end: a prefix of some
+			// scalar value of the class (all non-ASCII or none)?
+			if !k.NonASCII || utf8.FullRune(b) {
+				return false, 0
+			}
+			for _, c := range completions(4 - len(b)) {
+				if x := append(slices.Clone(b), c...); utf8.FullRune(x) && utf8.Valid(x) {
+					return true, chars + 1
+				}
+			}
+			return false, 0
+		}
+		if r < 0x80 && !k.HasASCII(byte(r)) || r >= 0x80 && !k.NonASCII {
+			return false, 0
+		}
+		b = b[n:]
+		chars++
+	}
+	return true, chars
+}
+
+// TestSlice checks slices of several classes against the reference: In
+// is every normal token inside the class, ByChars counts characters, and
+// the exits are exactly the nodes after the first byte that leaves the
+// class at a character boundary (a byte of another character), for the
+// tokens that leave it.
+func TestSlice(t *testing.T) {
+	jsonish := Class{NonASCII: true}
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' {
+			jsonish.AddASCII(byte(b))
+		}
+	}
+	var ident Class
+	for _, r := range "abcdefghijklmnopqrstuvwxyz0123456789_" {
+		ident.AddASCII(byte(r))
+	}
+	all := Class{ASCII: [2]uint64{^uint64(0), ^uint64(0)}, NonASCII: true}
+	for name, v := range trieVocabs(t) {
+		for cname, k := range map[string]Class{"json": jsonish, "ident": ident, "all": all, "none-ascii": {NonASCII: true}} {
+			t.Run(name+"/"+cname, func(t *testing.T) {
+				var work int64
+				s := v.Slice(k, &work)
+				if s == nil || s != v.Slice(k, &work) || work <= 0 {
+					t.Fatalf("slice %v, work %d (or not cached)", s, work)
+				}
+				tr := v.Trie()
+				ids, off := s.ByChars()
+				chars := map[int32]int{}
+				for c := 0; c+1 < len(off); c++ {
+					for _, id := range ids[off[c]:off[c+1]] {
+						chars[id] = c
+					}
+				}
+				n := 0
+				for id := int32(0); int(id) < v.Size(); id++ {
+					in, c := insideClass(&k, v.Token(id))
+					in = in && v.Kind(id) == TokenNormal
+					got := s.In[id>>5]&(1<<(uint32(id)&31)) != 0
+					if got != in {
+						t.Fatalf("token %d %q: in = %v, want %v", id, v.Token(id), got, in)
+					}
+					if !in {
+						continue
+					}
+					n++
+					if gc, ok := chars[id]; !ok || gc != min(c, len(off)-2) {
+						t.Fatalf("token %d %q: %d characters, want %d", id, v.Token(id), gc, c)
+					}
+				}
+				if n != s.InCount || len(ids) != n {
+					t.Fatalf("InCount %d, ByChars %d ids, want %d", s.InCount, len(ids), n)
+				}
+				// Exits: nodes w whose parent is inside at a boundary and
+				// whose byte starts no character of the class.
+				prefix := prefixes(tr)
+				want := map[int32]bool{}
+				for u := int32(1); int(u) < tr.NumNodes(); u++ {
+					p := prefix[u]
+					if in, _ := insideClass(&k, p[:len(p)-1]); !in || !utf8.Valid(p[:len(p)-1]) {
+						continue
+					}
+					if c := p[len(p)-1]; !k.Starts(c) && (c < 0x80 || !k.NonASCII) {
+						if n, _, _ := UTF8Lead(c); c < 0x80 || n > 0 {
+							want[u] = true
+						}
+					}
+				}
+				got := map[int32]bool{}
+				for b := range 256 {
+					if r := s.RootExit[b]; r != 0 {
+						got[r] = true
+					}
+					for i := s.ExitOff[b]; i < s.ExitOff[b+1]; i++ {
+						w := s.ExitW[i]
+						if tr.InByte[w] != byte(b) || !bytes.Equal(prefix[s.ExitV[i]], prefix[w][:tr.Depth[w]-1]) {
+							t.Fatalf("exit %d: byte %x, parent %d", w, b, s.ExitV[i])
+						}
+						_, c := insideClass(&k, prefix[s.ExitV[i]])
+						if int(s.ExitK[i]) != c {
+							t.Fatalf("exit %d: %d characters before, want %d", w, s.ExitK[i], c)
+						}
+						got[w] = true
+					}
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%d exits, want %d", len(got), len(want))
+				}
+				for w := range want {
+					if !got[w] {
+						t.Fatalf("exit %d %q missing", w, prefix[w])
+					}
+				}
+			})
+		}
+	}
+}
+
+// completions lists the continuations of n bytes to try after an
+// incomplete character: every mix of bytes at the edges of the
+// continuation ranges.
+func completions(n int) [][]byte {
+	out := [][]byte{{}}
+	for range n {
+		var next [][]byte
+		for _, c := range out {
+			for _, b := range []byte{0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF} {
+				next = append(next, append(slices.Clone(c), b))
+			}
+		}
+		out = append(out, next...)
+	}
+	return out
+}
+
+// prefixes returns the bytes of every trie node, by walking its edges.
+func prefixes(tr *Trie) [][]byte {
+	p := make([][]byte, tr.NumNodes())
+	p[0] = []byte{}
+	for u := range int32(tr.NumNodes()) {
+		es, ee := tr.Children(u)
+		for e := es; e < ee; e++ {
+			p[tr.EdgeNode[e]] = append(slices.Clone(p[u]), tr.EdgeByte[e])
+		}
+	}
+	return p
+}
+
+// TestSliceLimit: past MaxSlices classes, Slice returns nil.
+func TestSliceLimit(t *testing.T) {
+	v, err := NewVocab(bs("a", "b", "ab"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var work int64
+	for i := range MaxSlices + 3 {
+		var k Class
+		k.ASCII[0] = uint64(i)
+		s := v.Slice(k, &work)
+		if (s == nil) != (i >= MaxSlices) {
+			t.Fatalf("slice %d: %v", i, s)
+		}
+	}
+}
