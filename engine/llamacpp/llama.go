@@ -50,6 +50,7 @@ type Model struct {
 	model *C.struct_llama_model
 	voc   *C.struct_llama_vocab
 	ctx   *C.struct_llama_context
+	pool  *C.struct_ggml_threadpool // CPU threads without polling (nil: llama.cpp's own)
 	mem   C.llama_memory_t
 	batch C.struct_llama_batch
 
@@ -169,6 +170,9 @@ func (m *Model) load(path string, opts Options) error {
 	if m.ctx == nil {
 		return llamaErr("llama_init_from_model")
 	}
+	if m.opts.threads > 1 {
+		m.pool = C.structgen_attach_threadpool(m.ctx, C.int(m.opts.threads))
+	}
 	m.nCtx = min(m.opts.ctx, int(C.llama_n_ctx(m.ctx)))
 	m.nSeq = int(C.llama_n_seq_max(m.ctx))
 	if m.nSeq != m.opts.seqs {
@@ -254,6 +258,10 @@ func (m *Model) free() {
 		C.llama_free(m.ctx)
 		m.ctx = nil
 		m.mem = nil
+	}
+	if m.pool != nil {
+		C.structgen_free_threadpool(m.pool)
+		m.pool = nil
 	}
 	if m.model != nil {
 		C.llama_model_free(m.model)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "shim.h"
 #include "_cgo_export.h"
+#include "ggml-cpu.h"
 
 static void structgen_log(enum ggml_log_level level, const char *text, void *user_data) {
 	(void)user_data;
@@ -57,4 +58,18 @@ int64_t structgen_vocab_table(const struct llama_vocab *vocab, char *buf, int64_
 		eog[i] = llama_vocab_is_eog(vocab, i) ? 1 : 0;
 	}
 	return off;
+}
+
+struct ggml_threadpool *structgen_attach_threadpool(struct llama_context *ctx, int n) {
+	struct ggml_threadpool_params p = ggml_threadpool_params_default(n);
+	p.poll = 0;
+	struct ggml_threadpool *tp = ggml_threadpool_new(&p);
+	if (tp != NULL) {
+		llama_attach_threadpool(ctx, tp, tp);
+	}
+	return tp;
+}
+
+void structgen_free_threadpool(struct ggml_threadpool *tp) {
+	ggml_threadpool_free(tp);
 }

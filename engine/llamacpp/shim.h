@@ -25,4 +25,12 @@ void structgen_set_progress(struct llama_model_params *p, void *user_data);
 int64_t structgen_vocab_table(const struct llama_vocab *vocab, char *buf, int64_t cap,
                               int64_t *ends, int32_t *attrs, uint8_t *eog);
 
+// Creates a CPU thread pool of n threads that do not poll for work
+// between graphs (poll 0: they sleep at once), attaches it to ctx and
+// returns it (NULL on failure: ctx keeps llama.cpp's own pool).
+struct ggml_threadpool *structgen_attach_threadpool(struct llama_context *ctx, int n);
+
+// Frees a pool made by structgen_attach_threadpool (after llama_free).
+void structgen_free_threadpool(struct ggml_threadpool *tp);
+
 #endif
