@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -53,8 +54,20 @@ func run() error {
 		threads   = flag.Int("threads", 0, "llama.cpp threads (0: all cores)")
 		prompt    = flag.String("prompt", "An order, please:", "prompt of every request")
 		schemaArg = flag.String("schema", "", "JSON Schema (default: the bench's order schema)")
+		cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	)
 	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	dir, err := sharedtest.Or(*shared)
 	if err != nil {
 		return err
