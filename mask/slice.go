@@ -154,7 +154,12 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 			return sliceUse{}, false
 		}
 		d = c.mainSucc(q)
-		if d < 0 || a.states[d].flags&stIterOnly == 0 {
+		// d must be where the repetition may end (no stNoPop): the
+		// slice's tokens may end in d on its last iteration. A folded
+		// tail ([0-X]{5}[0] is six iterations, the last one "0") makes
+		// d an end only the other way; there the slice would let a
+		// token use up the count in d and leave the matcher stuck.
+		if d < 0 || a.states[d].flags&stIterOnly == 0 || a.states[d].flags&stNoPop != 0 {
 			return sliceUse{}, false
 		}
 		chain = append(chain, d)

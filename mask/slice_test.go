@@ -2,8 +2,10 @@ package mask_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
@@ -133,4 +135,47 @@ func compileSliced(t *testing.T, src string, v *mask.Vocab) (ref, eager, lazy *m
 		t.Fatal(err)
 	}
 	return ref, eager, lazy
+}
+
+// TestSliceFoldedTail: [0-X]{n}[0] folds the [0] into the repetition (n+1
+// iterations, the last one "0"), so the iteration end most bytes lead to
+// cannot end the repetition. A slice there let "12" through as the last
+// two characters (found by FuzzMatcher). Masks must equal those without
+// slices after every prefix of 1s.
+func TestSliceFoldedTail(t *testing.T) {
+	bv := testVocab(t, "ab", "12", "123", "1234", "é")
+	for n := 1; n <= 8; n++ {
+		for _, tail := range []string{`[0]`, `"0"`, `[0-9]`, ``} {
+			src := fmt.Sprintf(`root ::= [0-X]{%d}%s`, n, tail)
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			with, err := mask.Compile(g, bv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			restore := mask.SetNoSlices(true)
+			without, err := mask.Compile(g, bv)
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			mw, mo := with.NewMatcher(), without.NewMatcher()
+			ww, wo := make([]uint32, with.Words()), make([]uint32, without.Words())
+			for i := 0; i < n; i++ {
+				mw.FillMask(ww)
+				mo.FillMask(wo)
+				if !slices.Equal(ww, wo) {
+					t.Fatalf("%s after %d characters: the mask differs from the one without slices", src, i)
+				}
+				if err := mw.Accept('1'); err != nil {
+					t.Fatal(err)
+				}
+				if err := mo.Accept('1'); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 }
