@@ -540,11 +540,7 @@ func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
 		if o.anyOrder {
 			copts = append(copts, jsonschema2gbnf.AnyPropertyOrder())
 		}
-		src, err := jsonschema2gbnf.Convert(o.schema, copts...)
-		if err != nil {
-			return nil, err
-		}
-		v, err := jsonschema2gbnf.CompileSchema(o.schema)
+		src, v, err := jsonschema2gbnf.ConvertAndCompile(o.schema, copts...)
 		if err != nil {
 			return nil, err
 		}

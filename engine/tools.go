@@ -306,18 +306,18 @@ func (ts *toolSpec) callSchema() ([]byte, error) {
 // rule: the converted call schema (whose own start rule, root, is one call
 // object) with the format's markers and repetitions around it, in rules
 // named so that they cannot meet the converter's (which are checked).
-func (ts *toolSpec) grammar(schema []byte) (src, root string, err error) {
-	call, err := jsonschema2gbnf.Convert(schema, jsonschema2gbnf.FlexibleWhitespace(0))
+func (ts *toolSpec) grammar(schema []byte) (src, root string, validator *jsonschema.Schema, err error) {
+	call, validator, err := jsonschema2gbnf.ConvertAndCompile(schema, jsonschema2gbnf.FlexibleWhitespace(0))
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if ts.format == toolLlama3 {
-		return call, "root", nil // the answer is one call object
+		return call, "root", validator, nil // the answer is one call object
 	}
 	const calls, one = "structgen-calls", "structgen-call"
 	if strings.HasPrefix(call, calls+" ") || strings.Contains(call, "\n"+calls+" ") ||
 		strings.HasPrefix(call, one+" ") || strings.Contains(call, "\n"+one+" ") {
-		return "", "", fmt.Errorf("engine: tool grammar: the converter named a rule %s or %s", calls, one)
+		return "", "", nil, fmt.Errorf("engine: tool grammar: the converter named a rule %s or %s", calls, one)
 	}
 	more := fmt.Sprintf("{0,%d}", MaxToolCalls-1)
 	if ts.single {
@@ -338,15 +338,13 @@ func (ts *toolSpec) grammar(schema []byte) (src, root string, err error) {
 		wrap = fmt.Sprintf(`%s ::= %s ("\n" %s)%s
 %s ::= "<tool_call>\n" root "\n</tool_call>"`, calls, one, one, more, one)
 	}
-	return wrap + "\n" + call, calls, nil
+	return wrap + "\n" + call, calls, validator, nil
 }
 
 // toolSet is a compiled tool constraint's parser and validator.
 type toolSet struct {
 	format    toolFormat
-	ready     chan struct{} // closed when validator or verr is set
 	validator *jsonschema.Schema
-	verr      error
 }
 
 // parse extracts the calls from the constrained output and validates
@@ -376,10 +374,6 @@ func (ts *toolSet) parse(output string, seed uint32) ([]ToolCall, error) {
 			objs = append(objs, json.RawMessage(strings.TrimSpace(rest[:j])))
 			rest = rest[j+len("</tool_call>"):]
 		}
-	}
-	<-ts.ready
-	if ts.verr != nil {
-		return nil, ts.verr
 	}
 	key := ts.format.argsKey()
 	calls := make([]ToolCall, 0, len(objs))
@@ -525,7 +519,7 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	src, root, err := ts.grammar(schema)
+	src, root, validator, err := ts.grammar(schema)
 	if err != nil {
 		return nil, toolSchemaError(ts, err)
 	}
@@ -537,23 +531,8 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	// The validator checks the calls after the generation: it compiles
-	// while the generation runs, off the path to the first token (about a
-	// third of the work for 128 tools; a generation that ends before it
-	// waits for it).
-	set := &toolSet{format: ts.format, ready: make(chan struct{})}
-	go func() {
-		defer close(set.ready)
-		defer func() {
-			if p := recover(); p != nil {
-				set.verr = fmt.Errorf("engine: panic while compiling the tools' validator: %v", p)
-			}
-		}()
-		set.validator, set.verr = jsonschema2gbnf.CompileSchema(schema)
-		if set.verr != nil {
-			set.verr = toolSchemaError(ts, set.verr)
-		}
-	}()
+	// The validator of the calls came with the conversion (one load).
+	set := &toolSet{format: ts.format, validator: validator}
 	return &constraint{src: src, compiled: c, schemaLen: len(schema), tools: set}, nil
 }
 

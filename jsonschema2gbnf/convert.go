@@ -42,24 +42,35 @@ const (
 // Convert converts a JSON Schema into a GBNF grammar whose start rule is
 // `root`. See the package documentation for what is supported and how.
 func Convert(schema []byte, opts ...Option) (string, error) {
+	g, _, err := ConvertAndCompile(schema, opts...)
+	return g, err
+}
+
+// ConvertAndCompile is Convert and CompileSchema in one: the grammar and
+// the validator of the same schema, for the price of one load (loading
+// is most of a conversion's time: the validator's compiler runs in both).
+func ConvertAndCompile(schema []byte, opts ...Option) (grammar string, validator *jsonschema.Schema, err error) {
 	var o options
 	for _, opt := range opts {
 		if opt == nil {
 			continue
 		}
 		if err := opt(&o); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 	l, err := load(schema)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	c := newConv(l, o)
 	if err := c.staticRefs(); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return c.run()
+	if grammar, err = c.run(); err != nil {
+		return "", nil, err
+	}
+	return grammar, l.judge, nil
 }
 
 // Type bits.

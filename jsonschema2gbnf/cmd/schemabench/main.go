@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -33,7 +34,19 @@ func main() {
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	dir := *corpus
 	if dir == "" {
 		d, why := sharedtest.Find()
