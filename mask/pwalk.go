@@ -103,7 +103,7 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 		ps.gbuf = append(ps.gbuf, pgroup{int32(i), int32(i + 1), 1 << uint(i)})
 	}
 	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
-	w.work += ps.work + int64(len(ps.touched))
+	w.work += ps.work + int64(len(ps.touched)) + StateWorkUnits*int64(len(qs))
 	ps.work = 0
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous

@@ -344,6 +344,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	base := node{q, 0, predsBoundary}
 	w.begin(base, false)
+	w.work += StateWorkUnits
 	w.addSet(w.acc, sliceIn(sl))
 	if w.st.canPop(base) {
 		w.cross = append(w.cross, crossPt{0, 0})
@@ -514,6 +515,7 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	w.begin(node{q, -1, predsBoundary}, true)
+	w.work += StateWorkUnits
 	w.addSet(w.acc, sliceIn(sl))
 	cf := &c.crossFollow[a.states[q].frame]
 	for b := 0; b < 256; b++ {

@@ -327,6 +327,7 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 	if symbolic {
 		base.cnt = -1 // no iteration started yet
 	}
+	w.work += StateWorkUnits
 	w.walk(base, symbolic, []int32{0})
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
