@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -246,105 +249,277 @@ type toolSpec struct {
 	mode   ToolMode // ToolAuto or ToolRequired
 	name   string
 	single bool
-	// head is the grammar's text for the call marker of ToolRequired when
-	// the marker is a special token of the model ("" for a literal).
-	head string
+	// headTok is the call marker of ToolRequired when the marker is a
+	// special token of the model (hasHead; else the marker is text).
+	headTok int32
+	hasHead bool
 }
 
 // key is the cache key text of the spec.
 func (ts *toolSpec) key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%d|%s|%v|%s\n", ts.format, ts.mode, ts.name, ts.single, ts.head)
+	fmt.Fprintf(&b, "%s|%d|%s|%v|%v%d\n", ts.format, ts.mode, ts.name, ts.single, ts.hasHead, ts.headTok)
 	for _, t := range ts.tools {
 		fmt.Fprintf(&b, "%d:%s%d:%s%d:%s", len(t.Name), t.Name, len(t.Description), t.Description, len(t.Parameters), t.Parameters)
 	}
 	return b.String()
 }
 
-// callSchema is the JSON Schema of one call object of the spec's tools:
-// {"name": const, <argsKey>: parameters}, anyOf over the tools. Each
-// parameters schema keeps its own $ref scope through an $id of its own.
-func (ts *toolSpec) callSchema() ([]byte, error) {
-	key := ts.format.argsKey()
-	var branches []string
+// toolPart is one tool's parameters converted: the grammar of its
+// arguments (rules renamed into the merged grammar later) and their
+// validator.
+type toolPart struct {
+	index     int // in the tool list
+	name      string
+	g         *gbnf.Grammar
+	validator *jsonschema.Schema
+	size      int // grammar text and schema bytes (the cache's count)
+}
+
+// convert converts the parameters schema of each tool of the spec (only
+// the named one for a named tool_choice): each schema is a document of
+// its own (its "#/…" pointers and errors are relative to it), loaded once
+// for its grammar and its validator. The tools convert in parallel, on
+// up to GOMAXPROCS goroutines; the error reported is the first tool's
+// (by index) that fails. Closing done stops it between tools
+// (mask.ErrCanceled).
+func (ts *toolSpec) convert(done <-chan struct{}) ([]toolPart, error) {
+	var parts []toolPart
 	for i, t := range ts.tools {
-		if ts.name != "" && t.Name != ts.name {
-			continue
+		if ts.name == "" || t.Name == ts.name {
+			parts = append(parts, toolPart{index: i, name: t.Name})
 		}
-		params := bytes.TrimSpace(t.Parameters)
+	}
+	if len(parts) == 0 {
+		return nil, &OptionError{"WithTools", fmt.Sprintf("tool_choice names %q, which is not among the tools", ts.name)}
+	}
+	errs := make([]error, len(parts))
+	one := func(k int) {
+		p := &parts[k]
+		defer func() {
+			if r := recover(); r != nil {
+				errs[k] = fmt.Errorf("engine: tool %q: panic while converting its parameters: %v", p.name, r)
+			}
+		}()
+		if canceled(done) {
+			errs[k] = mask.ErrCanceled
+			return
+		}
+		params := bytes.TrimSpace(ts.tools[p.index].Parameters)
 		if len(params) == 0 || string(params) == "{}" {
 			params = []byte(`{"type":"object"}`)
 		}
-		// A schema with references gets an $id of its own, so that its
-		// "#/…" pointers stay relative to it (an embedded resource costs
-		// the validator's compiler some work: only where needed).
-		id := fmt.Sprintf(`"$id":"urn:structgen:tool:%d"`, i)
-		if !bytes.Contains(params, []byte(`"$ref"`)) || bytes.Contains(params, []byte(`"$id"`)) {
-			id = ""
+		src, v, err := jsonschema2gbnf.ConvertAndCompile(params, jsonschema2gbnf.FlexibleWhitespace(0))
+		if err != nil {
+			errs[k] = &ToolSchemaError{Tool: p.name, Index: p.index, Err: err}
+			return
 		}
-		if id != "" {
-			inner := bytes.TrimSpace(params[1:])
-			if len(inner) > 0 && inner[0] != '}' {
-				id += ","
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			errs[k] = fmt.Errorf("engine: tool %q: its grammar: %w", p.name, err)
+			return
+		}
+		p.g, p.validator, p.size = g, v, len(src)+4*len(params)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
+				one(k)
 			}
-			params = append([]byte("{"+id), inner...)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		name, _ := json.Marshal(t.Name)
-		branches = append(branches, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},%q:%s},"required":["name",%q],"additionalProperties":false}`,
-			name, key, params, key))
 	}
-	if len(branches) == 0 {
-		return nil, &OptionError{"WithTools", fmt.Sprintf("tool_choice names %q, which is not among the tools", ts.name)}
-	}
-	if len(branches) == 1 {
-		return []byte(branches[0]), nil
-	}
-	return []byte(`{"anyOf":[` + strings.Join(branches, ",") + `]}`), nil
+	return parts, nil
 }
 
-// grammar returns the GBNF of the spec's calls and the name of its start
-// rule: the converted call schema (whose own start rule, root, is one call
-// object) with the format's markers and repetitions around it, in rules
-// named so that they cannot meet the converter's (which are checked).
-func (ts *toolSpec) grammar(schema []byte) (src, root string, validator *jsonschema.Schema, err error) {
-	call, validator, err := jsonschema2gbnf.ConvertAndCompile(schema, jsonschema2gbnf.FlexibleWhitespace(0))
-	if err != nil {
-		return "", "", nil, err
-	}
-	if ts.format == toolLlama3 {
-		return call, "root", validator, nil // the answer is one call object
-	}
-	const calls, one = "structgen-calls", "structgen-call"
-	if strings.HasPrefix(call, calls+" ") || strings.Contains(call, "\n"+calls+" ") ||
-		strings.HasPrefix(call, one+" ") || strings.Contains(call, "\n"+one+" ") {
-		return "", "", nil, fmt.Errorf("engine: tool grammar: the converter named a rule %s or %s", calls, one)
-	}
-	more := fmt.Sprintf("{0,%d}", MaxToolCalls-1)
-	if ts.single {
-		more = "{0,0}"
-	}
-	var wrap string
-	switch ts.format {
-	case toolMistral:
-		head := `"[TOOL_CALLS]" `
-		if ts.head != "" {
-			head = ts.head + " "
-		}
-		if ts.mode == ToolAuto {
-			head = "" // the trigger, a special token, comes before the grammar
-		}
-		wrap = fmt.Sprintf(`%s ::= %s"[" root ("," " "? root)%s "]"`, calls, head, more)
+// canceled reports whether done is closed.
+func canceled(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
 	default:
-		wrap = fmt.Sprintf(`%s ::= %s ("\n" %s)%s
-%s ::= "<tool_call>\n" root "\n</tool_call>"`, calls, one, one, more, one)
+		return false
 	}
-	return wrap + "\n" + call, calls, validator, nil
+}
+
+// grammar merges the tools' grammars into the grammar of the spec's
+// calls: each call is the object {"name": <tool>, <argsKey>: <its
+// arguments>} in that order, with the converter's flexible whitespace
+// (what converting the anyOf of the call objects would give), inside the
+// format's markers and repetitions. The parts' grammars are taken over
+// (their rules renumbered and renamed t<index>-<name>): a part is used
+// once.
+func (ts *toolSpec) grammar(parts []toolPart) (*gbnf.Grammar, error) {
+	g := &gbnf.Grammar{}
+	add := func(name string, body *gbnf.Node) gbnf.RuleID {
+		id := gbnf.RuleID(len(g.Rules))
+		g.Rules = append(g.Rules, &gbnf.Rule{ID: id, Name: name, Body: body})
+		return id
+	}
+	ref := func(id gbnf.RuleID) *gbnf.Node { return &gbnf.Node{Op: gbnf.OpRule, Rule: id} }
+	lit := func(s string) *gbnf.Node { return &gbnf.Node{Op: gbnf.OpLiteral, Runes: []rune(s)} }
+	seq := func(subs ...*gbnf.Node) *gbnf.Node { return &gbnf.Node{Op: gbnf.OpSeq, Subs: subs} }
+	alt := func(subs []*gbnf.Node) *gbnf.Node {
+		if len(subs) == 1 {
+			return subs[0]
+		}
+		return &gbnf.Node{Op: gbnf.OpAlt, Subs: subs}
+	}
+	rep := func(n *gbnf.Node, lo, hi int) *gbnf.Node {
+		return &gbnf.Node{Op: gbnf.OpRepeat, Subs: []*gbnf.Node{n}, Min: lo, Max: hi}
+	}
+	// The converter's shared rules (value, string, ws, …) come first,
+	// once: a tool's rule of the same name and body becomes a reference
+	// to them, so that the automaton has one copy of each.
+	shared, err := sharedToolRules()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]gbnf.RuleID{}
+	for _, r := range shared.Rules {
+		byName[r.Name] = add(r.Name, r.Body) // the same ids: shared is first
+	}
+	ws := ref(byName["ws"])
+	key := ts.format.argsKey()
+	var calls []*gbnf.Node
+	for _, p := range parts {
+		same := sameRules(p.g, shared, byName)
+		id := make([]gbnf.RuleID, len(p.g.Rules))
+		for i, r := range p.g.Rules {
+			if same[i] {
+				id[i] = byName[r.Name]
+				continue
+			}
+			id[i] = gbnf.RuleID(len(g.Rules))
+			r.ID, r.Name = id[i], fmt.Sprintf("t%d-%s", p.index, r.Name)
+			g.Rules = append(g.Rules, r)
+		}
+		for i, r := range p.g.Rules {
+			if !same[i] {
+				renumber(r.Body, id)
+			}
+		}
+		if len(g.Rules) > gbnf.MaxRules {
+			return nil, &OptionError{"WithTools", fmt.Sprintf("the tools' grammars need more than %d rules (gbnf.MaxRules)", gbnf.MaxRules)}
+		}
+		var name bytes.Buffer
+		enc := json.NewEncoder(&name)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(p.name); err != nil {
+			return nil, err
+		}
+		call := seq(lit("{"), ws, lit(`"name":`), ws, lit(strings.TrimSpace(name.String())), lit(","), ws,
+			lit(`"`+key+`":`), ws, ref(id[p.g.Root]), ws, lit("}"))
+		calls = append(calls, ref(add(fmt.Sprintf("structgen-tool-%d", p.index), call)))
+	}
+	root := add("root", alt(calls))
+	more := MaxToolCalls - 1
+	if ts.single {
+		more = 0
+	}
+	switch ts.format {
+	case toolLlama3:
+		g.Root = root // the answer is one call object
+	case toolMistral:
+		// [TOOL_CALLS] [call, call, ...]; in ToolAuto the trigger (a
+		// special token) comes before the grammar.
+		var head []*gbnf.Node
+		switch {
+		case ts.mode == ToolAuto:
+		case ts.hasHead:
+			head = append(head, &gbnf.Node{Op: gbnf.OpToken, Token: ts.headTok})
+		default:
+			head = append(head, lit("[TOOL_CALLS]"))
+		}
+		body := append(head, lit("["), ref(root))
+		if more > 0 {
+			body = append(body, rep(seq(lit(","), rep(lit(" "), 0, 1), ref(root)), 0, more))
+		}
+		g.Root = add("structgen-calls", seq(append(body, lit("]"))...))
+	default:
+		// <tool_call>\n{call}\n</tool_call>, one per line.
+		one := ref(add("structgen-call", seq(lit("<tool_call>\n"), ref(root), lit("\n</tool_call>"))))
+		if more == 0 {
+			g.Root = add("structgen-calls", one)
+		} else {
+			g.Root = add("structgen-calls", seq(one, rep(seq(lit("\n"), one), 0, more)))
+		}
+	}
+	return g, nil
+}
+
+// renumber maps the rule references under n through id.
+func renumber(n *gbnf.Node, id []gbnf.RuleID) {
+	if n.Op == gbnf.OpRule {
+		n.Rule = id[n.Rule]
+	}
+	for _, s := range n.Subs {
+		renumber(s, id)
+	}
+}
+
+// sharedToolRules is the converter's shared rules with the tools'
+// options, parsed once.
+var sharedToolRules = sync.OnceValues(func() (*gbnf.Grammar, error) {
+	src, err := jsonschema2gbnf.SharedRules(jsonschema2gbnf.FlexibleWhitespace(0))
+	if err != nil {
+		return nil, err
+	}
+	return gbnf.ParseWithRoot(src, "value")
+})
+
+// sameRules reports which rules of g are rules of shared (byName: their
+// ids): those of the same name whose bodies are equal with references
+// compared by name, and whose references all lead to such rules too (the
+// greatest such set: rules that refer to each other in a cycle are the
+// same if their bodies are).
+func sameRules(g, shared *gbnf.Grammar, byName map[string]gbnf.RuleID) []bool {
+	same := make([]bool, len(g.Rules))
+	for i, r := range g.Rules {
+		if sid, ok := byName[r.Name]; ok {
+			same[i] = gbnf.NodeEqualFunc(r.Body, shared.Rules[sid].Body, func(x, y gbnf.RuleID) bool {
+				return g.Rules[x].Name == shared.Rules[y].Name
+			})
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, r := range g.Rules {
+			if same[i] && !refsAll(r.Body, same) {
+				same[i], changed = false, true
+			}
+		}
+	}
+	return same
+}
+
+// refsAll reports whether every rule n refers to is in set.
+func refsAll(n *gbnf.Node, set []bool) bool {
+	if n.Op == gbnf.OpRule && !set[n.Rule] {
+		return false
+	}
+	for _, s := range n.Subs {
+		if !refsAll(s, set) {
+			return false
+		}
+	}
+	return true
 }
 
 // toolSet is a compiled tool constraint's parser and validator.
 type toolSet struct {
-	format    toolFormat
-	validator *jsonschema.Schema
+	format toolFormat
+	// validators holds each tool's arguments validator by tool name
+	// (several if names repeat: a call is valid if one accepts it).
+	validators map[string][]*jsonschema.Schema
 }
 
 // parse extracts the calls from the constrained output and validates
@@ -378,16 +553,29 @@ func (ts *toolSet) parse(output string, seed uint32) ([]ToolCall, error) {
 	key := ts.format.argsKey()
 	calls := make([]ToolCall, 0, len(objs))
 	for i, raw := range objs {
-		if err := validate(ts.validator, string(raw)); err != nil {
-			return nil, fmt.Errorf("tool call %d: %w", i, err)
-		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			return nil, fmt.Errorf("tool call %d: %w", i, err)
 		}
+		if _, ok := obj[key]; !ok || len(obj) != 2 {
+			return nil, fmt.Errorf("tool call %d: not an object of \"name\" and %q: %s", i, key, raw)
+		}
 		var name string
 		if err := json.Unmarshal(obj["name"], &name); err != nil {
 			return nil, fmt.Errorf("tool call %d: name: %w", i, err)
+		}
+		vs, ok := ts.validators[name]
+		if !ok {
+			return nil, fmt.Errorf("tool call %d: no tool is named %q", i, name)
+		}
+		var err error
+		for _, v := range vs {
+			if err = validate(v, string(obj[key])); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tool call %d: %s: %w", i, key, err)
 		}
 		var args bytes.Buffer
 		if err := json.Compact(&args, obj[key]); err != nil {
@@ -451,7 +639,7 @@ func (e *Engine) conversation(o *options, prompt string) error {
 		} else if ts.format == toolMistral {
 			toks, err := e.model.Tokenize([]byte("[TOOL_CALLS]"), false, true)
 			if err == nil && len(toks) == 1 && e.vocab.Kind(toks[0]) == mask.TokenSpecial {
-				ts.head = fmt.Sprintf("<[%d]>", toks[0])
+				ts.headTok, ts.hasHead = toks[0], true
 			}
 		}
 		o.toolSpec = ts
@@ -515,25 +703,25 @@ func (e *Engine) chatTokens() chatTokens {
 // buildTools converts and compiles a tool constraint.
 func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, error) {
 	start := time.Now()
-	schema, err := ts.callSchema()
+	parts, err := ts.convert(done)
 	if err != nil {
 		return nil, err
 	}
-	src, root, validator, err := ts.grammar(schema)
-	if err != nil {
-		return nil, toolSchemaError(ts, err)
+	set := &toolSet{format: ts.format, validators: map[string][]*jsonschema.Schema{}}
+	size := 0
+	for _, p := range parts {
+		set.validators[p.name] = append(set.validators[p.name], p.validator)
+		size += p.size
 	}
-	g, err := gbnf.ParseWithRoot(src, root)
+	g, err := ts.grammar(parts)
 	if err != nil {
-		return nil, fmt.Errorf("engine: tool grammar: %w", err)
+		return nil, err
 	}
 	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start, Done: done})
 	if err != nil {
 		return nil, err
 	}
-	// The validator of the calls came with the conversion (one load).
-	set := &toolSet{format: ts.format, validator: validator}
-	return &constraint{src: src, compiled: c, schemaLen: len(schema), tools: set}, nil
+	return &constraint{compiled: c, schemaLen: size / 4, tools: set}, nil
 }
 
 // ToolSchemaError reports a tool whose parameters schema cannot be
@@ -549,33 +737,3 @@ func (e *ToolSchemaError) Error() string {
 }
 
 func (e *ToolSchemaError) Unwrap() error { return e.Err }
-
-// toolSchemaError names the tool a conversion error is about: its
-// pointers start with the tool's place in the call schema.
-func toolSchemaError(ts *toolSpec, err error) error {
-	msg := err.Error()
-	key := ts.format.argsKey()
-	for i, t := range ts.tools {
-		branch := fmt.Sprintf("#/anyOf/%d/properties/%s", i, key)
-		if ts.name != "" || len(ts.tools) == 1 {
-			if ts.name != "" && t.Name != ts.name {
-				continue
-			}
-			branch = "#/properties/" + key
-		}
-		if strings.Contains(msg, branch) {
-			return &ToolSchemaError{Tool: t.Name, Index: i, Err: relabel{err, strings.ReplaceAll(msg, branch, "#")}}
-		}
-	}
-	return err
-}
-
-// relabel is an error with another message that still unwraps to the
-// original.
-type relabel struct {
-	err error
-	msg string
-}
-
-func (r relabel) Error() string { return r.msg }
-func (r relabel) Unwrap() error { return r.err }

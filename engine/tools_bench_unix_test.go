@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/structgen/structgen/gbnf"
-	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -26,13 +24,13 @@ func cpuTime(tb testing.TB) time.Duration {
 
 // BenchmarkTools128 measures what a request with 128 realistic tools (the
 // BFCL functions of JSONSchemaBench) costs before its first token on the
-// Llama-3 vocabulary: the tools' schemas converted into one grammar (the
-// load gives the calls' validator too), the grammar parsed and compiled.
-// The target is 100 ms. No cache: every iteration compiles. It reports
-// wall time (ns/op, ms/compile), the median wall time of one compile
-// (ready-ms/compile), the process's CPU time (cpu-ms/compile, the GC
-// included), and the parts on their own (part=validator is what a
-// separate load of the validator would cost: the load's share of convert).
+// Llama-3 vocabulary: each tool's parameters converted (one load gives
+// the arguments' grammar and validator) and parsed, in parallel, the
+// grammars merged into the grammar of the calls, and that compiled. The
+// target is 100 ms. No cache: every iteration compiles. It reports wall
+// time (ns/op, ms/compile), the median wall time of one compile
+// (ready-ms/compile), the process's CPU time (cpu-ms/compile, all
+// goroutines and the GC), and the parts on their own.
 func BenchmarkTools128(b *testing.B) {
 	e := llama3Engine(b)
 	tools := bfclTools(b, 128)
@@ -65,8 +63,8 @@ func BenchmarkTools128(b *testing.B) {
 					b.Fatal(err)
 				}
 				ready = append(ready, time.Since(t))
-				if con.tools.validator == nil {
-					b.Fatal("no validator")
+				if len(con.tools.validators) == 0 {
+					b.Fatal("no validators")
 				}
 			})
 			slices.Sort(ready)
@@ -75,34 +73,23 @@ func BenchmarkTools128(b *testing.B) {
 	}
 	// The parts of hermes-required.
 	ts := &toolSpec{tools: tools, format: toolHermes, mode: ToolRequired}
-	schema, err := ts.callSchema()
-	if err != nil {
-		b.Fatal(err)
-	}
-	src, root, _, err := ts.grammar(schema)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("part=convert", func(b *testing.B) {
+	b.Run("part=convert+parse", func(b *testing.B) {
 		run(b, func() {
-			if _, _, _, err := ts.grammar(schema); err != nil {
+			if _, err := ts.convert(nil); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
-	b.Run("part=validator", func(b *testing.B) {
+	parts, err := ts.convert(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := ts.grammar(parts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("part=compile", func(b *testing.B) {
 		run(b, func() {
-			if _, err := jsonschema2gbnf.CompileSchema(schema); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
-	b.Run("part=parse+compile", func(b *testing.B) {
-		run(b, func() {
-			g, err := gbnf.ParseWithRoot(src, root)
-			if err != nil {
-				b.Fatal(err)
-			}
 			if _, err := mask.CompileWith(g, e.vocab, mask.Options{}); err != nil {
 				b.Fatal(err)
 			}

@@ -3,14 +3,18 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/llama3vocab"
 	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -103,4 +107,134 @@ func TestTools128(t *testing.T) {
 			}
 		}
 	}
+}
+
+// bfclCalls returns, for the tools of bfclTools that have one, the
+// arguments of a valid call from the corpus (BFCL's ground truth), of
+// some tool of that name.
+func bfclCalls(tb testing.TB, tools []Tool) map[string]json.RawMessage {
+	tb.Helper()
+	want := map[string]bool{}
+	for _, t := range tools {
+		want[t.Name] = true
+	}
+	out := map[string]json.RawMessage{}
+	files, err := filepath.Glob(filepath.Join(sharedtest.Path(tb, "corpus", "jsonschemabench"), "BFCL_*", "*.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var doc struct {
+			Tests []struct {
+				Valid bool                       `json:"valid"`
+				Data  map[string]json.RawMessage `json:"data"`
+			} `json:"tests"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		for _, tc := range doc.Tests {
+			for name, args := range tc.Data {
+				if tc.Valid && want[name] && out[name] == nil {
+					out[name] = args
+				}
+			}
+		}
+	}
+	return out
+}
+
+// The merged grammar of the tools (each tool's parameters converted on
+// its own) accepts exactly what converting the anyOf of the call objects
+// in one schema accepts: compared on a valid call of each tool and on
+// near-misses of them (bytes deleted, inserted, names swapped), and each
+// accepted call parses into a call its tool's validator accepts.
+func TestToolGrammarDifferential(t *testing.T) {
+	e := llama3Engine(t)
+	tools := bfclTools(t, 128)
+	ts := &toolSpec{tools: tools, format: toolLlama3, mode: ToolRequired}
+	con, err := e.buildTools(ts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reference: one schema, {"name": const, "parameters": schema}
+	// anyOf over the tools.
+	var branches []string
+	for _, tl := range tools {
+		name, _ := json.Marshal(tl.Name)
+		branches = append(branches, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"parameters":%s},"required":["name","parameters"],"additionalProperties":false}`, name, tl.Parameters))
+	}
+	schema := []byte(`{"anyOf":[` + strings.Join(branches, ",") + `]}`)
+	src, validator, err := jsonschema2gbnf.ConvertAndCompile(schema, jsonschema2gbnf.FlexibleWhitespace(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := mask.CompileWith(g, e.vocab, mask.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepts := func(c *mask.Compiled, s string) bool {
+		m := c.NewMatcher()
+		return m.AcceptBytes([]byte(s)) == nil && m.CanEnd()
+	}
+	calls := bfclCalls(t, tools)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var checked, accepted int
+	for i, tl := range tools {
+		args, ok := calls[tl.Name]
+		if !ok || validate(con.tools.validators[tl.Name][0], string(args)) != nil {
+			continue // (the corpus has tools of one name with other schemas)
+		}
+		formatted, err := jsonschema2gbnf.Format(tl.Parameters, args, jsonschema2gbnf.FlexibleWhitespace(0))
+		if err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		call := fmt.Sprintf(`{"name": %q, "parameters": %s}`, tl.Name, formatted)
+		other := tools[(i+1)%len(tools)].Name
+		cands := []string{call, strings.Replace(call, fmt.Sprintf("%q", tl.Name), fmt.Sprintf("%q", other), 1)}
+		for range 30 {
+			b := []byte(call)
+			k := rng.IntN(len(b))
+			if rng.IntN(2) == 0 {
+				b = append(b[:k:k], b[k+1:]...)
+			} else {
+				b = append(b[:k:k], append([]byte{call[rng.IntN(len(call))]}, b[k:]...)...)
+			}
+			cands = append(cands, string(b))
+		}
+		for j, s := range cands {
+			got, want := accepts(con.compiled, s), accepts(ref, s)
+			checked++
+			if got != want {
+				t.Errorf("%s: merged grammar accepts %v, one-schema grammar %v: %q", tl.Name, got, want, s)
+				continue
+			}
+			if j == 0 && !got {
+				t.Errorf("%s: the grammars reject a valid call: %q", tl.Name, s)
+			}
+			if !got {
+				continue
+			}
+			accepted++
+			if _, err := con.tools.parse(s, 1); err != nil {
+				t.Errorf("%s: accepted %q, but: %v", tl.Name, s, err)
+			}
+			if err := validate(validator, s); err != nil {
+				t.Errorf("%s: accepted %q, which the one schema rejects: %v", tl.Name, s, err)
+			}
+		}
+	}
+	if checked < 100*32 {
+		t.Fatalf("only %d strings compared", checked)
+	}
+	t.Logf("%d strings compared, %d accepted by both", checked, accepted)
 }

@@ -21,6 +21,12 @@ func (g *Grammar) Equal(h *Grammar) bool {
 // NodeEqual reports whether two nodes are structurally equal, ignoring
 // source positions (rule references compare by id).
 func NodeEqual(a, b *Node) bool {
+	return NodeEqualFunc(a, b, func(x, y RuleID) bool { return x == y })
+}
+
+// NodeEqualFunc is NodeEqual with rule references compared by sameRule:
+// for nodes of two grammars, e.g. references that compare by name.
+func NodeEqualFunc(a, b *Node, sameRule func(x, y RuleID) bool) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -41,7 +47,7 @@ func NodeEqual(a, b *Node) bool {
 			return false
 		}
 	case OpRule:
-		if a.Rule != b.Rule {
+		if !sameRule(a.Rule, b.Rule) {
 			return false
 		}
 	case OpToken:
@@ -50,7 +56,7 @@ func NodeEqual(a, b *Node) bool {
 		}
 	}
 	for i := range a.Subs {
-		if !NodeEqual(a.Subs[i], b.Subs[i]) {
+		if !NodeEqualFunc(a.Subs[i], b.Subs[i], sameRule) {
 			return false
 		}
 	}

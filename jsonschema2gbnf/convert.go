@@ -179,6 +179,33 @@ func (c *conv) prim(name string) string {
 	return name
 }
 
+// primNames are the shared primitive rules (primBody), callees first.
+var primNames = []string{ruleWS, ruleHex, ruleChar, ruleString, ruleKEsc, ruleKChar, ruleKString,
+	ruleNzUint, ruleUint, ruleInteger, ruleFDigits, ruleFZeros, ruleFrac, ruleExp, ruleNumber,
+	ruleBoolean, ruleNull, ruleObject, ruleArray, ruleValue}
+
+// SharedRules returns, as GBNF text, the rules that the grammars Convert
+// writes with these options share under fixed names (value, string, ws,
+// number, …): a rule of a converted grammar with one of these names has
+// this body. A grammar that merges several converted grammars can keep
+// one copy of each. (The text has no root rule.)
+func SharedRules(opts ...Option) (string, error) {
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	for _, name := range primNames {
+		fmt.Fprintf(&b, "%s ::= %s\n", name, primBody(name, o))
+	}
+	return b.String(), nil
+}
+
 func primBody(name string, o options) string {
 	switch name {
 	case ruleWS:
