@@ -876,6 +876,14 @@ func TestOverloadAndCancel(t *testing.T) {
 	if status, _, b := rawPost(t, ts.url+"/v1/chat/completions", strings.NewReader(body)); status != 200 {
 		t.Fatalf("warm-up: %d %s", status, b)
 	}
+	// The warm-up's sequence leaves at the scheduler's next step, which
+	// may come after its answer: wait for it, so that both are free.
+	for deadline := time.Now().Add(30 * time.Second); ts.eng.SchedulerStats().Active != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the warm-up's sequence is still active after 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	const n = 12
 	type outcome struct {
 		status int
