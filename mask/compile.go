@@ -127,9 +127,11 @@ const (
 	// StateWorkUnits is the fixed cost of computing one state's token
 	// set, in work units. Fitted (least squares of the relative error)
 	// over the eager compilations of a sample of JSONSchemaBench grammars
-	// as time = a·units + b·states: b/a ≈ 180 units. Without it a grammar
-	// of many cheap states (128 tools' calls: 10,800 states) took twice
-	// the time its units said.
+	// as time = a·units + b·states: b/a ≈ 180 units (`go run
+	// ./jsonschema2gbnf/cmd/schemabench -accept mask -calibrate 7`
+	// measures it, and WorkUnitNanos). Without it a grammar of many cheap
+	// states (128 tools' calls: 10,800 states) took twice the time its
+	// units said.
 	StateWorkUnits = 150
 	// DefaultEagerWork is about 15 ms of precomputation on one core (see
 	// WorkUnitNanos): enough for every state of the five bench grammars
@@ -140,7 +142,8 @@ const (
 	DefaultEagerWork = 1_500_000
 	// WorkUnitNanos is the measured cost of one work unit on the
 	// development machine: the median over the eager compilations of
-	// every 7th JSONSchemaBench grammar (fastest of 5 runs each; median
+	// every 7th JSONSchemaBench grammar (-calibrate 7 above; fastest of
+	// 5 runs each; median
 	// 9.2 ns, half of them between 8.3 and 10.8 ns, 90% between 7.3 and
 	// 17 ns).
 	WorkUnitNanos = 10

@@ -35,6 +35,7 @@ func main() {
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -69,6 +70,10 @@ func main() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)
 			os.Exit(1)
+		}
+		if *calib > 0 {
+			calibrate(cases, v, *calib, 5)
+			return
 		}
 		if *walks > 0 {
 			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1}
