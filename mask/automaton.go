@@ -3,7 +3,6 @@ package mask
 import (
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -395,34 +394,66 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		}
 		return t, nil
 	}
+	var touched []uint8 // the classes of buckets not empty
+	type edgeKey struct {
+		a, b int32 // a call: callee, 0; a token reference: token, negated
+		p    int32 // the position
+	}
+	var calls, toks []edgeKey
+	byKey := func(x, y edgeKey) int {
+		if x.a != y.a {
+			return int(x.a - y.a)
+		}
+		if x.b != y.b {
+			return int(x.b - y.b)
+		}
+		return int(x.p - y.p)
+	}
+	// group calls f with the positions of each run of equal keys of es
+	// (sorted by key, then position).
+	group := func(es []edgeKey, f func(k edgeKey, ps []int32) error) error {
+		slices.SortFunc(es, byKey)
+		var ps []int32
+		for i, e := range es {
+			ps = append(ps, e.p)
+			if i+1 == len(es) || es[i+1].a != e.a || es[i+1].b != e.b {
+				if err := f(e, ps); err != nil {
+					return err
+				}
+				ps = nil
+			}
+		}
+		return nil
+	}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
 		// target(ps) depends only on ps: the memo lives for the whole frame.
-		for c := range buckets {
+		for _, c := range touched {
 			buckets[c] = buckets[c][:0]
 		}
-		calls := map[int32][]int32{}
-		toks := map[[2]int32][]int32{}
+		touched, calls, toks = touched[:0], calls[:0], toks[:0]
 		for _, p := range cur.next {
 			gp := &g.pos[p]
 			switch gp.kind {
 			case rxByte:
 				for c := a.classOf[gp.lo]; ; c++ {
+					if len(buckets[c]) == 0 {
+						touched = append(touched, c)
+					}
 					buckets[c] = append(buckets[c], p)
 					if int(c) == int(a.classOf[gp.hi]) {
 						break
 					}
 				}
 			case rxCall:
-				calls[gp.frame] = append(calls[gp.frame], p)
+				calls = append(calls, edgeKey{gp.frame, 0, p})
 			case rxTok:
 				neg := int32(0)
 				if gp.neg {
 					neg = 1
 				}
-				k := [2]int32{gp.tok, neg}
-				toks[k] = append(toks[k], p)
+				toks = append(toks, edgeKey{gp.tok, neg, p})
 			}
 		}
 		// States are processed in the order of their ids (frames one
@@ -430,12 +461,11 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if int(cur.id) != len(a.sStart)-1 {
 			panic("mask: automaton states processed out of order")
 		}
+		slices.Sort(touched)
 		var prevPs []int32 // adjacent classes often share their positions
 		prevT := int32(-1)
-		for c, ps := range buckets {
-			if len(ps) == 0 {
-				continue
-			}
+		for _, c := range touched {
+			ps := buckets[c]
 			t := prevT
 			if !slices.Equal(ps, prevPs) {
 				var err error
@@ -444,33 +474,28 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 				}
 				prevPs, prevT = ps, t
 			}
-			a.sClass = append(a.sClass, uint8(c))
+			a.sClass = append(a.sClass, c)
 			a.sTarget = append(a.sTarget, t)
 		}
 		a.sStart = append(a.sStart, int32(len(a.sTarget)))
-		// Targets are created in sorted order (not the maps'), so that
-		// state numbers, and with them the eager precomputation, do not
-		// change from one compilation to the next.
+		// Targets are created in sorted order (callee, token; positions
+		// in order), so that state numbers, and with them the eager
+		// precomputation, do not change from one compilation to the next.
 		var st state
-		for _, callee := range slices.Sorted(maps.Keys(calls)) {
-			t, err := target(calls[callee])
-			if err != nil {
-				return err
-			}
-			st.calls = append(st.calls, callEdge{callee: callee, ret: t})
-		}
-		tokKeys := slices.SortedFunc(maps.Keys(toks), func(x, y [2]int32) int {
-			if x[0] != y[0] {
-				return int(x[0] - y[0])
-			}
-			return int(x[1] - y[1])
+		err := group(calls, func(k edgeKey, ps []int32) error {
+			t, err := target(ps)
+			st.calls = append(st.calls, callEdge{callee: k.a, ret: t})
+			return err
 		})
-		for _, k := range tokKeys {
-			t, err := target(toks[k])
-			if err != nil {
+		if err == nil {
+			err = group(toks, func(k edgeKey, ps []int32) error {
+				t, err := target(ps)
+				st.toks = append(st.toks, tokEdge{tok: k.a, neg: k.b == 1, next: t})
 				return err
-			}
-			st.toks = append(st.toks, tokEdge{tok: k[0], neg: k[1] == 1, next: t})
+			})
+		}
+		if err != nil {
+			return err
 		}
 		a.states[cur.id].calls = st.calls
 		a.states[cur.id].toks = st.toks
