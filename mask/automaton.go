@@ -241,9 +241,9 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		// cur holds the last positions of the prefix so far; the first
 		// positions of a nullable prefix go straight to *first.
 		nullable = true
-		var cur []int32
+		var cur, f2, l2 []int32 // (f2 and l2 are reused: what they hold is copied)
 		for _, s := range r.subs {
-			var f2, l2 []int32
+			f2, l2 = f2[:0], l2[:0]
 			n2 := g.visit(s, &f2, &l2)
 			for _, p := range cur {
 				g.follow[p] = append(g.follow[p], f2...)
@@ -251,11 +251,10 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 			if nullable {
 				*first = append(*first, f2...)
 			}
-			if n2 {
-				cur = append(cur, l2...)
-			} else {
-				cur = l2
+			if !n2 {
+				cur = cur[:0]
 			}
+			cur = append(cur, l2...)
 			nullable = nullable && n2
 		}
 		*last = append(*last, cur...)
