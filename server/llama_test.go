@@ -73,6 +73,19 @@ type serverOpts struct {
 	drain     time.Duration
 }
 
+// waitIdle waits until no sequence of the engine is active: a finished
+// request's sequence leaves at the scheduler's next step, which may come
+// after its answer was sent.
+func (ts *testServer) waitIdle(tb testing.TB) {
+	tb.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ts.eng.SchedulerStats().Active != 0; {
+		if time.Now().After(deadline) {
+			tb.Fatal("a sequence is still active 30 s after its answer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func startServer(tb testing.TB, modelPath string, so serverOpts) *testServer {
 	tb.Helper()
 	if so.seqs == 0 {
@@ -876,14 +889,7 @@ func TestOverloadAndCancel(t *testing.T) {
 	if status, _, b := rawPost(t, ts.url+"/v1/chat/completions", strings.NewReader(body)); status != 200 {
 		t.Fatalf("warm-up: %d %s", status, b)
 	}
-	// The warm-up's sequence leaves at the scheduler's next step, which
-	// may come after its answer: wait for it, so that both are free.
-	for deadline := time.Now().Add(30 * time.Second); ts.eng.SchedulerStats().Active != 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the warm-up's sequence is still active after 30 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	ts.waitIdle(t) // both sequences free
 	const n = 12
 	type outcome struct {
 		status int
@@ -986,6 +992,7 @@ func TestOperations(t *testing.T) {
 	if status != 200 || hdr.Get("X-Request-Id") != "req-42" {
 		t.Errorf("request id: %d %v", status, hdr)
 	}
+	ts.waitIdle(t)
 	resp, err := http.Get(ts.url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
