@@ -40,6 +40,10 @@ type dfaState struct {
 
 type dfa struct {
 	states []dfaState // state 0 is the start state
+	// trimmed and minimal mark the outputs of trim and minimize, which
+	// then return the automaton itself (an automaton is never changed
+	// once built, so it may be shared).
+	trimmed, minimal bool
 }
 
 var errDFATooBig = &LimitError{Limit: "MaxDFAStates", Max: MaxDFAStates}
@@ -238,6 +242,9 @@ func unionDFA(a, b *dfa) (*dfa, error) {
 // state, renumbering so that the start is 0. The empty language becomes
 // a single non-accepting state without edges.
 func (d *dfa) trim() *dfa {
+	if d.trimmed {
+		return d
+	}
 	n := len(d.states)
 	// co-reachability
 	rev := make([][]int, n)
@@ -265,7 +272,7 @@ func (d *dfa) trim() *dfa {
 		}
 	}
 	if !live[0] {
-		return &dfa{states: []dfaState{{}}}
+		return &dfa{states: []dfaState{{}}, trimmed: true}
 	}
 	// reachability from 0 through live states, in BFS order
 	newID := make([]int, n)
@@ -293,6 +300,7 @@ func (d *dfa) trim() *dfa {
 		}
 		out.states[k] = dfaState{accept: st.accept, edges: es}
 	}
+	out.trimmed = true
 	return out
 }
 
@@ -304,6 +312,9 @@ func (d *dfa) isEmpty() bool {
 // minimize merges equivalent states (Moore's partition refinement over
 // the edge signatures). The result is trimmed.
 func (d *dfa) minimize() *dfa {
+	if d.minimal {
+		return d
+	}
 	d = d.trim()
 	n := len(d.states)
 	cls := make([]int, n)
@@ -364,7 +375,9 @@ func (d *dfa) minimize() *dfa {
 		}
 		out.states[k] = dfaState{accept: st.accept, edges: es}
 	}
-	return out.trim()
+	out = out.trim()
+	out.minimal = true
+	return out
 }
 
 func countDistinct(xs []int) int {

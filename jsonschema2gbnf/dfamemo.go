@@ -1,0 +1,99 @@
+package jsonschema2gbnf
+
+import "regexp/syntax"
+
+// dfaMemo keeps, for one conversion, the automata built from equal
+// inputs: the search automaton of each pattern source, and the products
+// and length languages combined from them. A schema repeats its patterns
+// (every branch of an expanded anyOf, every pair compared for oneOf,
+// every combination of patternProperties), and each rebuild is a subset
+// construction, a product and a minimization. Automata are never changed
+// once built, so a memoized one is shared. The memo does not change what
+// is charged to MaxDFAWork: callers charge a result each time they use
+// it, as when it was rebuilt, so that the limits (and the output) do not
+// depend on the memo.
+type dfaMemo struct {
+	pats map[string]dfaResult
+	ops  map[dfaOp]dfaResult
+	lens map[[2]int]dfaResult
+	all  *dfa // dfaAll(nil)
+}
+
+type dfaResult struct {
+	d   *dfa
+	err error
+}
+
+// dfaOp is a product of two memoized automata.
+type dfaOp struct {
+	op   byte // '&' intersection, '-' difference
+	a, b *dfa
+}
+
+// patternDFA returns the search automaton of the pattern src; re is its
+// parse (nil: parsePattern(src)).
+func (c *conv) patternDFA(src string, re *syntax.Regexp) (*dfa, error) {
+	if r, ok := c.dfas.pats[src]; ok {
+		return r.d, r.err
+	}
+	var d *dfa
+	var err error
+	if re == nil {
+		re, err = parsePattern(src)
+	}
+	if err == nil {
+		d, err = regexDFA(re, true)
+	}
+	if c.dfas.pats == nil {
+		c.dfas.pats = map[string]dfaResult{}
+	}
+	c.dfas.pats[src] = dfaResult{d, err}
+	return d, err
+}
+
+// anyString is dfaAll(nil), shared.
+func (c *conv) anyString() *dfa {
+	if c.dfas.all == nil {
+		c.dfas.all = dfaAll(nil)
+	}
+	return c.dfas.all
+}
+
+// lengthDFA is dfaLength, memoized.
+func (c *conv) lengthDFA(min, max int) (*dfa, error) {
+	k := [2]int{min, max}
+	if r, ok := c.dfas.lens[k]; ok {
+		return r.d, r.err
+	}
+	d, err := dfaLength(min, max)
+	if c.dfas.lens == nil {
+		c.dfas.lens = map[[2]int]dfaResult{}
+	}
+	c.dfas.lens[k] = dfaResult{d, err}
+	return d, err
+}
+
+// intersect is intersectDFA, memoized.
+func (c *conv) intersect(a, b *dfa) (*dfa, error) { return c.product('&', a, b) }
+
+// minus is minusDFA, memoized.
+func (c *conv) minus(a, b *dfa) (*dfa, error) { return c.product('-', a, b) }
+
+func (c *conv) product(op byte, a, b *dfa) (*dfa, error) {
+	k := dfaOp{op, a, b}
+	if r, ok := c.dfas.ops[k]; ok {
+		return r.d, r.err
+	}
+	var d *dfa
+	var err error
+	if op == '&' {
+		d, err = intersectDFA(a, b)
+	} else {
+		d, err = minusDFA(a, b)
+	}
+	if c.dfas.ops == nil {
+		c.dfas.ops = map[dfaOp]dfaResult{}
+	}
+	c.dfas.ops[k] = dfaResult{d, err}
+	return d, err
+}
