@@ -44,6 +44,7 @@ type dfa struct {
 	// then return the automaton itself (an automaton is never changed
 	// once built, so it may be shared).
 	trimmed, minimal bool
+	completed        *dfa // complete's result, once asked for
 }
 
 var errDFATooBig = &LimitError{Limit: "MaxDFAStates", Max: MaxDFAStates}
@@ -144,66 +145,113 @@ func edgesFor(s runeSet, to int) []dfaEdge {
 	return es
 }
 
-// complete adds a dead state so that every rune has a transition.
+// complete adds a dead state so that every rune has a transition. The
+// result is kept on d (automata do not change once built).
 func (d *dfa) complete() *dfa {
+	if d.completed != nil {
+		return d.completed
+	}
 	out := &dfa{states: make([]dfaState, len(d.states), len(d.states)+1)}
 	dead := len(d.states)
+	var es []dfaEdge // one backing array for all states
 	for i, st := range d.states {
-		var es []dfaEdge
-		var covered []rune
+		start := len(es)
+		// the edges are sorted and disjoint: the gaps between them,
+		// less the surrogates, go to the dead state
+		next := rune(0)
 		for _, e := range st.edges {
+			es = appendGap(es, next, e.lo-1, dead)
 			es = append(es, e)
-			covered = append(covered, e.lo, e.hi)
+			next = e.hi + 1
 		}
-		gap := normRunes(covered).complement()
-		es = append(es, edgesFor(gap, dead)...)
-		sort.Slice(es, func(a, b int) bool { return es[a].lo < es[b].lo })
-		out.states[i] = dfaState{accept: st.accept, edges: es}
+		es = appendGap(es, next, unicode.MaxRune, dead)
+		out.states[i] = dfaState{accept: st.accept, edges: es[start:len(es):len(es)]}
 	}
 	out.states = append(out.states, dfaState{edges: edgesFor(anyRune, dead)})
+	d.completed = out
 	return out
+}
+
+// appendGap appends the edges [lo,hi]→to without the surrogates.
+func appendGap(es []dfaEdge, lo, hi rune, to int) []dfaEdge {
+	if lo > hi {
+		return es
+	}
+	if lo <= surrogateHi && hi >= surrogateLo {
+		if lo < surrogateLo {
+			es = append(es, dfaEdge{lo, surrogateLo - 1, to})
+		}
+		if hi > surrogateHi {
+			es = append(es, dfaEdge{surrogateHi + 1, hi, to})
+		}
+		return es
+	}
+	return append(es, dfaEdge{lo, hi, to})
 }
 
 // complement accepts exactly the strings d rejects.
 func (d *dfa) complement() *dfa {
 	c := d.complete()
-	for i := range c.states {
-		c.states[i].accept = !c.states[i].accept
+	out := &dfa{states: make([]dfaState, len(c.states))}
+	for i, st := range c.states {
+		out.states[i] = dfaState{accept: !st.accept, edges: st.edges}
 	}
-	return c
+	out.completed = out
+	return out
 }
 
 // product combines two automata; acc decides acceptance of a pair.
 func product(a, b *dfa, acc func(x, y bool) bool) (*dfa, error) {
 	a, b = a.complete(), b.complete()
-	type pair struct{ x, y int }
-	idx := map[pair]int{{0, 0}: 0}
-	queue := []pair{{0, 0}}
+	// pair (x, y) is x*nb+y; its state is idx[pair]-1 (0: not yet),
+	// in a dense table when it is small, else in a map
+	nb := len(b.states)
+	var dense []int32
+	var sparse map[int]int32
+	if len(a.states)*nb <= maxDenseProduct {
+		dense = make([]int32, len(a.states)*nb)
+	} else {
+		sparse = map[int]int32{}
+	}
+	lookup := func(p int) int32 {
+		if dense != nil {
+			return dense[p]
+		}
+		return sparse[p]
+	}
+	set := func(p int, v int32) {
+		if dense != nil {
+			dense[p] = v
+		} else {
+			sparse[p] = v
+		}
+	}
+	set(0, 1)
+	queue := []int{0}
 	out := &dfa{states: []dfaState{{}}}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		i := idx[p]
-		sa, sb := a.states[p.x], b.states[p.y]
-		st := dfaState{accept: acc(sa.accept, sb.accept)}
+	var es []dfaEdge // one backing array for all states
+	for k := 0; k < len(queue); k++ {
+		p := queue[k]
+		sa, sb := a.states[p/nb], b.states[p%nb]
+		start := len(es)
 		ea, eb := sa.edges, sb.edges
 		ia, ib := 0, 0
 		for ia < len(ea) && ib < len(eb) {
 			lo := max(ea[ia].lo, eb[ib].lo)
 			hi := min(ea[ia].hi, eb[ib].hi)
 			if lo <= hi {
-				q := pair{ea[ia].to, eb[ib].to}
-				t, ok := idx[q]
-				if !ok {
+				q := ea[ia].to*nb + eb[ib].to
+				t := int(lookup(q)) - 1
+				if t < 0 {
 					if len(out.states) >= MaxDFAStates {
 						return nil, errDFATooBig
 					}
 					t = len(out.states)
-					idx[q] = t
+					set(q, int32(t+1))
 					out.states = append(out.states, dfaState{})
 					queue = append(queue, q)
 				}
-				st.edges = appendEdge(st.edges, lo, hi, t)
+				es = appendEdgeFrom(es, start, lo, hi, t)
 			}
 			if ea[ia].hi < eb[ib].hi {
 				ia++
@@ -211,15 +259,24 @@ func product(a, b *dfa, acc func(x, y bool) bool) (*dfa, error) {
 				ib++
 			}
 		}
-		out.states[i] = st
+		out.states[k] = dfaState{accept: acc(sa.accept, sb.accept), edges: es[start:len(es):len(es)]}
 	}
 	return out.trim(), nil
 }
 
+// maxDenseProduct is the most pairs product indexes in a table (4 bytes
+// each) rather than a map.
+const maxDenseProduct = 1 << 18
+
 // appendEdge appends [lo,hi]→to, merging with the previous edge when
 // adjacent with the same target.
 func appendEdge(es []dfaEdge, lo, hi rune, to int) []dfaEdge {
-	if n := len(es); n > 0 && es[n-1].to == to && (es[n-1].hi+1 == lo || (es[n-1].hi == surrogateLo-1 && lo == surrogateHi+1)) {
+	return appendEdgeFrom(es, 0, lo, hi, to)
+}
+
+// appendEdgeFrom is appendEdge for the edges es[start:] of one state.
+func appendEdgeFrom(es []dfaEdge, start int, lo, hi rune, to int) []dfaEdge {
+	if n := len(es); n > start && es[n-1].to == to && (es[n-1].hi+1 == lo || (es[n-1].hi == surrogateLo-1 && lo == surrogateHi+1)) {
 		es[n-1].hi = hi
 		return es
 	}
@@ -246,25 +303,37 @@ func (d *dfa) trim() *dfa {
 		return d
 	}
 	n := len(d.states)
-	// co-reachability
-	rev := make([][]int, n)
+	// co-reachability, over the reversed edges (in one array: the
+	// sources into state t are rev[at[t]:at[t+1]])
+	at := make([]int32, n+1)
+	for _, st := range d.states {
+		for _, e := range st.edges {
+			at[e.to+1]++
+		}
+	}
+	for t := 0; t < n; t++ {
+		at[t+1] += at[t]
+	}
+	rev := make([]int32, at[n])
+	fill := append([]int32(nil), at[:n]...)
 	for i, st := range d.states {
 		for _, e := range st.edges {
-			rev[e.to] = append(rev[e.to], i)
+			rev[fill[e.to]] = int32(i)
+			fill[e.to]++
 		}
 	}
 	live := make([]bool, n)
-	var stack []int
+	stack := fill[:0]
 	for i, st := range d.states {
 		if st.accept {
 			live[i] = true
-			stack = append(stack, i)
+			stack = append(stack, int32(i))
 		}
 	}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, p := range rev[x] {
+		for _, p := range rev[at[x]:at[x+1]] {
 			if !live[p] {
 				live[p] = true
 				stack = append(stack, p)
@@ -290,15 +359,16 @@ func (d *dfa) trim() *dfa {
 		}
 	}
 	out := &dfa{states: make([]dfaState, len(order))}
+	var es []dfaEdge // one backing array for all states
 	for k, old := range order {
 		st := d.states[old]
-		var es []dfaEdge
+		start := len(es)
 		for _, e := range st.edges {
 			if live[e.to] {
-				es = appendEdge(es, e.lo, e.hi, newID[e.to])
+				es = appendEdgeFrom(es, start, e.lo, e.hi, newID[e.to])
 			}
 		}
-		out.states[k] = dfaState{accept: st.accept, edges: es}
+		out.states[k] = dfaState{accept: st.accept, edges: es[start:len(es):len(es)]}
 	}
 	out.trimmed = true
 	return out
@@ -317,71 +387,90 @@ func (d *dfa) minimize() *dfa {
 	}
 	d = d.trim()
 	n := len(d.states)
-	cls := make([]int, n)
+	cls := make([]int32, n)
+	next := make([]int32, n)
 	for i, st := range d.states {
 		if st.accept {
 			cls[i] = 1
 		}
 	}
+	nClasses := countDistinct(cls)
 	var buf []byte
 	put := func(x int32) {
 		buf = append(buf, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
 	}
-	nClasses := countDistinct(cls)
+	sigs := make(map[string]int32, n)
 	for {
-		sigs := make(map[string]int, nClasses*2)
-		next := make([]int, n)
+		clear(sigs)
 		for i, st := range d.states {
 			buf = buf[:0]
-			put(int32(cls[i]))
-			var es []dfaEdge
+			put(cls[i])
+			// the edges with their targets' classes, adjacent ones with
+			// the same class merged (as appendEdge would)
+			var lo, hi rune
+			to := int32(-1)
 			for _, e := range st.edges {
-				es = appendEdge(es, e.lo, e.hi, cls[e.to])
+				c := cls[e.to]
+				if to == c && (hi+1 == e.lo || (hi == surrogateLo-1 && e.lo == surrogateHi+1)) {
+					hi = e.hi
+					continue
+				}
+				if to >= 0 {
+					put(lo)
+					put(hi)
+					put(to)
+				}
+				lo, hi, to = e.lo, e.hi, c
 			}
-			for _, e := range es {
-				put(e.lo)
-				put(e.hi)
-				put(int32(e.to))
+			if to >= 0 {
+				put(lo)
+				put(hi)
+				put(to)
 			}
 			id, ok := sigs[string(buf)]
 			if !ok {
-				id = len(sigs)
+				id = int32(len(sigs))
 				sigs[string(buf)] = id
 			}
 			next[i] = id
 		}
 		same := len(sigs) == nClasses
-		cls = next
+		cls, next = next, cls
 		nClasses = len(sigs)
 		if same {
 			break
 		}
 	}
 	// build the quotient, start class first
-	newID := map[int]int{cls[0]: 0}
+	newID := make([]int32, nClasses)
+	for i := range newID {
+		newID[i] = -1
+	}
+	newID[cls[0]] = 0
 	order := []int{0}
 	for i := 0; i < n; i++ {
-		if _, ok := newID[cls[i]]; !ok {
-			newID[cls[i]] = len(order)
+		if newID[cls[i]] < 0 {
+			newID[cls[i]] = int32(len(order))
 			order = append(order, i)
 		}
 	}
 	out := &dfa{states: make([]dfaState, len(order))}
+	var es []dfaEdge // one backing array for all states
 	for k, rep := range order {
 		st := d.states[rep]
-		var es []dfaEdge
+		start := len(es)
 		for _, e := range st.edges {
-			es = appendEdge(es, e.lo, e.hi, newID[cls[e.to]])
+			es = appendEdgeFrom(es, start, e.lo, e.hi, int(newID[cls[e.to]]))
 		}
-		out.states[k] = dfaState{accept: st.accept, edges: es}
+		out.states[k] = dfaState{accept: st.accept, edges: es[start:len(es):len(es)]}
 	}
 	out = out.trim()
 	out.minimal = true
 	return out
 }
 
-func countDistinct(xs []int) int {
-	m := map[int]bool{}
+func countDistinct(xs []int32) int {
+	m := map[int32]bool{}
 	for _, x := range xs {
 		m[x] = true
 	}
