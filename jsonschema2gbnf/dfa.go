@@ -2,6 +2,7 @@ package jsonschema2gbnf
 
 import (
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -395,48 +396,84 @@ func (d *dfa) minimize() *dfa {
 		}
 	}
 	nClasses := countDistinct(cls)
-	var buf []byte
-	put := func(x int32) {
-		buf = append(buf, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
-	}
-	sigs := make(map[string]int32, n)
-	for {
-		clear(sigs)
-		for i, st := range d.states {
-			buf = buf[:0]
-			put(cls[i])
-			// the edges with their targets' classes, adjacent ones with
-			// the same class merged (as appendEdge would)
-			var lo, hi rune
-			to := int32(-1)
-			for _, e := range st.edges {
-				c := cls[e.to]
-				if to == c && (hi+1 == e.lo || (hi == surrogateLo-1 && e.lo == surrogateHi+1)) {
-					hi = e.hi
-					continue
-				}
-				if to >= 0 {
-					put(lo)
-					put(hi)
-					put(to)
-				}
-				lo, hi, to = e.lo, e.hi, c
+	// A state's signature is its class and its edges with their targets'
+	// classes, adjacent edges to one class merged (as appendEdge would).
+	// Signatures are looked up by a hash and compared with the class's
+	// first state on a hit.
+	sig := func(i int, cls []int32, f func(lo, hi rune, to int32)) {
+		var lo, hi rune
+		to := int32(-1)
+		for _, e := range d.states[i].edges {
+			c := cls[e.to]
+			if to == c && (hi+1 == e.lo || (hi == surrogateLo-1 && e.lo == surrogateHi+1)) {
+				hi = e.hi
+				continue
 			}
 			if to >= 0 {
-				put(lo)
-				put(hi)
-				put(to)
+				f(lo, hi, to)
 			}
-			id, ok := sigs[string(buf)]
-			if !ok {
-				id = int32(len(sigs))
-				sigs[string(buf)] = id
+			lo, hi, to = e.lo, e.hi, c
+		}
+		if to >= 0 {
+			f(lo, hi, to)
+		}
+	}
+	var h uint64
+	mix := func(x uint64) { h = (h ^ x) * 0x100000001b3 }
+	hashOf := func(i int) uint64 {
+		h = 0xcbf29ce484222325
+		mix(uint64(cls[i]))
+		sig(i, cls, func(lo, hi rune, to int32) {
+			mix(uint64(lo)<<32 | uint64(uint32(hi)))
+			mix(uint64(to))
+		})
+		return h
+	}
+	var sa, sb []int32
+	sameSig := func(i, j int) bool {
+		if cls[i] != cls[j] {
+			return false
+		}
+		sa, sb = sa[:0], sb[:0]
+		sig(i, cls, func(lo, hi rune, to int32) { sa = append(sa, lo, hi, to) })
+		sig(j, cls, func(lo, hi rune, to int32) { sb = append(sb, lo, hi, to) })
+		return slices.Equal(sa, sb)
+	}
+	byHash := make(map[uint64]int32, n) // hash → class (the first with it)
+	var reps []int                     // class → its first state
+	var chain []int32                  // class → next class with the same hash, or -1
+	for {
+		clear(byHash)
+		reps, chain = reps[:0], chain[:0]
+		for i := range d.states {
+			hv := hashOf(i)
+			id := int32(-1)
+			c, ok := byHash[hv]
+			for ok && c >= 0 {
+				if sameSig(i, reps[c]) {
+					id = c
+					break
+				}
+				if chain[c] < 0 {
+					break
+				}
+				c = chain[c]
+			}
+			if id < 0 {
+				id = int32(len(reps))
+				reps = append(reps, i)
+				chain = append(chain, -1)
+				if ok {
+					chain[c] = id // c is the last of the chain
+				} else {
+					byHash[hv] = id
+				}
 			}
 			next[i] = id
 		}
-		same := len(sigs) == nClasses
+		same := len(reps) == nClasses
 		cls, next = next, cls
-		nClasses = len(sigs)
+		nClasses = len(reps)
 		if same {
 			break
 		}

@@ -21,6 +21,16 @@ var anyRune = runeSet{0, surrogateLo - 1, surrogateHi + 1, unicode.MaxRune}
 
 // normRunes sorts and merges ranges (pairs) and removes surrogates.
 func normRunes(rs []rune) runeSet {
+	sorted := true
+	for i := 2; i+1 < len(rs); i += 2 {
+		if rs[i] < rs[i-2] {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return normSorted(rs)
+	}
 	type iv struct{ lo, hi rune }
 	var ivs []iv
 	for i := 0; i+1 < len(rs); i += 2 {
@@ -61,6 +71,49 @@ func normRunes(rs []rune) runeSet {
 	// merge across the surrogate gap is not allowed: ranges touching
 	// D7FF and E000 stay separate because D800-DFFF is excluded above and
 	// adjacency is checked on raw values.
+	return out
+}
+
+// normSorted is normRunes for ranges already sorted by their low end
+// (the common case: the ranges of a set or of a state's edges), in one
+// pass without sorting.
+func normSorted(rs []rune) runeSet {
+	out := make(runeSet, 0, len(rs)+2)
+	add := func(lo, hi rune) {
+		n := len(out)
+		if n > 0 && lo <= out[n-1]+1 {
+			if hi > out[n-1] {
+				out[n-1] = hi
+			}
+			return
+		}
+		out = append(out, lo, hi)
+	}
+	for i := 0; i+1 < len(rs); i += 2 {
+		lo, hi := rs[i], rs[i+1]
+		if lo < 0 {
+			lo = 0
+		}
+		if hi > unicode.MaxRune {
+			hi = unicode.MaxRune
+		}
+		if lo > hi {
+			continue
+		}
+		if lo <= surrogateHi && hi >= surrogateLo {
+			if lo < surrogateLo {
+				add(lo, surrogateLo-1)
+			}
+			if hi > surrogateHi {
+				add(surrogateHi+1, hi)
+			}
+			continue
+		}
+		add(lo, hi)
+	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
@@ -181,6 +234,9 @@ func foldRunes(s runeSet) runeSet {
 // mustEscape is the set of characters that never appear raw in a JSON string.
 var mustEscape = runeSet{0, 0x1F, '"', '"', '\\', '\\'}
 
+// rawChars is every character written raw in a JSON string.
+var rawChars = anyRune.minus(mustEscape)
+
 // kwideFirst is the set of characters that do not stand for themselves
 // as printable ASCII in a canonical string: non-ASCII and escaped ones.
 var kwideFirst = anyRune.minus(runeSet{0x20, 0x7F}.minus(mustEscape))
@@ -225,11 +281,14 @@ func encodeJSONString(s string) string {
 // encClass returns a GBNF expression matching the canonical encoding of
 // exactly one character of s. s must not be empty.
 func encClass(s runeSet) string {
+	if r, ok := s.single(); ok && !mustEscape.has(r) {
+		return lit(string(r)) // what the general case writes
+	}
 	raw := s.minus(mustEscape)
 	esc := s.intersect(mustEscape)
 	var alts []string
 	if !raw.empty() {
-		if raw.equal(anyRune.minus(mustEscape)) {
+		if raw.equal(rawChars) {
 			alts = append(alts, `[^"\\\x00-\x1F]`)
 		} else if r, ok := raw.single(); ok {
 			alts = append(alts, lit(string(r)))
