@@ -440,8 +440,8 @@ func (d *dfa) minimize() *dfa {
 		return slices.Equal(sa, sb)
 	}
 	byHash := make(map[uint64]int32, n) // hash → class (the first with it)
-	var reps []int                     // class → its first state
-	var chain []int32                  // class → next class with the same hash, or -1
+	var reps []int                      // class → its first state
+	var chain []int32                   // class → next class with the same hash, or -1
 	for {
 		clear(byHash)
 		reps, chain = reps[:0], chain[:0]
