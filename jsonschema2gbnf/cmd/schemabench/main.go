@@ -37,7 +37,7 @@ func main() {
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
-	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass")
+	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
 	dump := flag.String("dump", "", "write every schema's strict and lenient output (grammar or error) to this folder, to compare converter versions (diff -r)")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -70,7 +70,10 @@ func main() {
 		if *flexible {
 			opts = append(opts, jsonschema2gbnf.FlexibleWhitespace(0))
 		}
-		convertOnly(cases, *runs, *only, opts)
+		if err := convertOnly(cases, *runs, *only, opts, *timesOut); err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	o := schemabench.Options{Instances: *instances, Keep: *dump != ""}
@@ -155,8 +158,9 @@ func main() {
 }
 
 // convertOnly times the strict conversion of every case (those that
-// convert; the others are skipped after the first pass), runs passes.
-func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonschema2gbnf.Option) {
+// convert; the others are skipped after the first pass), runs passes;
+// with timesOut, it writes each schema's fastest time (id, µs) there.
+func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonschema2gbnf.Option, timesOut string) error {
 	var sel []*schemabench.Case
 	for _, c := range cases {
 		if only == "" || strings.Contains(c.ID(), only) {
@@ -166,6 +170,7 @@ func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonsc
 	names := []string{"p50", "p90", "p95", "p99", "max", "total"}
 	var per [6][]time.Duration
 	var mallocs []uint64
+	fastest := map[string]time.Duration{}
 	for run := 0; run < runs; run++ {
 		var ds []time.Duration
 		var keep []*schemabench.Case
@@ -180,6 +185,9 @@ func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonsc
 			}
 			keep = append(keep, c)
 			ds = append(ds, d)
+			if f, ok := fastest[c.ID()]; !ok || d < f {
+				fastest[c.ID()] = d
+			}
 		}
 		runtime.ReadMemStats(&ms1)
 		sel = keep
@@ -207,6 +215,15 @@ func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonsc
 		}
 		fmt.Printf("  %-5s %v / %v / %v\n", name, xs[0].Round(r), xs[len(xs)/2].Round(r), xs[len(xs)-1].Round(r))
 	}
+	if timesOut == "" {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("id\tconvert_us_fastest\n")
+	for _, c := range sel {
+		fmt.Fprintf(&b, "%s\t%d\n", c.ID(), fastest[c.ID()].Microseconds())
+	}
+	return os.WriteFile(timesOut, []byte(b.String()), 0o644)
 }
 
 // pcts formats the p50, p90, p95, p99 and max of ds (sorted in place).
