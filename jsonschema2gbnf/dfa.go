@@ -1,11 +1,10 @@
 package jsonschema2gbnf
 
 import (
+	"encoding/binary"
 	"regexp/syntax"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"unicode"
 )
 
@@ -704,10 +703,17 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the characters each consuming instruction takes, computed once
+	runes := make([]runeSet, len(prog.Inst))
+	for pc := range prog.Inst {
+		runes[pc] = instRunes(&prog.Inst[pc])
+	}
 	// closure of a pc set under the empty ops that hold
+	seen := make([]bool, len(prog.Inst))
+	var stack, touched []int
 	closure := func(pcs []int, ops syntax.EmptyOp) (set []int, match bool) {
-		seen := map[int]bool{}
-		stack := append([]int{}, pcs...)
+		stack = append(stack[:0], pcs...)
+		touched = touched[:0]
 		for len(stack) > 0 {
 			pc := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -715,6 +721,7 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 				continue
 			}
 			seen[pc] = true
+			touched = append(touched, pc)
 			in := &prog.Inst[pc]
 			switch in.Op {
 			case syntax.InstAlt, syntax.InstAltMatch:
@@ -731,6 +738,9 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 				set = append(set, pc)
 			}
 		}
+		for _, pc := range touched {
+			seen[pc] = false
+		}
 		sort.Ints(set)
 		return set, match
 	}
@@ -744,13 +754,13 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 		prev    int
 		matched bool
 	}
+	var kb []byte
 	keyOf := func(v sval) skey {
-		var b strings.Builder
+		kb = kb[:0]
 		for _, pc := range v.pcs {
-			b.WriteString(strconv.Itoa(pc))
-			b.WriteByte(',')
+			kb = binary.AppendUvarint(kb, uint64(pc))
 		}
-		return skey{b.String(), v.prev, v.matched}
+		return skey{string(kb), v.prev, v.matched}
 	}
 	idx := map[skey]int{}
 	var vals []sval
@@ -775,6 +785,7 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 	if _, err := add(sval{pcs: []int{prog.Start}, prev: ctxStart}); err != nil {
 		return nil, err
 	}
+	var pts []rune // the boundaries of a state's transition partition
 	for i := 0; i < len(vals); i++ {
 		v := vals[i]
 		if v.matched {
@@ -799,27 +810,20 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 			s, m := closure(pcs, emptyOps(v.prev, next))
 			cls[next] = cl{s, m}
 		}
-		bounds := map[rune]bool{0: true, unicode.MaxRune + 1: true}
+		pts := append(pts[:0], 0, unicode.MaxRune+1, surrogateLo, surrogateHi+1)
 		for k := 0; k+1 < len(wordAndNL); k += 2 {
-			bounds[wordAndNL[k]] = true
-			bounds[wordAndNL[k+1]+1] = true
+			pts = append(pts, wordAndNL[k], wordAndNL[k+1]+1)
 		}
-		bounds[surrogateLo] = true
-		bounds[surrogateHi+1] = true
 		for next := ctxNL; next <= ctxOther; next++ {
 			for _, pc := range cls[next].set {
-				rs := instRunes(&prog.Inst[pc])
+				rs := runes[pc]
 				for k := 0; k+1 < len(rs); k += 2 {
-					bounds[rs[k]] = true
-					bounds[rs[k+1]+1] = true
+					pts = append(pts, rs[k], rs[k+1]+1)
 				}
 			}
 		}
-		pts := make([]rune, 0, len(bounds))
-		for r := range bounds {
-			pts = append(pts, r)
-		}
-		sort.Slice(pts, func(a, b int) bool { return pts[a] < pts[b] })
+		slices.Sort(pts)
+		pts = slices.Compact(pts)
 		for k := 0; k+1 < len(pts); k++ {
 			lo, hi := pts[k], pts[k+1]-1
 			if lo >= surrogateLo && lo <= surrogateHi {
@@ -833,9 +837,8 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 			} else {
 				var to []int
 				for _, pc := range c.set {
-					in := &prog.Inst[pc]
-					if instRunes(in).has(lo) {
-						to = append(to, int(in.Out))
+					if runes[pc].has(lo) {
+						to = append(to, int(prog.Inst[pc].Out))
 					}
 				}
 				if len(to) == 0 && !search {
