@@ -1,6 +1,10 @@
 package jsonschema2gbnf
 
-import "regexp/syntax"
+import (
+	"encoding/binary"
+	"regexp"
+	"regexp/syntax"
+)
 
 // dfaMemo keeps, for one conversion, the automata built from equal
 // inputs: the search automaton of each pattern source, and the products
@@ -17,6 +21,27 @@ type dfaMemo struct {
 	ops  map[dfaOp]dfaResult
 	lens map[[2]int]dfaResult
 	all  *dfa // dfaAll(nil)
+	res  map[string]regexpResult
+	cls  map[string]string // classExpr by the set's ranges
+}
+
+type regexpResult struct {
+	re  *regexp.Regexp
+	err error
+}
+
+// regexp is regexp.Compile, memoized: checking many names or values
+// against the same patterns compiles each once.
+func (c *conv) regexp(src string) (*regexp.Regexp, error) {
+	if r, ok := c.dfas.res[src]; ok {
+		return r.re, r.err
+	}
+	re, err := regexp.Compile(src)
+	if c.dfas.res == nil {
+		c.dfas.res = map[string]regexpResult{}
+	}
+	c.dfas.res[src] = regexpResult{re, err}
+	return re, err
 }
 
 type dfaResult struct {
@@ -96,4 +121,22 @@ func (c *conv) product(op byte, a, b *dfa) (*dfa, error) {
 	}
 	c.dfas.ops[k] = dfaResult{d, err}
 	return d, err
+}
+
+// classExpr is classExpr, memoized: the classes of a grammar's tries and
+// automata repeat (every trie node that one character leaves).
+func (c *conv) classExpr(s runeSet) string {
+	b := make([]byte, 0, 4*len(s))
+	for _, r := range s {
+		b = binary.AppendUvarint(b, uint64(r))
+	}
+	if x, ok := c.dfas.cls[string(b)]; ok {
+		return x
+	}
+	x := classExpr(s)
+	if c.dfas.cls == nil {
+		c.dfas.cls = map[string]string{}
+	}
+	c.dfas.cls[string(b)] = x
+	return x
 }

@@ -302,12 +302,12 @@ func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*
 				}
 				ok := true
 				for _, p := range include {
-					if re, err := regexp.Compile(p.src); err != nil || !re.MatchString(k) {
+					if re, err := c.regexp(p.src); err != nil || !re.MatchString(k) {
 						ok = false
 					}
 				}
 				for _, p := range excl {
-					if re, err := regexp.Compile(p.src); err == nil && re.MatchString(k) {
+					if re, err := c.regexp(p.src); err == nil && re.MatchString(k) {
 						ok = false
 					}
 				}

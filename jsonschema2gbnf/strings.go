@@ -317,20 +317,28 @@ func (c *conv) keyTrie(kind int, set []string) string {
 		byFirst[r] = append(byFirst[r], s[size:])
 	}
 	sort.Slice(firsts, func(i, j int) bool { return firsts[i] < firsts[j] })
-	var rs []rune
+	// every non-ASCII or escaped character starts no key suffix here
+	wideHere := true
 	for _, r := range firsts {
-		rs = append(rs, r, r)
+		if kwideFirst.has(r) {
+			wideHere = false
+			break
+		}
 	}
-	others := anyRune.minus(normRunes(rs))
-	wideHere := others.intersect(kwideFirst).equal(kwideFirst)
 	var alts []string
 	switch kind {
 	case trieLeave:
+		// the characters that start no key suffix here
+		rs := make([]rune, 0, 2*len(firsts))
+		for _, r := range firsts {
+			rs = append(rs, r, r)
+		}
+		others := normRunes(rs).complement()
 		if wideHere {
 			others = others.minus(kwideFirst)
 		}
 		if !others.empty() {
-			alts = append(alts, classExpr(others))
+			alts = append(alts, c.classExpr(others))
 		}
 	case trieWide:
 		if wideHere {
