@@ -391,13 +391,13 @@ func (d *dfa) isEmpty() bool {
 // The partition refinement starts from accepting / not accepting and
 // splits a class whenever its states' signatures differ: a signature is
 // a state's edges with their targets' classes (adjacent edges to one
-// class merged, as appendEdge would). Only classes with a state whose
-// successor changed class are looked at again, so an automaton that is
-// already nearly minimal costs about one pass per split rather than one
-// pass over every state per round (Moore's algorithm; it took 81 rounds
-// over 2,800 states on the longest corpus conversions). The coarsest
-// stable partition is unique, so the order of the splits does not
-// change the result.
+// class merged, as appendEdge would). Only the states with a successor
+// that changed class are looked at again, and the largest part of a
+// split class keeps its number (Hopcroft's rule), so the work is about
+// the edges times the log of the states, rather than one pass over every
+// state per round (Moore's algorithm: 81 rounds over 2,800 states on the
+// longest corpus conversions). The coarsest stable partition is unique,
+// so the order of the splits does not change the result.
 func (d *dfa) minimize() *dfa {
 	if d.minimal {
 		return d
@@ -458,74 +458,133 @@ func (d *dfa) minimize() *dfa {
 		sig(j, appendB)
 		return slices.Equal(sa, sb)
 	}
-	// the work list of classes to look at, every class at first
-	queued := make([]bool, len(members), n)
+	// touched[i]: i's signature may have changed since its class was last
+	// looked at (a successor changed class); such states wait in
+	// pend[cls[i]]. The untouched members of a class share one signature.
+	touched := make([]bool, n)
+	pend := make([][]int32, len(members))
+	queued := make([]bool, len(members))
 	var work []int32
-	for c := range members {
+	for c, m := range members {
+		for _, i := range m {
+			touched[i] = true
+		}
+		pend[c] = append([]int32(nil), m...)
 		queued[c] = true
 		work = append(work, int32(c))
 	}
 	byHash := map[uint64]int{}
-	var groups [][]int32
+	var groups [][]int32 // of touched states; groups[0] also holds the untouched ones when there are
 	var groupHash []uint64
+	var groupRep []int32
+	var moved []int32
 	for len(work) > 0 {
 		c := work[0]
 		work = work[1:]
 		queued[c] = false
+		ts := pend[c]
+		pend[c] = nil
 		m := members[c]
 		if len(m) < 2 {
+			for _, i := range ts {
+				touched[i] = false
+			}
 			continue
 		}
-		// group the members by signature, in order of first member
 		clear(byHash)
-		groups, groupHash = groups[:0], groupHash[:0]
-		for _, i := range m {
+		groups, groupHash, groupRep = groups[:0], groupHash[:0], groupRep[:0]
+		find := func(i int32) int {
 			h = 0xcbf29ce484222325
 			sig(i, addSig)
-			g, ok := byHash[h]
-			if ok && !sameSig(i, groups[g][0]) {
-				// a hash collision: look through the groups
-				ok = false
-				for k := range groups {
-					if groupHash[k] == h && sameSig(i, groups[k][0]) {
-						g, ok = k, true
-						break
+			if g, ok := byHash[h]; ok {
+				if sameSig(i, groupRep[g]) {
+					return g
+				}
+				for k := range groups { // a hash collision
+					if groupHash[k] == h && sameSig(i, groupRep[k]) {
+						return k
 					}
 				}
+			} else {
+				byHash[h] = len(groups)
 			}
-			if !ok {
-				g = len(groups)
-				if _, taken := byHash[h]; !taken {
-					byHash[h] = g
+			groups = append(groups, nil)
+			groupHash = append(groupHash, h)
+			groupRep = append(groupRep, i)
+			return len(groups) - 1
+		}
+		hasUntouched := len(ts) < len(m)
+		if hasUntouched {
+			for _, i := range m {
+				if !touched[i] {
+					find(i) // group 0: the untouched states' signature
+					break
 				}
-				groups = append(groups, nil)
-				groupHash = append(groupHash, h)
 			}
+		}
+		for _, i := range ts {
+			g := find(i)
 			groups[g] = append(groups[g], i)
 		}
 		if len(groups) == 1 {
+			for _, i := range ts {
+				touched[i] = false
+			}
 			continue
 		}
-		// the first group keeps the class; the others get new ones, and
-		// the classes of their states' predecessors are looked at again
-		// (the signatures of the others do not change)
-		members[c] = groups[0]
-		for _, g := range groups[1:] {
+		if hasUntouched {
+			// group 0 is the untouched members and the touched ones
+			// that matched them
+			g0 := groups[0]
+			groups[0] = make([]int32, 0, len(m)-len(ts)+len(g0))
+			for _, i := range m {
+				if !touched[i] {
+					groups[0] = append(groups[0], i)
+				}
+			}
+			groups[0] = append(groups[0], g0...)
+		}
+		for _, i := range ts {
+			touched[i] = false
+		}
+		// the largest group keeps the class, the others get new ones;
+		// the predecessors of the states that changed class are touched
+		keep := 0
+		for g := range groups {
+			if len(groups[g]) > len(groups[keep]) {
+				keep = g
+			}
+		}
+		moved = moved[:0]
+		for g, states := range groups {
+			if g == keep {
+				members[c] = states
+				continue
+			}
 			nc := int32(len(members))
-			members = append(members, g)
+			members = append(members, states)
+			pend = append(pend, nil)
 			queued = append(queued, false)
-			for _, i := range g {
+			for _, i := range states {
 				cls[i] = nc
 			}
-			for _, i := range g {
-				for _, p := range rev[at[i]:at[i+1]] {
-					if pc := cls[p]; !queued[pc] {
-						queued[pc] = true
-						work = append(work, pc)
-					}
+			moved = append(moved, states...)
+		}
+		for _, i := range moved {
+			for _, p := range rev[at[i]:at[i+1]] {
+				if touched[p] {
+					continue
+				}
+				touched[p] = true
+				pc := cls[p]
+				pend[pc] = append(pend[pc], p)
+				if !queued[pc] {
+					queued[pc] = true
+					work = append(work, pc)
 				}
 			}
 		}
+		groups = nil // its lists now belong to members
 	}
 	nClasses := len(members)
 	// build the quotient, start class first

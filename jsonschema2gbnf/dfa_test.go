@@ -127,13 +127,28 @@ func sameStates(a, b []dfaState) bool {
 // (the converter's output is written from them, state by state).
 func TestDFAAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	for iter := 0; iter < 3000; iter++ {
-		d := randomDFA(rng, 1+rng.Intn(30))
+	for iter := 0; iter < 1500; iter++ {
+		d := randomDFA(rng, 1+rng.Intn(60))
 		if got, want := d.minimize(), mooreMinimize(d); !sameStates(got.states, want.states) {
 			t.Fatalf("iteration %d: minimize differs from Moore's:\n got %v\nwant %v", iter, got.states, want.states)
 		}
 		if got, want := d.complete().states, refComplete(d); !sameStates(got, want) {
 			t.Fatalf("iteration %d: complete differs:\n got %v\nwant %v", iter, got, want)
+		}
+		// copies of states (edges to any copy of the target) are
+		// equivalent: minimization must merge them back
+		k := 1 + rng.Intn(3)
+		inflated := &dfa{states: make([]dfaState, k*len(d.states))}
+		for i, st := range inflated.states {
+			orig := d.states[i%len(d.states)]
+			st.accept = orig.accept
+			for _, e := range orig.edges {
+				st.edges = append(st.edges, dfaEdge{e.lo, e.hi, e.to + len(d.states)*rng.Intn(k)})
+			}
+			inflated.states[i] = st
+		}
+		if got, want := inflated.minimize(), d.minimize(); !sameStates(got.states, want.states) {
+			t.Fatalf("iteration %d: copies of states not merged:\n got %v\nwant %v", iter, got.states, want.states)
 		}
 		e := randomDFA(rng, 1+rng.Intn(10))
 		p, err := intersectDFA(d, e)
