@@ -21,6 +21,7 @@ type dfaMemo struct {
 	ops  map[dfaOp]dfaResult
 	lens map[[2]int]dfaResult
 	all  *dfa // dfaAll(nil)
+	held int  // states of the automata in ops
 	res  map[string]regexpResult
 	cls  map[string]string // classExpr by the set's ranges
 }
@@ -116,12 +117,25 @@ func (c *conv) product(op byte, a, b *dfa) (*dfa, error) {
 	} else {
 		d, err = minusDFA(a, b)
 	}
+	if d != nil {
+		if c.dfas.held+len(d.states) > maxMemoStates {
+			return d, err // the memo is full: computed, not kept
+		}
+		c.dfas.held += len(d.states)
+	}
 	if c.dfas.ops == nil {
 		c.dfas.ops = map[dfaOp]dfaResult{}
 	}
 	c.dfas.ops[k] = dfaResult{d, err}
 	return d, err
 }
+
+// maxMemoStates bounds the states of the products the memo keeps for one
+// conversion (about 100 bytes each with their edges: ~25 MB). Pairwise
+// checks (oneOf branches compared two by two) build products that are
+// used once; without a bound a schema with many patterned branches would
+// keep them all.
+const maxMemoStates = 1 << 18
 
 // classExpr is classExpr, memoized: the classes of a grammar's tries and
 // automata repeat (every trie node that one character leaves).
