@@ -21,62 +21,30 @@ var anyRune = runeSet{0, surrogateLo - 1, surrogateHi + 1, unicode.MaxRune}
 
 // normRunes sorts and merges ranges (pairs) and removes surrogates.
 func normRunes(rs []rune) runeSet {
-	sorted := true
 	for i := 2; i+1 < len(rs); i += 2 {
 		if rs[i] < rs[i-2] {
-			sorted = false
-			break
-		}
-	}
-	if sorted {
-		return normSorted(rs)
-	}
-	type iv struct{ lo, hi rune }
-	var ivs []iv
-	for i := 0; i+1 < len(rs); i += 2 {
-		lo, hi := rs[i], rs[i+1]
-		if lo < 0 {
-			lo = 0
-		}
-		if hi > unicode.MaxRune {
-			hi = unicode.MaxRune
-		}
-		if lo > hi {
-			continue
-		}
-		// cut out surrogates
-		if lo <= surrogateHi && hi >= surrogateLo {
-			if lo < surrogateLo {
-				ivs = append(ivs, iv{lo, surrogateLo - 1})
+			type iv struct{ lo, hi rune }
+			ivs := make([]iv, 0, len(rs)/2)
+			for k := 0; k+1 < len(rs); k += 2 {
+				ivs = append(ivs, iv{rs[k], rs[k+1]})
 			}
-			if hi > surrogateHi {
-				ivs = append(ivs, iv{surrogateHi + 1, hi})
+			sort.Slice(ivs, func(a, b int) bool { return ivs[a].lo < ivs[b].lo })
+			sorted := make([]rune, 0, 2*len(ivs))
+			for _, v := range ivs {
+				sorted = append(sorted, v.lo, v.hi)
 			}
-			continue
+			return normSorted(sorted)
 		}
-		ivs = append(ivs, iv{lo, hi})
 	}
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
-	var out runeSet
-	for _, v := range ivs {
-		n := len(out)
-		if n > 0 && v.lo <= out[n-1]+1 {
-			if v.hi > out[n-1] {
-				out[n-1] = v.hi
-			}
-			continue
-		}
-		out = append(out, v.lo, v.hi)
-	}
-	// merge across the surrogate gap is not allowed: ranges touching
-	// D7FF and E000 stay separate because D800-DFFF is excluded above and
-	// adjacency is checked on raw values.
-	return out
+	return normSorted(rs)
 }
 
 // normSorted is normRunes for ranges already sorted by their low end
 // (the common case: the ranges of a set or of a state's edges), in one
-// pass without sorting.
+// pass. A range cut at the surrogates leaves its upper part last; a
+// later range starts no lower than the cut one, so what it adds below
+// the surrogates is covered already, and the rest merges with that last
+// part.
 func normSorted(rs []rune) runeSet {
 	out := make(runeSet, 0, len(rs)+2)
 	add := func(lo, hi rune) {
