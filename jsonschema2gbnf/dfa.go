@@ -196,7 +196,6 @@ func (d *dfa) complement() *dfa {
 	for i, st := range c.states {
 		out.states[i] = dfaState{accept: !st.accept, edges: st.edges}
 	}
-	out.completed = out
 	return out
 }
 

@@ -12,7 +12,8 @@ import (
 // (every branch of an expanded anyOf, every pair compared for oneOf,
 // every combination of patternProperties), and each rebuild is a subset
 // construction, a product and a minimization. Automata are never changed
-// once built, so a memoized one is shared. The memo does not change what
+// once built, so a memoized one is shared. It also keeps the compiled
+// regexps and the character-class expressions, which repeat the same way. The memo does not change what
 // is charged to MaxDFAWork: callers charge a result each time they use
 // it, as when it was rebuilt, so that the limits (and the output) do not
 // depend on the memo.
