@@ -124,6 +124,7 @@ type conv struct {
 	keyLangs map[string]string // memo of key-language expressions
 	notIn    map[string]string // memo of notInSet rules by excluded suffix set
 	keyTries map[string]string // memo of keyTrie expressions by kind and suffix set
+	dfas     dfaMemo           // memo of automata, regexps and class expressions
 
 	// rootPending makes the first term emitted take the name "root"
 	rootPending bool

@@ -1,10 +1,10 @@
 package jsonschema2gbnf
 
 import (
+	"encoding/binary"
 	"regexp/syntax"
+	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"unicode"
 )
 
@@ -40,6 +40,11 @@ type dfaState struct {
 
 type dfa struct {
 	states []dfaState // state 0 is the start state
+	// trimmed and minimal mark the outputs of trim and minimize, which
+	// then return the automaton itself (an automaton is never changed
+	// once built, so it may be shared).
+	trimmed, minimal bool
+	completed        *dfa // complete's result, once asked for
 }
 
 var errDFATooBig = &LimitError{Limit: "MaxDFAStates", Max: MaxDFAStates}
@@ -140,66 +145,112 @@ func edgesFor(s runeSet, to int) []dfaEdge {
 	return es
 }
 
-// complete adds a dead state so that every rune has a transition.
+// complete adds a dead state so that every rune has a transition. The
+// result is kept on d (automata do not change once built).
 func (d *dfa) complete() *dfa {
+	if d.completed != nil {
+		return d.completed
+	}
 	out := &dfa{states: make([]dfaState, len(d.states), len(d.states)+1)}
 	dead := len(d.states)
+	var es []dfaEdge // one backing array for all states
 	for i, st := range d.states {
-		var es []dfaEdge
-		var covered []rune
+		start := len(es)
+		// the edges are sorted and disjoint: the gaps between them,
+		// less the surrogates, go to the dead state
+		next := rune(0)
 		for _, e := range st.edges {
+			es = appendGap(es, next, e.lo-1, dead)
 			es = append(es, e)
-			covered = append(covered, e.lo, e.hi)
+			next = e.hi + 1
 		}
-		gap := normRunes(covered).complement()
-		es = append(es, edgesFor(gap, dead)...)
-		sort.Slice(es, func(a, b int) bool { return es[a].lo < es[b].lo })
-		out.states[i] = dfaState{accept: st.accept, edges: es}
+		es = appendGap(es, next, unicode.MaxRune, dead)
+		out.states[i] = dfaState{accept: st.accept, edges: es[start:len(es):len(es)]}
 	}
 	out.states = append(out.states, dfaState{edges: edgesFor(anyRune, dead)})
+	d.completed = out
 	return out
+}
+
+// appendGap appends the edges [lo,hi]→to without the surrogates.
+func appendGap(es []dfaEdge, lo, hi rune, to int) []dfaEdge {
+	if lo > hi {
+		return es
+	}
+	if lo <= surrogateHi && hi >= surrogateLo {
+		if lo < surrogateLo {
+			es = append(es, dfaEdge{lo, surrogateLo - 1, to})
+		}
+		if hi > surrogateHi {
+			es = append(es, dfaEdge{surrogateHi + 1, hi, to})
+		}
+		return es
+	}
+	return append(es, dfaEdge{lo, hi, to})
 }
 
 // complement accepts exactly the strings d rejects.
 func (d *dfa) complement() *dfa {
 	c := d.complete()
-	for i := range c.states {
-		c.states[i].accept = !c.states[i].accept
+	out := &dfa{states: make([]dfaState, len(c.states))}
+	for i, st := range c.states {
+		out.states[i] = dfaState{accept: !st.accept, edges: st.edges}
 	}
-	return c
+	return out
 }
 
 // product combines two automata; acc decides acceptance of a pair.
 func product(a, b *dfa, acc func(x, y bool) bool) (*dfa, error) {
 	a, b = a.complete(), b.complete()
-	type pair struct{ x, y int }
-	idx := map[pair]int{{0, 0}: 0}
-	queue := []pair{{0, 0}}
+	// pair (x, y) is x*nb+y; its state is idx[pair]-1 (0: not yet),
+	// in a dense table when it is small, else in a map
+	nb := len(b.states)
+	var dense []int32
+	var sparse map[int]int32
+	if len(a.states)*nb <= maxDenseProduct {
+		dense = make([]int32, len(a.states)*nb)
+	} else {
+		sparse = map[int]int32{}
+	}
+	lookup := func(p int) int32 {
+		if dense != nil {
+			return dense[p]
+		}
+		return sparse[p]
+	}
+	set := func(p int, v int32) {
+		if dense != nil {
+			dense[p] = v
+		} else {
+			sparse[p] = v
+		}
+	}
+	set(0, 1)
+	queue := []int{0}
 	out := &dfa{states: []dfaState{{}}}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		i := idx[p]
-		sa, sb := a.states[p.x], b.states[p.y]
-		st := dfaState{accept: acc(sa.accept, sb.accept)}
+	var es []dfaEdge // one backing array for all states
+	for k := 0; k < len(queue); k++ {
+		p := queue[k]
+		sa, sb := a.states[p/nb], b.states[p%nb]
+		start := len(es)
 		ea, eb := sa.edges, sb.edges
 		ia, ib := 0, 0
 		for ia < len(ea) && ib < len(eb) {
 			lo := max(ea[ia].lo, eb[ib].lo)
 			hi := min(ea[ia].hi, eb[ib].hi)
 			if lo <= hi {
-				q := pair{ea[ia].to, eb[ib].to}
-				t, ok := idx[q]
-				if !ok {
+				q := ea[ia].to*nb + eb[ib].to
+				t := int(lookup(q)) - 1
+				if t < 0 {
 					if len(out.states) >= MaxDFAStates {
 						return nil, errDFATooBig
 					}
 					t = len(out.states)
-					idx[q] = t
+					set(q, int32(t+1))
 					out.states = append(out.states, dfaState{})
 					queue = append(queue, q)
 				}
-				st.edges = appendEdge(st.edges, lo, hi, t)
+				es = appendEdgeFrom(es, start, lo, hi, t)
 			}
 			if ea[ia].hi < eb[ib].hi {
 				ia++
@@ -207,15 +258,24 @@ func product(a, b *dfa, acc func(x, y bool) bool) (*dfa, error) {
 				ib++
 			}
 		}
-		out.states[i] = st
+		out.states[k] = dfaState{accept: acc(sa.accept, sb.accept), edges: es[start:len(es):len(es)]}
 	}
 	return out.trim(), nil
 }
 
+// maxDenseProduct is the most pairs product indexes in a table (4 bytes
+// each) rather than a map.
+const maxDenseProduct = 1 << 18
+
 // appendEdge appends [lo,hi]→to, merging with the previous edge when
 // adjacent with the same target.
 func appendEdge(es []dfaEdge, lo, hi rune, to int) []dfaEdge {
-	if n := len(es); n > 0 && es[n-1].to == to && (es[n-1].hi+1 == lo || (es[n-1].hi == surrogateLo-1 && lo == surrogateHi+1)) {
+	return appendEdgeFrom(es, 0, lo, hi, to)
+}
+
+// appendEdgeFrom is appendEdge for the edges es[start:] of one state.
+func appendEdgeFrom(es []dfaEdge, start int, lo, hi rune, to int) []dfaEdge {
+	if n := len(es); n > start && es[n-1].to == to && (es[n-1].hi+1 == lo || (es[n-1].hi == surrogateLo-1 && lo == surrogateHi+1)) {
 		es[n-1].hi = hi
 		return es
 	}
@@ -234,30 +294,52 @@ func unionDFA(a, b *dfa) (*dfa, error) {
 	return product(a, b, func(x, y bool) bool { return x || y })
 }
 
+// reverse returns the edges reversed, in one array: the sources of the
+// edges into state t are rev[at[t]:at[t+1]] (with repeats).
+func (d *dfa) reverse() (at, rev []int32) {
+	n := len(d.states)
+	at = make([]int32, n+1)
+	for _, st := range d.states {
+		for _, e := range st.edges {
+			at[e.to+1]++
+		}
+	}
+	for t := 0; t < n; t++ {
+		at[t+1] += at[t]
+	}
+	rev = make([]int32, at[n])
+	fill := append([]int32(nil), at[:n]...)
+	for i, st := range d.states {
+		for _, e := range st.edges {
+			rev[fill[e.to]] = int32(i)
+			fill[e.to]++
+		}
+	}
+	return at, rev
+}
+
 // trim removes states that are unreachable or cannot reach an accepting
 // state, renumbering so that the start is 0. The empty language becomes
 // a single non-accepting state without edges.
 func (d *dfa) trim() *dfa {
+	if d.trimmed {
+		return d
+	}
 	n := len(d.states)
 	// co-reachability
-	rev := make([][]int, n)
-	for i, st := range d.states {
-		for _, e := range st.edges {
-			rev[e.to] = append(rev[e.to], i)
-		}
-	}
+	at, rev := d.reverse()
 	live := make([]bool, n)
-	var stack []int
+	stack := make([]int32, 0, n)
 	for i, st := range d.states {
 		if st.accept {
 			live[i] = true
-			stack = append(stack, i)
+			stack = append(stack, int32(i))
 		}
 	}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, p := range rev[x] {
+		for _, p := range rev[at[x]:at[x+1]] {
 			if !live[p] {
 				live[p] = true
 				stack = append(stack, p)
@@ -265,7 +347,7 @@ func (d *dfa) trim() *dfa {
 		}
 	}
 	if !live[0] {
-		return &dfa{states: []dfaState{{}}}
+		return &dfa{states: []dfaState{{}}, trimmed: true}
 	}
 	// reachability from 0 through live states, in BFS order
 	newID := make([]int, n)
@@ -283,16 +365,18 @@ func (d *dfa) trim() *dfa {
 		}
 	}
 	out := &dfa{states: make([]dfaState, len(order))}
+	var es []dfaEdge // one backing array for all states
 	for k, old := range order {
 		st := d.states[old]
-		var es []dfaEdge
+		start := len(es)
 		for _, e := range st.edges {
 			if live[e.to] {
-				es = appendEdge(es, e.lo, e.hi, newID[e.to])
+				es = appendEdgeFrom(es, start, e.lo, e.hi, newID[e.to])
 			}
 		}
-		out.states[k] = dfaState{accept: st.accept, edges: es}
+		out.states[k] = dfaState{accept: st.accept, edges: es[start:len(es):len(es)]}
 	}
+	out.trimmed = true
 	return out
 }
 
@@ -301,78 +385,233 @@ func (d *dfa) isEmpty() bool {
 	return !t.states[0].accept && len(t.states[0].edges) == 0
 }
 
-// minimize merges equivalent states (Moore's partition refinement over
-// the edge signatures). The result is trimmed.
+// minimize merges equivalent states. The result is trimmed.
+//
+// The partition refinement starts from accepting / not accepting and
+// splits a class whenever its states' signatures differ: a signature is
+// a state's edges with their targets' classes (adjacent edges to one
+// class merged, as appendEdge would). Only the states with a successor
+// that changed class are looked at again, and the largest part of a
+// split class keeps its number (Hopcroft's rule), so the work is about
+// the edges times the log of the states, rather than one pass over every
+// state per round (Moore's algorithm: 81 rounds over 2,800 states on the
+// longest corpus conversions). The coarsest stable partition is unique,
+// so the order of the splits does not change the result.
 func (d *dfa) minimize() *dfa {
+	if d.minimal {
+		return d
+	}
 	d = d.trim()
 	n := len(d.states)
-	cls := make([]int, n)
-	for i, st := range d.states {
-		if st.accept {
-			cls[i] = 1
-		}
-	}
-	var buf []byte
-	put := func(x int32) {
-		buf = append(buf, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
-	}
-	nClasses := countDistinct(cls)
-	for {
-		sigs := make(map[string]int, nClasses*2)
-		next := make([]int, n)
+	cls := make([]int32, n)
+	var members [][]int32 // class → its states, ascending
+	{
+		var acc, rej []int32
 		for i, st := range d.states {
-			buf = buf[:0]
-			put(int32(cls[i]))
-			var es []dfaEdge
-			for _, e := range st.edges {
-				es = appendEdge(es, e.lo, e.hi, cls[e.to])
+			if st.accept {
+				acc = append(acc, int32(i))
+			} else {
+				rej = append(rej, int32(i))
 			}
-			for _, e := range es {
-				put(e.lo)
-				put(e.hi)
-				put(int32(e.to))
-			}
-			id, ok := sigs[string(buf)]
-			if !ok {
-				id = len(sigs)
-				sigs[string(buf)] = id
-			}
-			next[i] = id
 		}
-		same := len(sigs) == nClasses
-		cls = next
-		nClasses = len(sigs)
-		if same {
-			break
+		for _, m := range [][]int32{rej, acc} {
+			if len(m) > 0 {
+				for _, i := range m {
+					cls[i] = int32(len(members))
+				}
+				members = append(members, m)
+			}
 		}
 	}
+	at, rev := d.reverse()
+	sig := func(i int32, f func(lo, hi rune, to int32)) {
+		var lo, hi rune
+		to := int32(-1)
+		for _, e := range d.states[i].edges {
+			c := cls[e.to]
+			if to == c && (hi+1 == e.lo || (hi == surrogateLo-1 && e.lo == surrogateHi+1)) {
+				hi = e.hi
+				continue
+			}
+			if to >= 0 {
+				f(lo, hi, to)
+			}
+			lo, hi, to = e.lo, e.hi, c
+		}
+		if to >= 0 {
+			f(lo, hi, to)
+		}
+	}
+	var h uint64
+	mix := func(x uint64) { h = (h ^ x) * 0x100000001b3 }
+	addSig := func(lo, hi rune, to int32) {
+		mix(uint64(lo)<<32 | uint64(uint32(hi)))
+		mix(uint64(to))
+	}
+	var sa, sb []int32
+	appendA := func(lo, hi rune, to int32) { sa = append(sa, lo, hi, to) }
+	appendB := func(lo, hi rune, to int32) { sb = append(sb, lo, hi, to) }
+	sameSig := func(i, j int32) bool {
+		sa, sb = sa[:0], sb[:0]
+		sig(i, appendA)
+		sig(j, appendB)
+		return slices.Equal(sa, sb)
+	}
+	// touched[i]: i's signature may have changed since its class was last
+	// looked at (a successor changed class); such states wait in
+	// pend[cls[i]]. The untouched members of a class share one signature.
+	touched := make([]bool, n)
+	pend := make([][]int32, len(members))
+	queued := make([]bool, len(members))
+	var work []int32
+	for c, m := range members {
+		for _, i := range m {
+			touched[i] = true
+		}
+		pend[c] = append([]int32(nil), m...)
+		queued[c] = true
+		work = append(work, int32(c))
+	}
+	byHash := map[uint64]int{}
+	var groups [][]int32 // of touched states; groups[0] also holds the untouched ones when there are
+	var groupHash []uint64
+	var groupRep []int32
+	var moved []int32
+	for len(work) > 0 {
+		c := work[0]
+		work = work[1:]
+		queued[c] = false
+		ts := pend[c]
+		pend[c] = nil
+		m := members[c]
+		if len(m) < 2 {
+			for _, i := range ts {
+				touched[i] = false
+			}
+			continue
+		}
+		clear(byHash)
+		groups, groupHash, groupRep = groups[:0], groupHash[:0], groupRep[:0]
+		find := func(i int32) int {
+			h = 0xcbf29ce484222325
+			sig(i, addSig)
+			if g, ok := byHash[h]; ok {
+				if sameSig(i, groupRep[g]) {
+					return g
+				}
+				for k := range groups { // a hash collision
+					if groupHash[k] == h && sameSig(i, groupRep[k]) {
+						return k
+					}
+				}
+			} else {
+				byHash[h] = len(groups)
+			}
+			groups = append(groups, nil)
+			groupHash = append(groupHash, h)
+			groupRep = append(groupRep, i)
+			return len(groups) - 1
+		}
+		hasUntouched := len(ts) < len(m)
+		if hasUntouched {
+			for _, i := range m {
+				if !touched[i] {
+					find(i) // group 0: the untouched states' signature
+					break
+				}
+			}
+		}
+		for _, i := range ts {
+			g := find(i)
+			groups[g] = append(groups[g], i)
+		}
+		if len(groups) == 1 {
+			for _, i := range ts {
+				touched[i] = false
+			}
+			continue
+		}
+		if hasUntouched {
+			// group 0 is the untouched members and the touched ones
+			// that matched them
+			g0 := groups[0]
+			groups[0] = make([]int32, 0, len(m)-len(ts)+len(g0))
+			for _, i := range m {
+				if !touched[i] {
+					groups[0] = append(groups[0], i)
+				}
+			}
+			groups[0] = append(groups[0], g0...)
+		}
+		for _, i := range ts {
+			touched[i] = false
+		}
+		// the largest group keeps the class, the others get new ones;
+		// the predecessors of the states that changed class are touched
+		keep := 0
+		for g := range groups {
+			if len(groups[g]) > len(groups[keep]) {
+				keep = g
+			}
+		}
+		moved = moved[:0]
+		for g, states := range groups {
+			if g == keep {
+				members[c] = states
+				continue
+			}
+			nc := int32(len(members))
+			members = append(members, states)
+			pend = append(pend, nil)
+			queued = append(queued, false)
+			for _, i := range states {
+				cls[i] = nc
+			}
+			moved = append(moved, states...)
+		}
+		for _, i := range moved {
+			for _, p := range rev[at[i]:at[i+1]] {
+				if touched[p] {
+					continue
+				}
+				touched[p] = true
+				pc := cls[p]
+				pend[pc] = append(pend[pc], p)
+				if !queued[pc] {
+					queued[pc] = true
+					work = append(work, pc)
+				}
+			}
+		}
+		groups = nil // its lists now belong to members
+	}
+	nClasses := len(members)
 	// build the quotient, start class first
-	newID := map[int]int{cls[0]: 0}
+	newID := make([]int32, nClasses)
+	for i := range newID {
+		newID[i] = -1
+	}
+	newID[cls[0]] = 0
 	order := []int{0}
 	for i := 0; i < n; i++ {
-		if _, ok := newID[cls[i]]; !ok {
-			newID[cls[i]] = len(order)
+		if newID[cls[i]] < 0 {
+			newID[cls[i]] = int32(len(order))
 			order = append(order, i)
 		}
 	}
 	out := &dfa{states: make([]dfaState, len(order))}
+	var es []dfaEdge // one backing array for all states
 	for k, rep := range order {
 		st := d.states[rep]
-		var es []dfaEdge
+		start := len(es)
 		for _, e := range st.edges {
-			es = appendEdge(es, e.lo, e.hi, newID[cls[e.to]])
+			es = appendEdgeFrom(es, start, e.lo, e.hi, int(newID[cls[e.to]]))
 		}
-		out.states[k] = dfaState{accept: st.accept, edges: es}
+		out.states[k] = dfaState{accept: st.accept, edges: es[start:len(es):len(es)]}
 	}
-	return out.trim()
-}
-
-func countDistinct(xs []int) int {
-	m := map[int]bool{}
-	for _, x := range xs {
-		m[x] = true
-	}
-	return len(m)
+	out = out.trim()
+	out.minimal = true
+	return out
 }
 
 // lengthRange returns the shortest and longest accepted length (max -1
@@ -522,10 +761,17 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the characters each consuming instruction takes, computed once
+	runes := make([]runeSet, len(prog.Inst))
+	for pc := range prog.Inst {
+		runes[pc] = instRunes(&prog.Inst[pc])
+	}
 	// closure of a pc set under the empty ops that hold
+	seen := make([]bool, len(prog.Inst))
+	var stack, touched []int
 	closure := func(pcs []int, ops syntax.EmptyOp) (set []int, match bool) {
-		seen := map[int]bool{}
-		stack := append([]int{}, pcs...)
+		stack = append(stack[:0], pcs...)
+		touched = touched[:0]
 		for len(stack) > 0 {
 			pc := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -533,6 +779,7 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 				continue
 			}
 			seen[pc] = true
+			touched = append(touched, pc)
 			in := &prog.Inst[pc]
 			switch in.Op {
 			case syntax.InstAlt, syntax.InstAltMatch:
@@ -549,6 +796,9 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 				set = append(set, pc)
 			}
 		}
+		for _, pc := range touched {
+			seen[pc] = false
+		}
 		sort.Ints(set)
 		return set, match
 	}
@@ -562,13 +812,13 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 		prev    int
 		matched bool
 	}
+	var kb []byte
 	keyOf := func(v sval) skey {
-		var b strings.Builder
+		kb = kb[:0]
 		for _, pc := range v.pcs {
-			b.WriteString(strconv.Itoa(pc))
-			b.WriteByte(',')
+			kb = binary.AppendUvarint(kb, uint64(pc))
 		}
-		return skey{b.String(), v.prev, v.matched}
+		return skey{string(kb), v.prev, v.matched}
 	}
 	idx := map[skey]int{}
 	var vals []sval
@@ -593,6 +843,7 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 	if _, err := add(sval{pcs: []int{prog.Start}, prev: ctxStart}); err != nil {
 		return nil, err
 	}
+	var pts []rune // the boundaries of a state's transition partition
 	for i := 0; i < len(vals); i++ {
 		v := vals[i]
 		if v.matched {
@@ -617,27 +868,20 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 			s, m := closure(pcs, emptyOps(v.prev, next))
 			cls[next] = cl{s, m}
 		}
-		bounds := map[rune]bool{0: true, unicode.MaxRune + 1: true}
+		pts := append(pts[:0], 0, unicode.MaxRune+1, surrogateLo, surrogateHi+1)
 		for k := 0; k+1 < len(wordAndNL); k += 2 {
-			bounds[wordAndNL[k]] = true
-			bounds[wordAndNL[k+1]+1] = true
+			pts = append(pts, wordAndNL[k], wordAndNL[k+1]+1)
 		}
-		bounds[surrogateLo] = true
-		bounds[surrogateHi+1] = true
 		for next := ctxNL; next <= ctxOther; next++ {
 			for _, pc := range cls[next].set {
-				rs := instRunes(&prog.Inst[pc])
+				rs := runes[pc]
 				for k := 0; k+1 < len(rs); k += 2 {
-					bounds[rs[k]] = true
-					bounds[rs[k+1]+1] = true
+					pts = append(pts, rs[k], rs[k+1]+1)
 				}
 			}
 		}
-		pts := make([]rune, 0, len(bounds))
-		for r := range bounds {
-			pts = append(pts, r)
-		}
-		sort.Slice(pts, func(a, b int) bool { return pts[a] < pts[b] })
+		slices.Sort(pts)
+		pts = slices.Compact(pts)
 		for k := 0; k+1 < len(pts); k++ {
 			lo, hi := pts[k], pts[k+1]-1
 			if lo >= surrogateLo && lo <= surrogateHi {
@@ -651,9 +895,8 @@ func regexDFA(re *syntax.Regexp, search bool) (*dfa, error) {
 			} else {
 				var to []int
 				for _, pc := range c.set {
-					in := &prog.Inst[pc]
-					if instRunes(in).has(lo) {
-						to = append(to, int(in.Out))
+					if runes[pc].has(lo) {
+						to = append(to, int(prog.Inst[pc].Out))
 					}
 				}
 				if len(to) == 0 && !search {

@@ -3,7 +3,6 @@ package jsonschema2gbnf
 import (
 	"fmt"
 	"math/big"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -188,7 +187,7 @@ func (c *conv) allows(e *extra, v any) bool {
 	switch x := v.(type) {
 	case string:
 		for _, p := range e.notPats {
-			re, err := regexp.Compile(p.src)
+			re, err := c.regexp(p.src)
 			if err == nil && re.MatchString(x) {
 				return false
 			}

@@ -210,6 +210,9 @@ func (t *ruleTable) text(prims map[string]string) string {
 // dropped, and the result is cut to maxNameLen bytes.
 func sanitizeName(s string) string {
 	const maxNameLen = 48 // long enough to read, short enough for one line
+	if isName(s, maxNameLen) {
+		return s // what the loop below would build
+	}
 	var b strings.Builder
 	dash := false
 	for _, r := range s {
@@ -231,6 +234,24 @@ func sanitizeName(s string) string {
 		n = "r"
 	}
 	return n
+}
+
+// isName reports whether s is already a sanitized name: letters and
+// digits in words joined by single dashes, at most max bytes.
+func isName(s string, max int) bool {
+	if s == "" || len(s) > max || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9'):
+		case b == '-' && s[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // alt joins alternatives into one expression, parenthesized when needed.

@@ -626,6 +626,9 @@ func pointerIn(base string, s *jsonschema.Schema) string {
 		return loc
 	}
 	frag := loc[i:]
+	if strings.IndexByte(frag, '%') < 0 {
+		return frag // nothing to unescape
+	}
 	if u, err := url.PathUnescape(frag); err == nil {
 		return u
 	}

@@ -615,17 +615,13 @@ func (c *conv) stringsDisjoint(a, b *node) bool {
 	if len(la) == 0 && len(lb) == 0 {
 		return false
 	}
-	d := dfaAll(nil)
+	d := c.anyString()
 	for _, p := range append(la, lb...) {
-		re, err := parsePattern(p.src)
+		rd, err := c.patternDFA(p.src, nil)
 		if err != nil {
 			return false
 		}
-		rd, err := regexDFA(re, true)
-		if err != nil {
-			return false
-		}
-		if d, err = intersectDFA(d, rd); err != nil {
+		if d, err = c.intersect(d, rd); err != nil {
 			return false
 		}
 	}
@@ -638,11 +634,11 @@ func (c *conv) stringsDisjoint(a, b *node) bool {
 		if hi >= 0 && lo > hi {
 			return true
 		}
-		ld, err := dfaLength(lo, hi)
+		ld, err := c.lengthDFA(lo, hi)
 		if err != nil {
 			return false
 		}
-		if d, err = intersectDFA(d, ld); err != nil {
+		if d, err = c.intersect(d, ld); err != nil {
 			return false
 		}
 	}

@@ -302,12 +302,12 @@ func (c *conv) freeKinds(n *node, parts []objPart, names []string, propNames []*
 				}
 				ok := true
 				for _, p := range include {
-					if re, err := regexp.Compile(p.src); err != nil || !re.MatchString(k) {
+					if re, err := c.regexp(p.src); err != nil || !re.MatchString(k) {
 						ok = false
 					}
 				}
 				for _, p := range excl {
-					if re, err := regexp.Compile(p.src); err == nil && re.MatchString(k) {
+					if re, err := c.regexp(p.src); err == nil && re.MatchString(k) {
 						ok = false
 					}
 				}
@@ -791,11 +791,8 @@ func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
 	}
 	ds := make([]*dfa, len(pats))
 	for i, p := range pats {
-		re, err := parsePattern(p.src)
-		if err != nil {
-			return nil, false
-		}
-		if ds[i], err = regexDFA(re, true); err != nil {
+		var err error
+		if ds[i], err = c.patternDFA(p.src, nil); err != nil {
 			return nil, false
 		}
 	}
@@ -812,7 +809,7 @@ func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
 		nd := ds[i]
 		if d != nil {
 			var err error
-			if nd, err = intersectDFA(d, ds[i]); err != nil {
+			if nd, err = c.intersect(d, ds[i]); err != nil {
 				return false
 			}
 		}

@@ -520,14 +520,14 @@ func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
 		sort.Ints(targets)
 		var alts []string
 		for _, t := range targets {
-			alts = append(alts, seq(classExpr(normRunes(byTarget[t])), expr(t)))
+			alts = append(alts, seq(c.classExpr(normRunes(byTarget[t])), expr(t)))
 		}
 		if st.accept {
 			alts = append(alts, `""`)
 		}
 		rest := alt(alts...)
 		if len(self) > 0 {
-			loop := paren(classExpr(normRunes(self))) + "*"
+			loop := paren(c.classExpr(normRunes(self))) + "*"
 			if len(alts) == 1 && alts[0] == `""` {
 				return loop
 			}

@@ -21,8 +21,42 @@ var anyRune = runeSet{0, surrogateLo - 1, surrogateHi + 1, unicode.MaxRune}
 
 // normRunes sorts and merges ranges (pairs) and removes surrogates.
 func normRunes(rs []rune) runeSet {
-	type iv struct{ lo, hi rune }
-	var ivs []iv
+	for i := 2; i+1 < len(rs); i += 2 {
+		if rs[i] < rs[i-2] {
+			type iv struct{ lo, hi rune }
+			ivs := make([]iv, 0, len(rs)/2)
+			for k := 0; k+1 < len(rs); k += 2 {
+				ivs = append(ivs, iv{rs[k], rs[k+1]})
+			}
+			sort.Slice(ivs, func(a, b int) bool { return ivs[a].lo < ivs[b].lo })
+			sorted := make([]rune, 0, 2*len(ivs))
+			for _, v := range ivs {
+				sorted = append(sorted, v.lo, v.hi)
+			}
+			return normSorted(sorted)
+		}
+	}
+	return normSorted(rs)
+}
+
+// normSorted is normRunes for ranges already sorted by their low end
+// (the common case: the ranges of a set or of a state's edges), in one
+// pass. A range cut at the surrogates leaves its upper part last; a
+// later range starts no lower than the cut one, so what it adds below
+// the surrogates is covered already, and the rest merges with that last
+// part.
+func normSorted(rs []rune) runeSet {
+	out := make(runeSet, 0, len(rs)+2)
+	add := func(lo, hi rune) {
+		n := len(out)
+		if n > 0 && lo <= out[n-1]+1 {
+			if hi > out[n-1] {
+				out[n-1] = hi
+			}
+			return
+		}
+		out = append(out, lo, hi)
+	}
 	for i := 0; i+1 < len(rs); i += 2 {
 		lo, hi := rs[i], rs[i+1]
 		if lo < 0 {
@@ -34,33 +68,20 @@ func normRunes(rs []rune) runeSet {
 		if lo > hi {
 			continue
 		}
-		// cut out surrogates
 		if lo <= surrogateHi && hi >= surrogateLo {
 			if lo < surrogateLo {
-				ivs = append(ivs, iv{lo, surrogateLo - 1})
+				add(lo, surrogateLo-1)
 			}
 			if hi > surrogateHi {
-				ivs = append(ivs, iv{surrogateHi + 1, hi})
+				add(surrogateHi+1, hi)
 			}
 			continue
 		}
-		ivs = append(ivs, iv{lo, hi})
+		add(lo, hi)
 	}
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
-	var out runeSet
-	for _, v := range ivs {
-		n := len(out)
-		if n > 0 && v.lo <= out[n-1]+1 {
-			if v.hi > out[n-1] {
-				out[n-1] = v.hi
-			}
-			continue
-		}
-		out = append(out, v.lo, v.hi)
+	if len(out) == 0 {
+		return nil
 	}
-	// merge across the surrogate gap is not allowed: ranges touching
-	// D7FF and E000 stay separate because D800-DFFF is excluded above and
-	// adjacency is checked on raw values.
 	return out
 }
 
@@ -181,6 +202,9 @@ func foldRunes(s runeSet) runeSet {
 // mustEscape is the set of characters that never appear raw in a JSON string.
 var mustEscape = runeSet{0, 0x1F, '"', '"', '\\', '\\'}
 
+// rawChars is every character written raw in a JSON string.
+var rawChars = anyRune.minus(mustEscape)
+
 // kwideFirst is the set of characters that do not stand for themselves
 // as printable ASCII in a canonical string: non-ASCII and escaped ones.
 var kwideFirst = anyRune.minus(runeSet{0x20, 0x7F}.minus(mustEscape))
@@ -225,11 +249,14 @@ func encodeJSONString(s string) string {
 // encClass returns a GBNF expression matching the canonical encoding of
 // exactly one character of s. s must not be empty.
 func encClass(s runeSet) string {
+	if r, ok := s.single(); ok && !mustEscape.has(r) {
+		return lit(string(r)) // what the general case writes
+	}
 	raw := s.minus(mustEscape)
 	esc := s.intersect(mustEscape)
 	var alts []string
 	if !raw.empty() {
-		if raw.equal(anyRune.minus(mustEscape)) {
+		if raw.equal(rawChars) {
 			alts = append(alts, `[^"\\\x00-\x1F]`)
 		} else if r, ok := raw.single(); ok {
 			alts = append(alts, lit(string(r)))

@@ -79,6 +79,7 @@ func langSrcs(ps []patRef) []string {
 func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, maxLen int, base, ptr string) string {
 	hasLen := minLen > 0 || maxLen >= 0
 	var res []*syntax.Regexp
+	var srcs []string // of res
 	for _, l := range langs {
 		re, err := parsePattern(l.src)
 		if err != nil {
@@ -94,6 +95,7 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 			continue
 		}
 		res = append(res, re)
+		srcs = append(srcs, l.src)
 	}
 	if len(res) == 0 && len(notPats) == 0 && len(notStrs) == 0 {
 		if !hasLen {
@@ -127,9 +129,9 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 	tooBig := fmt.Sprintf("the combined string language needs more than %d automaton states", MaxDFAStates)
 	var d *dfa
 	for i, re := range res {
-		rd, err := regexDFA(re, true)
+		rd, err := c.patternDFA(srcs[i], re)
 		if err == nil && d != nil {
-			rd, err = intersectDFA(d, rd)
+			rd, err = c.intersect(d, rd)
 		}
 		if !c.work(rd, ptr) {
 			return ""
@@ -151,9 +153,9 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 			return ""
 		}
 		if lo < minLen || (maxLen >= 0 && (hi < 0 || hi > maxLen)) {
-			ld, err := dfaLength(minLen, maxLen)
+			ld, err := c.lengthDFA(minLen, maxLen)
 			if err == nil {
-				ld, err = intersectDFA(d, ld)
+				ld, err = c.intersect(d, ld)
 			}
 			if !c.work(ld, ptr) {
 				return ""
@@ -172,13 +174,9 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 		}
 	}
 	for _, p := range notPats {
-		re, err := parsePattern(p.src)
-		var nd *dfa
+		nd, err := c.patternDFA(p.src, nil)
 		if err == nil {
-			nd, err = regexDFA(re, true)
-		}
-		if err == nil {
-			nd, err = minusDFA(d, nd)
+			nd, err = c.minus(d, nd)
 		}
 		if !c.work(nd, ptr) {
 			return ""
@@ -319,20 +317,28 @@ func (c *conv) keyTrie(kind int, set []string) string {
 		byFirst[r] = append(byFirst[r], s[size:])
 	}
 	sort.Slice(firsts, func(i, j int) bool { return firsts[i] < firsts[j] })
-	var rs []rune
+	// every non-ASCII or escaped character starts no key suffix here
+	wideHere := true
 	for _, r := range firsts {
-		rs = append(rs, r, r)
+		if kwideFirst.has(r) {
+			wideHere = false
+			break
+		}
 	}
-	others := anyRune.minus(normRunes(rs))
-	wideHere := others.intersect(kwideFirst).equal(kwideFirst)
 	var alts []string
 	switch kind {
 	case trieLeave:
+		// the characters that start no key suffix here
+		rs := make([]rune, 0, 2*len(firsts))
+		for _, r := range firsts {
+			rs = append(rs, r, r)
+		}
+		others := normRunes(rs).complement()
 		if wideHere {
 			others = others.minus(kwideFirst)
 		}
 		if !others.empty() {
-			alts = append(alts, classExpr(others))
+			alts = append(alts, c.classExpr(others))
 		}
 	case trieWide:
 		if wideHere {

@@ -4,7 +4,7 @@
 // instances (re-serialized with jsonschema2gbnf.Format) are accepted and
 // invalid ones rejected. It also prints convert time percentiles.
 //
-//	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-accept earley|mask] [-v] [-only Dataset/name]
+//	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-accept earley|mask] [-v] [-only Dataset/name] [-dump dir] [-runs n]
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -36,6 +37,8 @@ func main() {
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
+	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
+	dump := flag.String("dump", "", "write every schema's strict and lenient output (grammar or error) to this folder, to compare converter versions (diff -r)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -62,7 +65,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "schemabench:", err)
 		os.Exit(1)
 	}
-	o := schemabench.Options{Instances: *instances}
+	if *runs > 0 {
+		var opts []jsonschema2gbnf.Option
+		if *flexible {
+			opts = append(opts, jsonschema2gbnf.FlexibleWhitespace(0))
+		}
+		if err := convertOnly(cases, *runs, *only, opts, *timesOut); err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	o := schemabench.Options{Instances: *instances, Keep: *dump != ""}
 	var wk *schemabench.Walks
 	if *accept == "mask" {
 		d, _ := sharedtest.Find()
@@ -112,6 +126,12 @@ func main() {
 	}
 	fmt.Print(schemabench.FormatTable(schemabench.Table(rs)))
 	fmt.Printf("\nstrict failures by kind and keyword (schemas):\n%s", schemabench.StrictFailures(rs))
+	if *dump != "" {
+		if err := writeDump(*dump, rs); err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
+		}
+	}
 	if *timesOut != "" {
 		if err := writeTimes(*timesOut, rs); err != nil {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)
@@ -137,6 +157,75 @@ func main() {
 	}
 }
 
+// convertOnly times the strict conversion of every case (those that
+// convert; the others are skipped after the first pass), runs passes;
+// with timesOut, it writes each schema's fastest time (id, µs) there.
+func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonschema2gbnf.Option, timesOut string) error {
+	var sel []*schemabench.Case
+	for _, c := range cases {
+		if only == "" || strings.Contains(c.ID(), only) {
+			sel = append(sel, c)
+		}
+	}
+	names := []string{"p50", "p90", "p95", "p99", "max", "total"}
+	var per [6][]time.Duration
+	var mallocs []uint64
+	fastest := map[string]time.Duration{}
+	for run := 0; run < runs; run++ {
+		var ds []time.Duration
+		var keep []*schemabench.Case
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		for _, c := range sel {
+			t0 := time.Now()
+			_, err := jsonschema2gbnf.Convert(c.Schema, opts...)
+			d := time.Since(t0)
+			if err != nil {
+				continue
+			}
+			keep = append(keep, c)
+			ds = append(ds, d)
+			if f, ok := fastest[c.ID()]; !ok || d < f {
+				fastest[c.ID()] = d
+			}
+		}
+		runtime.ReadMemStats(&ms1)
+		sel = keep
+		mallocs = append(mallocs, ms1.Mallocs-ms0.Mallocs)
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		n := len(ds)
+		var total time.Duration
+		for _, d := range ds {
+			total += d
+		}
+		vals := [6]time.Duration{ds[n*50/100], ds[n*90/100], ds[n*95/100], ds[min(n-1, n*99/100)], ds[n-1], total}
+		for k, v := range vals {
+			per[k] = append(per[k], v)
+		}
+		fmt.Printf("pass %d (n=%d): p50 %v, p90 %v, p95 %v, p99 %v, max %v, total %v, mallocs %d\n", run+1, n,
+			vals[0].Round(time.Microsecond), vals[1].Round(time.Microsecond), vals[2].Round(time.Microsecond), vals[3].Round(time.Microsecond), vals[4].Round(time.Microsecond), vals[5].Round(time.Millisecond), mallocs[run])
+	}
+	fmt.Printf("over %d passes (min / median / max):\n", runs)
+	for k, name := range names {
+		xs := per[k]
+		sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+		r := time.Microsecond
+		if k == 5 {
+			r = time.Millisecond
+		}
+		fmt.Printf("  %-5s %v / %v / %v\n", name, xs[0].Round(r), xs[len(xs)/2].Round(r), xs[len(xs)-1].Round(r))
+	}
+	if timesOut == "" {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("id\tconvert_us_fastest\n")
+	for _, c := range sel {
+		fmt.Fprintf(&b, "%s\t%d\n", c.ID(), fastest[c.ID()].Microseconds())
+	}
+	return os.WriteFile(timesOut, []byte(b.String()), 0o644)
+}
+
 // pcts formats the p50, p90, p95, p99 and max of ds (sorted in place).
 func pcts(ds []time.Duration) string {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
@@ -154,6 +243,24 @@ func upcts(us []int64) string {
 	n := len(us)
 	r := func(q int) int64 { return us[min(n-1, n*q/100)] }
 	return fmt.Sprintf("p50 %d, p90 %d, p95 %d, p99 %d, max %d", r(50), r(90), r(95), r(99), us[n-1])
+}
+
+// writeDump writes each result's strict and lenient output to
+// dir/<dataset>/<name>.strict.gbnf and .lenient.gbnf.
+func writeDump(dir string, rs []*schemabench.Result) error {
+	for _, r := range rs {
+		base := filepath.Join(dir, filepath.FromSlash(r.ID))
+		if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+".strict.gbnf", []byte(r.StrictOut), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+".lenient.gbnf", []byte(r.LenientOut), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeTimes writes the per-phase times of the strict conversions as TSV.

@@ -229,6 +229,18 @@ type Result struct {
 	PrepareErr string        `json:"-"` // Accept could not prepare the grammar (mask: a compile limit)
 	GrammarLen int           `json:"-"`
 	Failures   []string      `json:"-"` // instances that disagree
+	// With Options.Keep: the strict and lenient outputs (the grammar, or
+	// the error's text), to compare converter versions byte for byte.
+	StrictOut, LenientOut string `json:"-"`
+}
+
+// outText is what Result.StrictOut and LenientOut hold: the grammar, or
+// the error's text.
+func outText(g string, err error) string {
+	if err != nil {
+		return "error: " + err.Error() + "\n"
+	}
+	return g
 }
 
 // Kind classifies a Convert error.
@@ -270,6 +282,8 @@ type Options struct {
 	// AfterPrepare, if set, runs right after Accept prepared a grammar,
 	// outside the timed part (e.g. Walks.Run).
 	AfterPrepare func()
+	// Keep fills Result.StrictOut and LenientOut.
+	Keep bool
 }
 
 // Run converts every case and checks its instances.
@@ -314,6 +328,9 @@ func RunOne(c *Case, o Options) *Result {
 	lg, lerr := jsonschema2gbnf.Convert(c.Schema, append(append([]jsonschema2gbnf.Option{}, o.Convert...), jsonschema2gbnf.Lenient(&warns))...)
 	r.Lenient = Kind(lerr)
 	r.Warnings = len(warns)
+	if o.Keep {
+		r.StrictOut, r.LenientOut = outText(g, err), outText(lg, lerr)
+	}
 	src, strict := g, true
 	if err != nil {
 		src, strict = lg, false
