@@ -20,6 +20,10 @@ type lowerer struct {
 	// opPos is where the operator of a repetition is ({, *, + or ?),
 	// for errors about it.
 	opPos map[*Node]Pos
+
+	// literal's and class's buffers
+	chars []litChar
+	items []classItem
 }
 
 func (l *lowerer) pos(p lexer.Position) Pos { return l.s.posAt(p.Offset) }
@@ -186,7 +190,7 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 	case pr.Dot:
 		return &Node{Op: OpClass, Pos: p, Negated: true}
 	case pr.Token != nil:
-		ref := l.s.refs[pr.Pos.Offset]
+		ref, _, _ := scanTokenRef(l.s.src, pr.Pos.Offset) // checked by the scanner
 		n := &Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)}
 		if ref.byText {
 			n.Token = -1
@@ -220,7 +224,8 @@ func (l *lowerer) badRune(off int, r rune) {
 }
 
 func (l *lowerer) literal(off int, p Pos) *Node {
-	chars := l.s.lits[off]
+	chars, _, _ := scanLiteral(l.s.src, off, l.chars[:0]) // checked by the scanner
+	l.chars = chars
 	if len(chars) == 0 {
 		return &Node{Op: OpEmpty, Pos: p}
 	}
@@ -240,14 +245,15 @@ func (l *lowerer) literal(off int, p Pos) *Node {
 }
 
 func (l *lowerer) class(off int, p Pos) *Node {
-	ct := l.s.classes[off]
-	if len(ct.items) == 0 {
+	items, negated, _, _ := scanClass(l.s.src, off, l.items[:0]) // checked by the scanner
+	l.items = items
+	if len(items) == 0 {
 		l.errs.add(p, "empty character class")
 		return nil
 	}
 	var ranges []rune
 	ok := true
-	for _, it := range ct.items {
+	for _, it := range items {
 		lo, hi := it.lo.r, it.hi.r
 		if !it.isRange {
 			if !scalar(lo) {
@@ -276,7 +282,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 	if !ok {
 		return nil
 	}
-	return &Node{Op: OpClass, Pos: p, Negated: ct.negated, Ranges: NormalizeRanges(ranges)}
+	return &Node{Op: OpClass, Pos: p, Negated: negated, Ranges: NormalizeRanges(ranges)}
 }
 
 // scalarRanges returns the scalar values of [lo, hi] as ranges.

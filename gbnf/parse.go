@@ -12,9 +12,9 @@ import (
 // The participle AST. Field names are exported for participle; the types
 // are not. Positions come from the tokens.
 
-// The source is parsed one rule at a time (the scanner's EOL tokens split
-// it), which keeps participle's bookkeeping per rule: parsing a whole file
-// at once is about twice as slow on large grammars.
+// The source is parsed one rule at a time (the scanner's EOL tokens end
+// a rule), which keeps participle's bookkeeping per rule: parsing a whole
+// file at once is about twice as slow on large grammars.
 type astGrammar struct {
 	Rules []*astRule
 }
@@ -176,34 +176,26 @@ var groupParser = participle.MustBuild[astAlts](
 	participle.UseLookahead(1),
 )
 
-// parseRules runs the participle parser on each rule's tokens: the tokens
-// up to and including an EOL, then an EOF.
+// parseRules runs the participle parser once per rule over one token
+// stream: each rule is its tokens up to and including an EOL (none at the
+// end of the source). A rule that ends at neither an EOL nor the end is
+// the error participle reports for trailing tokens: the next token is
+// unexpected.
 func (s *scanner) parseRules() (*astGrammar, error) {
 	ast := &astGrammar{}
-	toks := s.toks
-	for len(toks) > 0 && toks[0].Type != lexer.EOF {
-		end := 0
-		for end < len(toks) && toks[end].Type != tkEOL && toks[end].Type != lexer.EOF {
-			end++
-		}
-		var chunk []lexer.Token
-		if toks[end].Type == tkEOL {
-			eol := toks[end]
-			chunk = append(toks[:end+1:end+1], lexer.EOFToken(lexer.Position{Offset: eol.Pos.Offset + 1, Line: eol.Pos.Line + 1, Column: 1}))
-			toks = toks[end+1:]
-		} else {
-			chunk = toks[:end+1]
-			toks = toks[end+1:]
-		}
-		peek, err := lexer.Upgrade(&sliceLexer{toks: chunk})
-		if err != nil {
-			return nil, err
-		}
-		r, err := astParser.ParseFromLexer(peek)
+	peek, err := lexer.Upgrade(&sliceLexer{toks: s.toks})
+	if err != nil {
+		return nil, err
+	}
+	for !peek.Peek().EOF() {
+		r, err := astParser.ParseFromLexer(peek, participle.AllowTrailing(true))
 		if err != nil {
 			return nil, err
 		}
 		ast.Rules = append(ast.Rules, r)
+		if t := peek.Peek(); !t.EOF() && s.toks[peek.Cursor()-1].Type != tkEOL {
+			return nil, &participle.UnexpectedTokenError{Unexpected: *t}
+		}
 	}
 	return ast, nil
 }
