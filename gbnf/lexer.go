@@ -97,9 +97,11 @@ type tokenRef struct {
 	text    string
 }
 
-// scanner is the GBNF lexer. It reads the whole source up front, so that
+// scanner is the GBNF lexer, the lexer.Lexer that participle's
+// lexer.Upgrade reads the whole source from before any parsing, so that
 // the newline rules and the nesting limit are applied before the
-// (recursive) participle parser runs. It checks literals, classes and
+// (recursive) participle parser runs; the tokens live once, in the
+// PeekingLexer (toks is its slice). It checks literals, classes and
 // token references; the lowering decodes them again from the source at
 // the token's offset (decoding is cheaper than keeping the results).
 //
@@ -113,7 +115,18 @@ type scanner struct {
 	pos    int
 	depth  int  // open parentheses
 	braces bool // inside {...}: digits lex as tkInt
-	toks   []lexer.Token
+
+	// Tokens scanned and not yet handed to Next: at most a newline
+	// and a token, or the end. A significant newline waits in eol
+	// until a token follows it (a trailing one is dropped).
+	out    []lexer.Token
+	outN   int
+	eol    lexer.Token
+	hasEOL bool
+	last   lexer.TokenType // the type of the last token emitted (0: none)
+	done   bool            // EOF emitted
+	n      int             // tokens returned by Next
+	toks   []lexer.Token   // all tokens, EOF last, once Upgrade has read them
 
 	lineStarts []int
 	line       int // lexPos: the line of the last token emitted (tokens come in source order)
@@ -133,7 +146,6 @@ type scanner struct {
 func newScanner(src string) *scanner {
 	s := &scanner{
 		src:  src,
-		toks: make([]lexer.Token, 0, len(src)/4+1),
 		line: 1,
 	}
 	s.lineStarts = append(make([]int, 0, strings.Count(src, "\n")+1), 0)
@@ -167,15 +179,20 @@ func (s *scanner) lexPos(off int) lexer.Position {
 }
 
 func (s *scanner) emit(t lexer.TokenType, start int, value string) {
-	s.toks = append(s.toks, lexer.Token{Type: t, Value: value, Pos: s.lexPos(start)})
+	tok := lexer.Token{Type: t, Value: value, Pos: s.lexPos(start)}
+	s.last = t
+	if t == tkEOL {
+		s.eol, s.hasEOL = tok, true
+		return
+	}
+	if s.hasEOL {
+		s.out = append(s.out, s.eol)
+		s.hasEOL = false
+	}
+	s.out = append(s.out, tok)
 }
 
-func (s *scanner) lastType() lexer.TokenType {
-	if len(s.toks) == 0 {
-		return 0
-	}
-	return s.toks[len(s.toks)-1].Type
-}
+func (s *scanner) lastType() lexer.TokenType { return s.last }
 
 // lexErr stops scanning with a lexical error at off.
 type lexErr struct {
@@ -193,29 +210,37 @@ func isWordChar(c byte) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// run scans the whole source.
-func (s *scanner) run() {
-	for {
-		le := s.next()
-		if le != nil {
-			e := &Error{Pos: s.posAt(le.off), Msg: le.msg}
+// Next returns the next token (lexer.Lexer): it scans until a token is
+// ready. After a lexical error the tokens end with a tkInvalid token and
+// EOF; after a limit (fatal) with EOF alone, and the parser must not run.
+func (s *scanner) Next() (lexer.Token, error) {
+	for s.outN == len(s.out) {
+		if s.done {
+			return s.out[len(s.out)-1], nil
+		}
+		s.out, s.outN = s.out[:0], 0
+		if s.pos >= len(s.src) {
+			s.end()
+			break
+		}
+		if le := s.next(); le != nil {
 			if s.fatal == nil {
-				s.invalid = e
+				s.invalid = &Error{Pos: s.posAt(le.off), Msg: le.msg}
 				s.emit(tkInvalid, le.off, le.msg)
 			}
-			break
-		}
-		if s.pos >= len(s.src) {
-			break
+			s.end()
 		}
 	}
-	if s.fatal != nil {
-		return
-	}
-	if s.lastType() == tkEOL {
-		s.toks = s.toks[:len(s.toks)-1]
-	}
-	s.toks = append(s.toks, lexer.EOFToken(s.lexPos(len(s.src))))
+	s.outN++
+	s.n++
+	return s.out[s.outN-1], nil
+}
+
+// end emits EOF; a newline still waiting is trailing and dropped.
+func (s *scanner) end() {
+	s.hasEOL = false
+	s.out = append(s.out, lexer.EOFToken(s.lexPos(len(s.src))))
+	s.done = true
 }
 
 // next scans one token (or skips one run of blanks).
@@ -559,18 +584,4 @@ func (d lexDef) Symbols() map[string]lexer.TokenType { return symbols }
 
 func (d lexDef) Lex(string, io.Reader) (lexer.Lexer, error) {
 	return nil, errors.New("gbnf: the GBNF lexer runs before participle, not through it")
-}
-
-type sliceLexer struct {
-	toks []lexer.Token
-	i    int
-}
-
-func (l *sliceLexer) Next() (lexer.Token, error) {
-	if l.i >= len(l.toks) {
-		return l.toks[len(l.toks)-1], nil
-	}
-	t := l.toks[l.i]
-	l.i++
-	return t, nil
 }

@@ -17,20 +17,32 @@ type lowerer struct {
 	ids   map[string]RuleID
 	rules []*Rule
 	refs  []*Node // OpRule nodes; resolved at the end
-	// opPos is where the operator of a repetition is ({, *, + or ?),
-	// for errors about it.
-	opPos map[*Node]Pos
+	// repeats are the repetitions of the rule body being lowered, with
+	// where their operator is ({, *, + or ?), for errors about them;
+	// prod is the product of their factors (repeatFactor), capped above
+	// MaxRepeatProduct: no chain of nested ones can pass the limit when
+	// it does not.
+	repeats []repeatOp
+	prod    int
 
 	// literal's and class's buffers
 	chars []litChar
 	items []classItem
 }
 
-func (l *lowerer) pos(p lexer.Position) Pos { return l.s.posAt(p.Offset) }
+type repeatOp struct {
+	n  *Node
+	op Pos
+}
+
+// pos is the position of an AST node: its first token's, which the
+// scanner computed with posAt.
+func (l *lowerer) pos(p lexer.Position) Pos {
+	return Pos{Offset: p.Offset, Line: p.Line, Col: p.Column}
+}
 
 func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	l.ids = map[string]RuleID{}
-	l.opPos = map[*Node]Pos{}
 	if len(ast.Rules) == 0 {
 		l.errs.add(Pos{Line: 1, Col: 1}, "grammar has no rules")
 		return nil
@@ -53,8 +65,9 @@ func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	for _, ar := range ast.Rules {
 		r := l.rules[l.ids[ar.Name]]
 		r.Pos = l.pos(ar.Pos)
+		l.repeats, l.prod = l.repeats[:0], 1
 		r.Body = l.alts(ar.Body, 0)
-		if r.Body != nil {
+		if r.Body != nil && l.prod > MaxRepeatProduct {
 			l.checkRepeatProduct(r.Body, 1)
 		}
 	}
@@ -108,8 +121,8 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 	p := l.pos(sq.Pos)
 	var subs []*Node
-	for _, it := range sq.Items {
-		n := l.item(it, depth)
+	for i := range sq.Items {
+		n := l.item(&sq.Items[i], depth)
 		if n == nil {
 			return nil
 		}
@@ -124,7 +137,7 @@ func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 	switch len(subs) {
 	case 0:
 		if len(sq.Items) > 0 {
-			p = l.pos(sq.Items[0].Pos)
+			p = l.pos(sq.Items[0].Primary.Pos)
 		}
 		return &Node{Op: OpEmpty, Pos: p}
 	case 1:
@@ -134,37 +147,38 @@ func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 }
 
 func (l *lowerer) item(it *astItem, depth int) *Node {
-	if l.depthErr(l.pos(it.Pos), depth+len(it.Post)) {
+	if l.depthErr(l.pos(it.Primary.Pos), depth+len(it.Post)) {
 		return nil
 	}
-	n := l.primary(it.Primary, depth+len(it.Post))
+	n := l.primary(&it.Primary, depth+len(it.Post))
 	if n == nil {
 		return nil
 	}
-	for _, pf := range it.Post {
+	for i := range it.Post {
+		pf := &it.Post[i]
 		r := &Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{n}}
-		l.opPos[r] = l.pos(pf.Pos)
-		switch {
-		case pf.Star:
+		l.repeats = append(l.repeats, repeatOp{r, l.pos(pf.Pos)})
+		switch pf.Kind {
+		case tkStar:
 			r.Min, r.Max = 0, Unbounded
-		case pf.Plus:
+		case tkPlus:
 			r.Min, r.Max = 1, Unbounded
-		case pf.Question:
+		case tkQuestion:
 			r.Min, r.Max = 0, 1
 		default:
 			pp := l.pos(pf.Pos)
-			lo, ok := parseBound(*pf.Min)
+			lo, ok := parseBound(pf.Min)
 			if !ok {
-				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", *pf.Min, MaxRepeat)
+				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Min, MaxRepeat)
 				return nil
 			}
 			r.Min, r.Max = lo, lo
 			if pf.Comma {
 				r.Max = Unbounded
-				if pf.Max != nil {
-					hi, ok := parseBound(*pf.Max)
+				if pf.Max != "" {
+					hi, ok := parseBound(pf.Max)
 					if !ok {
-						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", *pf.Max, MaxRepeat)
+						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Max, MaxRepeat)
 						return nil
 					}
 					if hi < lo {
@@ -175,6 +189,9 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 				}
 			}
 		}
+		if l.prod <= MaxRepeatProduct {
+			l.prod *= repeatFactor(r)
+		}
 		n = r
 	}
 	return n
@@ -182,14 +199,14 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 
 func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 	p := l.pos(pr.Pos)
-	switch {
-	case pr.Literal != nil:
+	switch pr.Kind {
+	case tkString:
 		return l.literal(pr.Pos.Offset, p)
-	case pr.Class != nil:
+	case tkClass:
 		return l.class(pr.Pos.Offset, p)
-	case pr.Dot:
+	case tkDot:
 		return &Node{Op: OpClass, Pos: p, Negated: true}
-	case pr.Token != nil:
+	case tkTokenRef:
 		ref, _, _ := scanTokenRef(l.s.src, pr.Pos.Offset) // checked by the scanner
 		n := &Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)}
 		if ref.byText {
@@ -197,15 +214,15 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 			n.TokenText = ref.text
 		}
 		return n
-	case pr.Name != nil:
+	case tkName:
 		// The name waits in TokenText until all rules are known.
-		n := &Node{Op: OpRule, Pos: p, TokenText: *pr.Name}
+		n := &Node{Op: OpRule, Pos: p, TokenText: pr.Name}
 		l.refs = append(l.refs, n)
 		return n
-	case pr.Group != nil:
+	case tkLParen:
 		return l.alts(pr.Group, depth+1)
 	}
-	// Unreachable: the participle grammar requires one of the above.
+	// Unreachable: astItem.Parse sets one of the above.
 	l.errs.add(p, "internal error: empty element")
 	return nil
 }
@@ -359,13 +376,23 @@ func repeatFactor(n *Node) int {
 	return max(f, 1)
 }
 
+// opPos is where the operator of repetition n is.
+func (l *lowerer) opPos(n *Node) Pos {
+	for _, r := range l.repeats {
+		if r.n == n {
+			return r.op
+		}
+	}
+	return n.Pos
+}
+
 // checkRepeatProduct enforces MaxRepeatProduct along every chain of
 // nested repetitions of one rule body.
 func (l *lowerer) checkRepeatProduct(n *Node, prod int) bool {
 	if n.Op == OpRepeat {
 		prod *= repeatFactor(n)
 		if prod > MaxRepeatProduct {
-			l.errs.add(l.opPos[n], "nested repetitions multiply to more than %d (limit MaxRepeatProduct); reduce the bounds or the nesting", MaxRepeatProduct)
+			l.errs.add(l.opPos(n), "nested repetitions multiply to more than %d (limit MaxRepeatProduct); reduce the bounds or the nesting", MaxRepeatProduct)
 			return false
 		}
 	}

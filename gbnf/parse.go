@@ -36,14 +36,14 @@ type astAlts struct {
 // astItem.
 type astSeq struct {
 	Pos   lexer.Position
-	Items []*astItem
+	Items []astItem
 }
 
 // Parse reads items until a token that does not start one.
 func (sq *astSeq) Parse(lex *lexer.PeekingLexer) error {
 	sq.Pos = lex.Peek().Pos
 	for {
-		it := &astItem{}
+		var it astItem
 		if err := it.Parse(lex); err == participle.NextMatch {
 			return nil
 		} else if err != nil {
@@ -60,31 +60,31 @@ func (sq *astSeq) Parse(lex *lexer.PeekingLexer) error {
 // element cost a failed postfix branch), made Parse 2.3 times faster on
 // the grammars of the large JSONSchemaBench schemas (0.49 → 0.21 µs per
 // byte, together with astSeq). Groups go back to the participle grammar
-// (groupParser), which returns here for their items.
+// (groupParser), which returns here for their items. The parts are
+// values, not pointers: one allocation less per part.
 type astItem struct {
-	Pos     lexer.Position
-	Primary *astPrimary
-	Post    []*astPostfix
+	Primary astPrimary
+	Post    []astPostfix
 }
 
+// astPrimary is an element: a token (Kind: tkString, tkClass, tkDot,
+// tkTokenRef or tkName, whose text is Name; literals, classes and token
+// references are decoded from the source at Pos when lowering) or a
+// group (Kind tkLParen).
 type astPrimary struct {
-	Pos     lexer.Position
-	Literal *string
-	Class   *string
-	Dot     bool
-	Token   *string
-	Name    *string
-	Group   *astAlts
+	Pos   lexer.Position
+	Kind  lexer.TokenType
+	Name  string
+	Group *astAlts
 }
 
+// astPostfix is a repetition operator: Kind tkStar, tkPlus, tkQuestion,
+// or tkLBrace for {Min}, {Min,} (Comma) or {Min,Max} (Max not empty).
 type astPostfix struct {
 	Pos      lexer.Position
-	Star     bool
-	Plus     bool
-	Question bool
-	Min      *string
+	Kind     lexer.TokenType
+	Min, Max string
 	Comma    bool
-	Max      *string
 }
 
 // Parse reads an element and its postfix operators; participle.NextMatch
@@ -92,19 +92,13 @@ type astPostfix struct {
 // Errors are participle's, so that syntaxError words them as before.
 func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	t := lex.Peek()
-	pr := &astPrimary{Pos: t.Pos}
+	pr := &it.Primary
+	pr.Pos, pr.Kind = t.Pos, t.Type
 	switch t.Type {
-	case tkString:
-		pr.Literal = &lex.Next().Value
-	case tkClass:
-		pr.Class = &lex.Next().Value
-	case tkDot:
+	case tkString, tkClass, tkDot, tkTokenRef:
 		lex.Next()
-		pr.Dot = true
-	case tkTokenRef:
-		pr.Token = &lex.Next().Value
 	case tkName:
-		pr.Name = &lex.Next().Value
+		pr.Name = lex.Next().Value
 	case tkLParen:
 		lex.Next()
 		g, err := groupParser.ParseFromLexer(lex, participle.AllowTrailing(true))
@@ -119,18 +113,15 @@ func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	default:
 		return participle.NextMatch
 	}
-	it.Pos, it.Primary = t.Pos, pr
 	for {
 		t := lex.Peek()
-		tt := t.Type
-		pf := &astPostfix{Pos: t.Pos}
-		switch tt {
+		pf := astPostfix{Pos: t.Pos, Kind: t.Type}
+		switch t.Type {
 		case tkStar, tkPlus, tkQuestion:
 			lex.Next()
-			pf.Star, pf.Plus, pf.Question = tt == tkStar, tt == tkPlus, tt == tkQuestion
 		case tkLBrace:
 			lex.Next()
-			if err := parseBraces(lex, pf); err != nil {
+			if err := parseBraces(lex, &pf); err != nil {
 				return err
 			}
 		default:
@@ -153,12 +144,12 @@ func parseBraces(lex *lexer.PeekingLexer, pf *astPostfix) error {
 	if err != nil {
 		return err
 	}
-	pf.Min = &lo.Value
+	pf.Min = lo.Value
 	if lex.Peek().Type == tkComma {
 		lex.Next()
 		pf.Comma = true
 		if lex.Peek().Type == tkInt {
-			pf.Max = &lex.Next().Value
+			pf.Max = lex.Next().Value
 		}
 	}
 	_, err = expect(tkRBrace)
@@ -181,12 +172,8 @@ var groupParser = participle.MustBuild[astAlts](
 // end of the source). A rule that ends at neither an EOL nor the end is
 // the error participle reports for trailing tokens: the next token is
 // unexpected.
-func (s *scanner) parseRules() (*astGrammar, error) {
+func (s *scanner) parseRules(peek *lexer.PeekingLexer) (*astGrammar, error) {
 	ast := &astGrammar{}
-	peek, err := lexer.Upgrade(&sliceLexer{toks: s.toks})
-	if err != nil {
-		return nil, err
-	}
 	for !peek.Peek().EOF() {
 		r, err := astParser.ParseFromLexer(peek, participle.AllowTrailing(true))
 		if err != nil {
@@ -212,18 +199,18 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("grammar is %d bytes, over the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}}
 	}
 	s := newScanner(src)
-	if len(src) > 0 {
-		s.run()
-	} else {
-		s.toks = append(s.toks, lexer.EOFToken(s.lexPos(0)))
+	peek, err := lexer.Upgrade(s)
+	if err != nil { // the scanner's Next never fails
+		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: err.Error()}}
 	}
 	if s.fatal != nil {
 		return nil, ErrorList{s.fatal}
 	}
+	s.toks = peek.Range(0, lexer.RawCursor(s.n))
 	if e := s.countRules(); e != nil {
 		return nil, ErrorList{e}
 	}
-	ast, err := s.parseRules()
+	ast, err := s.parseRules(peek)
 	if err != nil {
 		return nil, ErrorList{s.syntaxError(err)}
 	}
