@@ -1,8 +1,9 @@
 package gbnf
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -28,6 +29,46 @@ type lowerer struct {
 	// literal's and class's buffers
 	chars []litChar
 	items []classItem
+
+	// The nodes and their Subs are cut from chunks (node, subs): one
+	// allocation for many nodes. stack holds the parts of the sequences
+	// and alternatives being lowered.
+	nodes  []Node
+	ptrs   []*Node
+	stack  []*Node
+	chunks int
+}
+
+// chunk is the size of the next chunk of nodes or pointers: small for
+// small grammars, growing to 1024.
+func (l *lowerer) chunk() int {
+	l.chunks++
+	return 16 << min(l.chunks/2, 6)
+}
+
+// node returns a pointer to a copy of n in the current chunk.
+func (l *lowerer) node(n Node) *Node {
+	if len(l.nodes) == 0 {
+		l.nodes = make([]Node, l.chunk())
+	}
+	p := &l.nodes[0]
+	*p = n
+	l.nodes = l.nodes[1:]
+	return p
+}
+
+// subs moves stack[base:] into a slice of its own (its capacity its
+// length, so that appending to it never writes into a neighbour's).
+func (l *lowerer) subs(base int) []*Node {
+	k := len(l.stack) - base
+	if len(l.ptrs) < k {
+		l.ptrs = make([]*Node, max(k, l.chunk()))
+	}
+	out := l.ptrs[:k:k]
+	l.ptrs = l.ptrs[k:]
+	copy(out, l.stack[base:])
+	l.stack = l.stack[:base]
+	return out
 }
 
 type repeatOp struct {
@@ -100,50 +141,57 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 	if l.depthErr(p, depth) {
 		return nil
 	}
-	var subs []*Node
+	base := len(l.stack)
 	for _, sq := range a.Seqs {
 		n := l.seq(sq, depth)
 		if n == nil {
+			l.stack = l.stack[:base]
 			return nil
 		}
 		if n.Op == OpAlt { // a group of alternatives: splice
-			subs = append(subs, n.Subs...)
+			l.stack = append(l.stack, n.Subs...)
 		} else {
-			subs = append(subs, n)
+			l.stack = append(l.stack, n)
 		}
 	}
-	if len(subs) == 1 {
-		return subs[0]
+	if len(l.stack)-base == 1 {
+		n := l.stack[base]
+		l.stack = l.stack[:base]
+		return n
 	}
-	return &Node{Op: OpAlt, Pos: p, Subs: subs}
+	return l.node(Node{Op: OpAlt, Pos: p, Subs: l.subs(base)})
 }
 
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 	p := l.pos(sq.Pos)
-	var subs []*Node
+	base := len(l.stack)
 	for i := range sq.Items {
 		n := l.item(&sq.Items[i], depth)
 		if n == nil {
+			l.stack = l.stack[:base]
 			return nil
 		}
 		switch n.Op {
 		case OpEmpty: // "" in a sequence adds nothing
 		case OpSeq:
-			subs = append(subs, n.Subs...)
+			l.stack = append(l.stack, n.Subs...)
 		default:
-			subs = append(subs, n)
+			l.stack = append(l.stack, n)
 		}
 	}
-	switch len(subs) {
+	switch len(l.stack) - base {
 	case 0:
 		if len(sq.Items) > 0 {
 			p = l.pos(sq.Items[0].Primary.Pos)
 		}
-		return &Node{Op: OpEmpty, Pos: p}
+		return l.node(Node{Op: OpEmpty, Pos: p})
 	case 1:
-		return subs[0]
+		n := l.stack[base]
+		l.stack = l.stack[:base]
+		return n
 	}
-	return &Node{Op: OpSeq, Pos: subs[0].Pos, Subs: subs}
+	p = l.stack[base].Pos
+	return l.node(Node{Op: OpSeq, Pos: p, Subs: l.subs(base)})
 }
 
 func (l *lowerer) item(it *astItem, depth int) *Node {
@@ -156,7 +204,8 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 	}
 	for i := range it.Post {
 		pf := &it.Post[i]
-		r := &Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{n}}
+		l.stack = append(l.stack, n)
+		r := l.node(Node{Op: OpRepeat, Pos: n.Pos, Subs: l.subs(len(l.stack) - 1)})
 		l.repeats = append(l.repeats, repeatOp{r, l.pos(pf.Pos)})
 		switch pf.Kind {
 		case tkStar:
@@ -205,10 +254,10 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 	case tkClass:
 		return l.class(pr.Pos.Offset, p)
 	case tkDot:
-		return &Node{Op: OpClass, Pos: p, Negated: true}
+		return l.node(Node{Op: OpClass, Pos: p, Negated: true})
 	case tkTokenRef:
 		ref, _, _ := scanTokenRef(l.s.src, pr.Pos.Offset) // checked by the scanner
-		n := &Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)}
+		n := l.node(Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)})
 		if ref.byText {
 			n.Token = -1
 			n.TokenText = ref.text
@@ -216,7 +265,7 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 		return n
 	case tkName:
 		// The name waits in TokenText until all rules are known.
-		n := &Node{Op: OpRule, Pos: p, TokenText: pr.Name}
+		n := l.node(Node{Op: OpRule, Pos: p, TokenText: pr.Name})
 		l.refs = append(l.refs, n)
 		return n
 	case tkLParen:
@@ -244,7 +293,7 @@ func (l *lowerer) literal(off int, p Pos) *Node {
 	chars, _, _ := scanLiteral(l.s.src, off, l.chars[:0]) // checked by the scanner
 	l.chars = chars
 	if len(chars) == 0 {
-		return &Node{Op: OpEmpty, Pos: p}
+		return l.node(Node{Op: OpEmpty, Pos: p})
 	}
 	runes := make([]rune, len(chars))
 	ok := true
@@ -258,7 +307,7 @@ func (l *lowerer) literal(off int, p Pos) *Node {
 	if !ok {
 		return nil
 	}
-	return &Node{Op: OpLiteral, Pos: p, Runes: runes}
+	return l.node(Node{Op: OpLiteral, Pos: p, Runes: runes})
 }
 
 func (l *lowerer) class(off int, p Pos) *Node {
@@ -299,7 +348,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 	if !ok {
 		return nil
 	}
-	return &Node{Op: OpClass, Pos: p, Negated: negated, Ranges: NormalizeRanges(ranges)}
+	return l.node(Node{Op: OpClass, Pos: p, Negated: negated, Ranges: NormalizeRanges(ranges)})
 }
 
 // scalarRanges returns the scalar values of [lo, hi] as ranges.
@@ -323,13 +372,16 @@ func scalarRanges(lo, hi rune) []rune {
 // NormalizeRanges sorts the inclusive ranges lo0, hi0, lo1, hi1, ... and
 // merges overlapping and adjacent ones. It does not modify its argument.
 func NormalizeRanges(r []rune) []rune {
+	out := make([]rune, 0, len(r))
+	if normalized(r) { // the common case: nothing to sort or merge
+		return append(out, r[:len(r)&^1]...)
+	}
 	type rng struct{ lo, hi rune }
 	rs := make([]rng, 0, len(r)/2)
 	for i := 0; i+1 < len(r); i += 2 {
 		rs = append(rs, rng{r[i], r[i+1]})
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
-	out := make([]rune, 0, len(r))
+	slices.SortFunc(rs, func(a, b rng) int { return cmp.Compare(a.lo, b.lo) })
 	for _, x := range rs {
 		n := len(out)
 		if n > 0 && x.lo <= out[n-1]+1 {
@@ -341,6 +393,17 @@ func NormalizeRanges(r []rune) []rune {
 		out = append(out, x.lo, x.hi)
 	}
 	return out
+}
+
+// normalized reports whether the ranges r are sorted, each lo <= hi, and
+// neither overlap nor touch.
+func normalized(r []rune) bool {
+	for i := 0; i+1 < len(r); i += 2 {
+		if r[i] > r[i+1] || i > 0 && r[i] <= r[i-1]+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // ComplementRanges returns the Unicode scalar values not in the normalized

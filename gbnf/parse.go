@@ -101,7 +101,7 @@ func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 		pr.Name = lex.Next().Value
 	case tkLParen:
 		lex.Next()
-		g, err := groupParser.ParseFromLexer(lex, participle.AllowTrailing(true))
+		g, err := parseGroup(lex)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,37 @@ var astParser = participle.MustBuild[astRule](
 	participle.UseLookahead(1),
 )
 
-// groupParser parses the alternatives inside parentheses (see astItem).
+// parseGroup reads the alternatives inside parentheses, after the "(",
+// as participle's astAlts grammar does (a sequence, then "|" and a
+// sequence while a "|" follows; an error from a sequence is returned as
+// it is, since it always comes after the branch's lookahead), only without
+// participle's reflection and branch copies: on the grammars of the
+// JSONSchemaBench corpus groups are most of the alternatives. The one
+// participle behaviour it does not repeat, its limit of MaxIterations
+// repetitions of ( "|" astSeq ), it leaves to groupParser, which gives
+// participle's error.
+func parseGroup(lex *lexer.PeekingLexer) (*astAlts, error) {
+	start := lex.MakeCheckpoint()
+	g := &astAlts{Pos: lex.Peek().Pos}
+	for {
+		sq := &astSeq{}
+		if err := sq.Parse(lex); err != nil {
+			return nil, err
+		}
+		g.Seqs = append(g.Seqs, sq)
+		if lex.Peek().Type != tkPipe {
+			return g, nil
+		}
+		if len(g.Seqs) >= participle.MaxIterations {
+			lex.LoadCheckpoint(start)
+			return groupParser.ParseFromLexer(lex, participle.AllowTrailing(true))
+		}
+		lex.Next()
+	}
+}
+
+// groupParser parses the alternatives inside parentheses when parseGroup
+// leaves them to participle.
 var groupParser = participle.MustBuild[astAlts](
 	participle.Lexer(lexDef{}),
 	participle.UseLookahead(1),
