@@ -116,20 +116,13 @@ type scanner struct {
 	depth  int  // open parentheses
 	braces bool // inside {...}: digits lex as tkInt
 
-	// Tokens scanned and not yet handed to Next: at most a newline
-	// and a token, or the end. A significant newline waits in eol
-	// until a token follows it (a trailing one is dropped).
-	out    []lexer.Token
-	outN   int
-	eol    lexer.Token
-	hasEOL bool
-	last   lexer.TokenType // the type of the last token emitted (0: none)
-	done   bool            // EOF emitted
-	n      int             // tokens returned by Next
-	toks   []lexer.Token   // all tokens, EOF last, once Upgrade has read them
+	// toks are the tokens, EOF last, in compact form: no pointers for
+	// the collector to scan, and a fifth of lexer.Token's size.
+	// parseRules turns them into lexer.Tokens a few rules at a time.
+	toks []ctok
 
 	lineStarts []int
-	line       int // lexPos: the line of the last token emitted (tokens come in source order)
+	line       int // lexPos: the line of the last position asked for
 
 	// scanLiteral's and scanClass's buffers
 	chars []litChar
@@ -166,8 +159,8 @@ func (s *scanner) posAt(off int) Pos {
 	return Pos{Offset: off, Line: line, Col: off - s.lineStarts[line-1] + 1}
 }
 
-// lexPos is posAt for offsets in increasing order (the tokens): it moves a
-// line cursor forward instead of searching.
+// lexPos is posAt for offsets asked for in increasing order (the
+// tokens): it moves a line cursor forward instead of searching.
 func (s *scanner) lexPos(off int) lexer.Position {
 	if off < s.lineStarts[s.line-1] {
 		s.line = 1
@@ -178,21 +171,51 @@ func (s *scanner) lexPos(off int) lexer.Position {
 	return lexer.Position{Offset: off, Line: s.line, Column: off - s.lineStarts[s.line-1] + 1}
 }
 
-func (s *scanner) emit(t lexer.TokenType, start int, value string) {
-	tok := lexer.Token{Type: t, Value: value, Pos: s.lexPos(start)}
-	s.last = t
-	if t == tkEOL {
-		s.eol, s.hasEOL = tok, true
-		return
-	}
-	if s.hasEOL {
-		s.out = append(s.out, s.eol)
-		s.hasEOL = false
-	}
-	s.out = append(s.out, tok)
+// ctok is a token in compact form: its type and its source span.
+type ctok struct {
+	off, end int32 // MaxSourceBytes fits
+	typ      int8  // lexer.TokenType
 }
 
-func (s *scanner) lastType() lexer.TokenType { return s.last }
+func (s *scanner) emit(t lexer.TokenType, start, end int) {
+	s.toks = append(s.toks, ctok{off: int32(start), end: int32(end), typ: int8(t)})
+}
+
+func (s *scanner) lastType() lexer.TokenType {
+	if len(s.toks) == 0 {
+		return 0
+	}
+	return s.toks[len(s.toks)-1].Type()
+}
+
+func (t ctok) Type() lexer.TokenType { return lexer.TokenType(t.typ) }
+
+func (t ctok) isEOF() bool { return t.typ == int8(lexer.EOF) }
+
+// token returns toks[i] as participle's lexer.Token.
+func (s *scanner) token(i int) lexer.Token {
+	t := s.toks[i]
+	tok := lexer.Token{Type: t.Type(), Pos: s.lexPos(int(t.off))}
+	switch tok.Type {
+	case lexer.EOF:
+	case tkEOL:
+		tok.Value = "\n"
+	case tkInvalid:
+		tok.Value = s.invalid.Msg
+	default:
+		tok.Value = s.src[t.off:t.end]
+	}
+	return tok
+}
+
+// tokens returns all the tokens as lexer.Tokens (for error messages).
+func (s *scanner) tokens() []lexer.Token {
+	out := make([]lexer.Token, len(s.toks))
+	for i := range s.toks {
+		out[i] = s.token(i)
+	}
+	return out
+}
 
 // lexErr stops scanning with a lexical error at off.
 type lexErr struct {
@@ -210,37 +233,24 @@ func isWordChar(c byte) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// Next returns the next token (lexer.Lexer): it scans until a token is
-// ready. After a lexical error the tokens end with a tkInvalid token and
-// EOF; after a limit (fatal) with EOF alone, and the parser must not run.
-func (s *scanner) Next() (lexer.Token, error) {
-	for s.outN == len(s.out) {
-		if s.done {
-			return s.out[len(s.out)-1], nil
-		}
-		s.out, s.outN = s.out[:0], 0
-		if s.pos >= len(s.src) {
-			s.end()
-			break
-		}
+// run scans the whole source into toks. After a lexical error they end
+// with a tkInvalid token and EOF; after a limit (fatal) the parser must
+// not run.
+func (s *scanner) run() {
+	s.toks = make([]ctok, 0, len(s.src)/4+1)
+	for s.pos < len(s.src) {
 		if le := s.next(); le != nil {
 			if s.fatal == nil {
 				s.invalid = &Error{Pos: s.posAt(le.off), Msg: le.msg}
-				s.emit(tkInvalid, le.off, le.msg)
+				s.emit(tkInvalid, le.off, le.off)
 			}
-			s.end()
+			break
 		}
 	}
-	s.outN++
-	s.n++
-	return s.out[s.outN-1], nil
-}
-
-// end emits EOF; a newline still waiting is trailing and dropped.
-func (s *scanner) end() {
-	s.hasEOL = false
-	s.out = append(s.out, lexer.EOFToken(s.lexPos(len(s.src))))
-	s.done = true
+	if s.lastType() == tkEOL {
+		s.toks = s.toks[:len(s.toks)-1]
+	}
+	s.emit(lexer.EOF, len(s.src), len(s.src))
 }
 
 // next scans one token (or skips one run of blanks).
@@ -269,7 +279,7 @@ func (s *scanner) next() *lexErr {
 			// leading, repeated, or after ::= or |: a blank
 		default:
 			if s.depth == 0 {
-				s.emit(tkEOL, start, "\n")
+				s.emit(tkEOL, start, s.pos)
 			}
 		}
 	case c == '"':
@@ -279,7 +289,7 @@ func (s *scanner) next() *lexErr {
 			return err
 		}
 		s.pos = end
-		s.emit(tkString, start, src[start:end])
+		s.emit(tkString, start, end)
 	case c == '[':
 		items, _, end, err := scanClass(src, start, s.items[:0])
 		s.items = items
@@ -287,14 +297,14 @@ func (s *scanner) next() *lexErr {
 			return err
 		}
 		s.pos = end
-		s.emit(tkClass, start, src[start:end])
+		s.emit(tkClass, start, end)
 	case c == '<' || c == '!':
 		_, end, err := scanTokenRef(src, start)
 		if err != nil {
 			return err
 		}
 		s.pos = end
-		s.emit(tkTokenRef, start, src[start:end])
+		s.emit(tkTokenRef, start, end)
 	case c == '(':
 		s.depth++
 		if s.depth > MaxDepth {
@@ -302,43 +312,43 @@ func (s *scanner) next() *lexErr {
 			return &lexErr{off: start}
 		}
 		s.pos++
-		s.emit(tkLParen, start, "(")
+		s.emit(tkLParen, start, s.pos)
 	case c == ')':
 		if s.depth > 0 {
 			s.depth--
 		}
 		s.pos++
-		s.emit(tkRParen, start, ")")
+		s.emit(tkRParen, start, s.pos)
 	case c == '{':
 		s.braces = true
 		s.pos++
-		s.emit(tkLBrace, start, "{")
+		s.emit(tkLBrace, start, s.pos)
 	case c == '}':
 		s.braces = false
 		s.pos++
-		s.emit(tkRBrace, start, "}")
+		s.emit(tkRBrace, start, s.pos)
 	case c == ',':
 		s.pos++
-		s.emit(tkComma, start, ",")
+		s.emit(tkComma, start, s.pos)
 	case c == '|':
 		s.pos++
-		s.emit(tkPipe, start, "|")
+		s.emit(tkPipe, start, s.pos)
 	case c == '.':
 		s.pos++
-		s.emit(tkDot, start, ".")
+		s.emit(tkDot, start, s.pos)
 	case c == '*':
 		s.pos++
-		s.emit(tkStar, start, "*")
+		s.emit(tkStar, start, s.pos)
 	case c == '+':
 		s.pos++
-		s.emit(tkPlus, start, "+")
+		s.emit(tkPlus, start, s.pos)
 	case c == '?':
 		s.pos++
-		s.emit(tkQuestion, start, "?")
+		s.emit(tkQuestion, start, s.pos)
 	case c == ':':
 		if len(src)-start >= 3 && src[start:start+3] == "::=" {
 			s.pos += 3
-			s.emit(tkDefine, start, "::=")
+			s.emit(tkDefine, start, s.pos)
 			return nil
 		}
 		return errAt(start, "expected ::=")
@@ -346,12 +356,12 @@ func (s *scanner) next() *lexErr {
 		for s.pos < len(src) && isDigit(src[s.pos]) {
 			s.pos++
 		}
-		s.emit(tkInt, start, src[start:s.pos])
+		s.emit(tkInt, start, s.pos)
 	case isWordChar(c):
 		for s.pos < len(src) && isWordChar(src[s.pos]) {
 			s.pos++
 		}
-		s.emit(tkName, start, src[start:s.pos])
+		s.emit(tkName, start, s.pos)
 	case c == 0:
 		return errAt(start, "NUL byte in grammar")
 	default:

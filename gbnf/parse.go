@@ -200,30 +200,70 @@ var groupParser = participle.MustBuild[astAlts](
 	participle.UseLookahead(1),
 )
 
-// parseRules runs the participle parser once per rule over one token
-// stream: each rule is its tokens up to an EOL (none at the end of the
-// source), which it consumes. A rule that ends at neither an EOL nor the
-// end is the error participle reports for trailing tokens: the next token
-// is unexpected.
-func (s *scanner) parseRules(peek *lexer.PeekingLexer) (*astGrammar, error) {
+// parseRules runs the participle parser once per rule. Each rule is its
+// tokens up to an EOL (none at the end of the source), which it consumes;
+// a rule that ends at neither an EOL nor the end is the error participle
+// reports for trailing tokens: the next token is unexpected.
+//
+// participle reads tokens from a PeekingLexer, which lexer.Upgrade fills
+// by appending one token at a time. One for the whole source would grow a
+// slice of megabytes by a quarter at a time (copying it about five times
+// over: a quarter of Parse's instructions on a 1 MB grammar); so each
+// PeekingLexer holds a few whole rules (chunkTokens tokens or more), and
+// ends with an EOF just after the last rule's EOL.
+func (s *scanner) parseRules() (*astGrammar, error) {
 	ast := &astGrammar{}
-	for !peek.Peek().EOF() {
-		r, err := astParser.ParseFromLexer(peek, allowTrailing)
+	for i := 0; i < len(s.toks) && !s.toks[i].isEOF(); {
+		j := min(i+chunkTokens, len(s.toks)-1)
+		for s.toks[j-1].Type() != tkEOL && !s.toks[j].isEOF() {
+			j++
+		}
+		if s.toks[j].isEOF() {
+			j++ // the source's EOF ends the last chunk
+		}
+		peek, err := lexer.Upgrade(&chunkLexer{s: s, i: i, end: j})
 		if err != nil {
 			return nil, err
 		}
-		// the body starts where its first sequence does
-		r.Body = &astAlts{Pos: r.Seqs[0].Pos, Seqs: r.Seqs}
-		ast.Rules = append(ast.Rules, r)
-		switch t := peek.Peek(); t.Type {
-		case tkEOL:
-			peek.Next()
-		case lexer.EOF:
-		default:
-			return nil, &participle.UnexpectedTokenError{Unexpected: *t}
+		i = j
+		for !peek.Peek().EOF() {
+			r, err := astParser.ParseFromLexer(peek, allowTrailing)
+			if err != nil {
+				return nil, err
+			}
+			// the body starts where its first sequence does
+			r.Body = &astAlts{Pos: r.Seqs[0].Pos, Seqs: r.Seqs}
+			ast.Rules = append(ast.Rules, r)
+			switch t := peek.Peek(); t.Type {
+			case tkEOL:
+				peek.Next()
+			case lexer.EOF:
+			default:
+				return nil, &participle.UnexpectedTokenError{Unexpected: *t}
+			}
 		}
 	}
 	return ast, nil
+}
+
+// chunkTokens is about how many tokens a PeekingLexer holds (see
+// parseRules): append doubles a slice this small as it grows.
+const chunkTokens = 256
+
+// chunkLexer hands participle the tokens toks[i:end] and then EOF: the
+// source's, or one just after the chunk's last EOL.
+type chunkLexer struct {
+	s      *scanner
+	i, end int
+}
+
+func (l *chunkLexer) Next() (lexer.Token, error) {
+	if l.i < l.end {
+		l.i++
+		return l.s.token(l.i - 1), nil
+	}
+	eol := l.s.posAt(int(l.s.toks[l.end-1].off))
+	return lexer.EOFToken(lexer.Position{Offset: eol.Offset + 1, Line: eol.Line + 1, Column: 1}), nil
 }
 
 var allowTrailing = participle.AllowTrailing(true)
@@ -240,18 +280,14 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("grammar is %d bytes, over the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}}
 	}
 	s := newScanner(src)
-	peek, err := lexer.Upgrade(s)
-	if err != nil { // the scanner's Next never fails
-		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: err.Error()}}
-	}
+	s.run()
 	if s.fatal != nil {
 		return nil, ErrorList{s.fatal}
 	}
-	s.toks = peek.Range(0, lexer.RawCursor(s.n))
 	if e := s.countRules(); e != nil {
 		return nil, ErrorList{e}
 	}
-	ast, err := s.parseRules(peek)
+	ast, err := s.parseRules()
 	if err != nil {
 		return nil, ErrorList{s.syntaxError(err)}
 	}
@@ -291,11 +327,12 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 	t := ute.Unexpected
 	what := describe(t)
 	// Find the previous token to say what the parser was doing.
+	toks := s.tokens()
 	prev := lexer.Token{}
-	for i, tk := range s.toks {
+	for i, tk := range toks {
 		if tk.Pos.Offset >= t.Pos.Offset {
 			if i > 0 {
-				prev = s.toks[i-1]
+				prev = toks[i-1]
 			}
 			break
 		}
@@ -312,7 +349,7 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 			return fmt.Sprintf("unexpected %s at the start of a line (an alternative continues on the next line only after a trailing \"|\", or inside parentheses)", what)
 		}
 		return fmt.Sprintf("unexpected %s (expected a rule: name ::= ...)", what)
-	case prev.Type == tkName && t.Type != tkDefine && s.ruleStart(prev):
+	case prev.Type == tkName && t.Type != tkDefine && ruleStart(toks, prev):
 		return fmt.Sprintf("unexpected %s (expected ::= after the rule name)", what)
 	case t.Type == tkDefine:
 		return fmt.Sprintf("unexpected %s (a rule must start on a new line)", what)
@@ -320,7 +357,7 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 		return fmt.Sprintf("unexpected %s (no open parenthesis)", what)
 	case t.Type == lexer.EOF && s.depth > 0:
 		return fmt.Sprintf("unexpected %s (unclosed parenthesis)", what)
-	case t.Type == tkEOL && s.openParenBefore(t.Pos.Offset):
+	case t.Type == tkEOL && openParenBefore(toks, t.Pos.Offset):
 		return fmt.Sprintf("unexpected %s", what)
 	case t.Type == tkStar || t.Type == tkPlus || t.Type == tkQuestion || t.Type == tkLBrace:
 		return fmt.Sprintf("unexpected %s (a repetition needs an element before it)", what)
@@ -329,18 +366,18 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 }
 
 // ruleStart reports whether name token t starts a line (a rule head).
-func (s *scanner) ruleStart(t lexer.Token) bool {
-	for i, tk := range s.toks {
+func ruleStart(toks []lexer.Token, t lexer.Token) bool {
+	for i, tk := range toks {
 		if tk.Pos.Offset == t.Pos.Offset {
-			return i == 0 || s.toks[i-1].Type == tkEOL
+			return i == 0 || toks[i-1].Type == tkEOL
 		}
 	}
 	return false
 }
 
-func (s *scanner) openParenBefore(off int) bool {
+func openParenBefore(toks []lexer.Token, off int) bool {
 	d := 0
-	for _, tk := range s.toks {
+	for _, tk := range toks {
 		if tk.Pos.Offset >= off {
 			break
 		}
@@ -362,12 +399,13 @@ func (s *scanner) openParenBefore(off int) bool {
 func (s *scanner) countRules() *Error {
 	names := map[string]bool{}
 	for i := 1; i < len(s.toks); i++ {
-		if s.toks[i].Type != tkDefine || s.toks[i-1].Type != tkName {
+		name := s.toks[i-1]
+		if s.toks[i].Type() != tkDefine || name.Type() != tkName {
 			continue
 		}
-		names[s.toks[i-1].Value] = true
+		names[s.src[name.off:name.end]] = true
 		if len(names) > MaxRules {
-			return &Error{Pos: s.posAt(s.toks[i-1].Pos.Offset), Msg: fmt.Sprintf("more than %d rules (MaxRules)", MaxRules)}
+			return &Error{Pos: s.posAt(int(name.off)), Msg: fmt.Sprintf("more than %d rules (MaxRules)", MaxRules)}
 		}
 	}
 	return nil
