@@ -97,11 +97,9 @@ type tokenRef struct {
 	text    string
 }
 
-// scanner is the GBNF lexer, the lexer.Lexer that participle's
-// lexer.Upgrade reads the whole source from before any parsing, so that
+// scanner is the GBNF lexer. It reads the whole source up front, so that
 // the newline rules and the nesting limit are applied before the
-// (recursive) participle parser runs; the tokens live once, in the
-// PeekingLexer (toks is its slice). It checks literals, classes and
+// (recursive) participle parser runs. It checks literals, classes and
 // token references; the lowering decodes them again from the source at
 // the token's offset (decoding is cheaper than keeping the results).
 //

@@ -37,6 +37,7 @@ type lowerer struct {
 	ptrs   []*Node
 	stack  []*Node
 	chunks int
+	ranges []rune // class's buffer
 }
 
 // chunk is the size of the next chunk of nodes or pointers: small for
@@ -317,7 +318,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 		l.errs.add(p, "empty character class")
 		return nil
 	}
-	var ranges []rune
+	ranges := l.ranges[:0]
 	ok := true
 	for _, it := range items {
 		lo, hi := it.lo.r, it.hi.r
@@ -337,14 +338,15 @@ func (l *lowerer) class(off int, p Pos) *Node {
 		}
 		// A range may span surrogates or end above U+10FFFF: only its
 		// scalar values are kept. A range with none is an error.
-		sub := scalarRanges(lo, hi)
-		if len(sub) == 0 {
+		n := len(ranges)
+		ranges = appendScalarRanges(ranges, lo, hi)
+		if len(ranges) == n {
 			l.errs.add(l.s.posAt(it.lo.off), "range %s-%s holds no Unicode scalar value", quoteRune(lo), quoteRune(hi))
 			ok = false
 			continue
 		}
-		ranges = append(ranges, sub...)
 	}
+	l.ranges = ranges
 	if !ok {
 		return nil
 	}
@@ -352,14 +354,16 @@ func (l *lowerer) class(off int, p Pos) *Node {
 }
 
 // scalarRanges returns the scalar values of [lo, hi] as ranges.
-func scalarRanges(lo, hi rune) []rune {
+func scalarRanges(lo, hi rune) []rune { return appendScalarRanges(nil, lo, hi) }
+
+// appendScalarRanges appends the scalar values of [lo, hi] as ranges to out.
+func appendScalarRanges(out []rune, lo, hi rune) []rune {
 	if hi > unicode.MaxRune {
 		hi = unicode.MaxRune
 	}
 	if lo < 0 {
 		lo = 0
 	}
-	var out []rune
 	if lo <= hi && lo < 0xD800 {
 		out = append(out, lo, min(hi, 0xD7FF))
 	}
