@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -18,8 +19,8 @@ const (
 	tkPipe                                // |
 	tkLParen                              // (
 	tkRParen                              // )
-	tkString                              // "..." (decoded into scanner.lits)
-	tkClass                               // [...] (decoded into scanner.classes)
+	tkString                              // "..."
+	tkClass                               // [...]
 	tkDot                                 // .
 	tkStar                                // *
 	tkPlus                                // +
@@ -28,7 +29,7 @@ const (
 	tkRBrace                              // }
 	tkComma                               // ,
 	tkInt                                 // digits inside {...}
-	tkTokenRef                            // <[id]> <|text|> !<[id]> !<|text|> (decoded into scanner.refs)
+	tkTokenRef                            // <[id]> <|text|> !<[id]> !<|text|>
 	tkEOL                                 // a newline that ends a rule
 	tkInvalid                             // a lexical error; Value is the message
 )
@@ -89,11 +90,6 @@ type classItem struct {
 	isRange bool
 }
 
-type classTok struct {
-	negated bool
-	items   []classItem
-}
-
 type tokenRef struct {
 	negated bool
 	byText  bool
@@ -103,8 +99,9 @@ type tokenRef struct {
 
 // scanner is the GBNF lexer. It reads the whole source up front, so that
 // the newline rules and the nesting limit are applied before the
-// (recursive) participle parser runs, and decodes literals, classes and
-// token references into side tables keyed by the token's offset.
+// (recursive) participle parser runs. It checks literals, classes and
+// token references; the lowering decodes them again from the source at
+// the token's offset (decoding is cheaper than keeping the results).
 //
 // Newlines: llama.cpp ends a rule at a newline, except inside parentheses
 // and right after "::=" or "|" (and between rules, where blank lines are
@@ -116,13 +113,18 @@ type scanner struct {
 	pos    int
 	depth  int  // open parentheses
 	braces bool // inside {...}: digits lex as tkInt
-	toks   []lexer.Token
 
-	lits    map[int][]litChar
-	classes map[int]*classTok
-	refs    map[int]*tokenRef
+	// toks are the tokens, EOF last, in compact form: no pointers for
+	// the collector to scan, and a fifth of lexer.Token's size.
+	// parseRules turns them into lexer.Tokens a few rules at a time.
+	toks []ctok
 
 	lineStarts []int
+	line       int // lexPos: the line of the last position asked for
+
+	// scanLiteral's and scanClass's buffers
+	chars []litChar
+	items []classItem
 
 	// fatal is set when scanning stopped at a limit (nesting depth):
 	// the parser must not run at all.
@@ -134,17 +136,17 @@ type scanner struct {
 
 func newScanner(src string) *scanner {
 	s := &scanner{
-		src:     src,
-		toks:    make([]lexer.Token, 0, len(src)/4+1),
-		lits:    map[int][]litChar{},
-		classes: map[int]*classTok{},
-		refs:    map[int]*tokenRef{},
+		src:  src,
+		line: 1,
 	}
-	s.lineStarts = append(s.lineStarts, 0)
-	for i := 0; i < len(src); i++ {
-		if src[i] == '\n' {
-			s.lineStarts = append(s.lineStarts, i+1)
+	s.lineStarts = append(make([]int, 0, strings.Count(src, "\n")+1), 0)
+	for i := 0; ; {
+		j := strings.IndexByte(src[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		s.lineStarts = append(s.lineStarts, i)
 	}
 	return s
 }
@@ -155,20 +157,62 @@ func (s *scanner) posAt(off int) Pos {
 	return Pos{Offset: off, Line: line, Col: off - s.lineStarts[line-1] + 1}
 }
 
+// lexPos is posAt for offsets asked for in increasing order (the
+// tokens): it moves a line cursor forward instead of searching.
 func (s *scanner) lexPos(off int) lexer.Position {
-	p := s.posAt(off)
-	return lexer.Position{Offset: p.Offset, Line: p.Line, Column: p.Col}
+	if off < s.lineStarts[s.line-1] {
+		s.line = 1
+	}
+	for s.line < len(s.lineStarts) && s.lineStarts[s.line] <= off {
+		s.line++
+	}
+	return lexer.Position{Offset: off, Line: s.line, Column: off - s.lineStarts[s.line-1] + 1}
 }
 
-func (s *scanner) emit(t lexer.TokenType, start int, value string) {
-	s.toks = append(s.toks, lexer.Token{Type: t, Value: value, Pos: s.lexPos(start)})
+// ctok is a token in compact form: its type and its source span.
+type ctok struct {
+	off, end int32 // MaxSourceBytes fits
+	typ      int8  // lexer.TokenType
+}
+
+func (s *scanner) emit(t lexer.TokenType, start, end int) {
+	s.toks = append(s.toks, ctok{off: int32(start), end: int32(end), typ: int8(t)})
 }
 
 func (s *scanner) lastType() lexer.TokenType {
 	if len(s.toks) == 0 {
 		return 0
 	}
-	return s.toks[len(s.toks)-1].Type
+	return s.toks[len(s.toks)-1].Type()
+}
+
+func (t ctok) Type() lexer.TokenType { return lexer.TokenType(t.typ) }
+
+func (t ctok) isEOF() bool { return t.typ == int8(lexer.EOF) }
+
+// token returns toks[i] as participle's lexer.Token.
+func (s *scanner) token(i int) lexer.Token {
+	t := s.toks[i]
+	tok := lexer.Token{Type: t.Type(), Pos: s.lexPos(int(t.off))}
+	switch tok.Type {
+	case lexer.EOF:
+	case tkEOL:
+		tok.Value = "\n"
+	case tkInvalid:
+		tok.Value = s.invalid.Msg
+	default:
+		tok.Value = s.src[t.off:t.end]
+	}
+	return tok
+}
+
+// tokens returns all the tokens as lexer.Tokens (for error messages).
+func (s *scanner) tokens() []lexer.Token {
+	out := make([]lexer.Token, len(s.toks))
+	for i := range s.toks {
+		out[i] = s.token(i)
+	}
+	return out
 }
 
 // lexErr stops scanning with a lexical error at off.
@@ -177,7 +221,7 @@ type lexErr struct {
 	msg string
 }
 
-func (s *scanner) errAt(off int, format string, args ...any) *lexErr {
+func errAt(off int, format string, args ...any) *lexErr {
 	return &lexErr{off: off, msg: fmt.Sprintf(format, args...)}
 }
 
@@ -187,29 +231,24 @@ func isWordChar(c byte) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// run scans the whole source.
+// run scans the whole source into toks. After a lexical error they end
+// with a tkInvalid token and EOF; after a limit (fatal) the parser must
+// not run.
 func (s *scanner) run() {
-	for {
-		le := s.next()
-		if le != nil {
-			e := &Error{Pos: s.posAt(le.off), Msg: le.msg}
+	s.toks = make([]ctok, 0, len(s.src)/4+1)
+	for s.pos < len(s.src) {
+		if le := s.next(); le != nil {
 			if s.fatal == nil {
-				s.invalid = e
-				s.emit(tkInvalid, le.off, le.msg)
+				s.invalid = &Error{Pos: s.posAt(le.off), Msg: le.msg}
+				s.emit(tkInvalid, le.off, le.off)
 			}
 			break
 		}
-		if s.pos >= len(s.src) {
-			break
-		}
-	}
-	if s.fatal != nil {
-		return
 	}
 	if s.lastType() == tkEOL {
 		s.toks = s.toks[:len(s.toks)-1]
 	}
-	s.toks = append(s.toks, lexer.EOFToken(s.lexPos(len(s.src))))
+	s.emit(lexer.EOF, len(s.src), len(s.src))
 }
 
 // next scans one token (or skips one run of blanks).
@@ -224,10 +263,10 @@ func (s *scanner) next() *lexErr {
 		for s.pos < len(src) && src[s.pos] != '\n' && src[s.pos] != '\r' {
 			r, size := utf8.DecodeRuneInString(src[s.pos:])
 			if r == 0 {
-				return s.errAt(s.pos, "NUL byte in grammar")
+				return errAt(s.pos, "NUL byte in grammar")
 			}
 			if r == utf8.RuneError && size <= 1 {
-				return s.errAt(s.pos, "invalid UTF-8 byte 0x%02X", src[s.pos])
+				return errAt(s.pos, "invalid UTF-8 byte 0x%02X", src[s.pos])
 			}
 			s.pos += size
 		}
@@ -238,15 +277,32 @@ func (s *scanner) next() *lexErr {
 			// leading, repeated, or after ::= or |: a blank
 		default:
 			if s.depth == 0 {
-				s.emit(tkEOL, start, "\n")
+				s.emit(tkEOL, start, s.pos)
 			}
 		}
 	case c == '"':
-		return s.scanString()
+		chars, end, err := scanLiteral(src, start, s.chars[:0])
+		s.chars = chars
+		if err != nil {
+			return err
+		}
+		s.pos = end
+		s.emit(tkString, start, end)
 	case c == '[':
-		return s.scanClass()
+		items, _, end, err := scanClass(src, start, s.items[:0])
+		s.items = items
+		if err != nil {
+			return err
+		}
+		s.pos = end
+		s.emit(tkClass, start, end)
 	case c == '<' || c == '!':
-		return s.scanTokenRef()
+		_, end, err := scanTokenRef(src, start)
+		if err != nil {
+			return err
+		}
+		s.pos = end
+		s.emit(tkTokenRef, start, end)
 	case c == '(':
 		s.depth++
 		if s.depth > MaxDepth {
@@ -254,88 +310,88 @@ func (s *scanner) next() *lexErr {
 			return &lexErr{off: start}
 		}
 		s.pos++
-		s.emit(tkLParen, start, "(")
+		s.emit(tkLParen, start, s.pos)
 	case c == ')':
 		if s.depth > 0 {
 			s.depth--
 		}
 		s.pos++
-		s.emit(tkRParen, start, ")")
+		s.emit(tkRParen, start, s.pos)
 	case c == '{':
 		s.braces = true
 		s.pos++
-		s.emit(tkLBrace, start, "{")
+		s.emit(tkLBrace, start, s.pos)
 	case c == '}':
 		s.braces = false
 		s.pos++
-		s.emit(tkRBrace, start, "}")
+		s.emit(tkRBrace, start, s.pos)
 	case c == ',':
 		s.pos++
-		s.emit(tkComma, start, ",")
+		s.emit(tkComma, start, s.pos)
 	case c == '|':
 		s.pos++
-		s.emit(tkPipe, start, "|")
+		s.emit(tkPipe, start, s.pos)
 	case c == '.':
 		s.pos++
-		s.emit(tkDot, start, ".")
+		s.emit(tkDot, start, s.pos)
 	case c == '*':
 		s.pos++
-		s.emit(tkStar, start, "*")
+		s.emit(tkStar, start, s.pos)
 	case c == '+':
 		s.pos++
-		s.emit(tkPlus, start, "+")
+		s.emit(tkPlus, start, s.pos)
 	case c == '?':
 		s.pos++
-		s.emit(tkQuestion, start, "?")
+		s.emit(tkQuestion, start, s.pos)
 	case c == ':':
 		if len(src)-start >= 3 && src[start:start+3] == "::=" {
 			s.pos += 3
-			s.emit(tkDefine, start, "::=")
+			s.emit(tkDefine, start, s.pos)
 			return nil
 		}
-		return s.errAt(start, "expected ::=")
+		return errAt(start, "expected ::=")
 	case s.braces && isDigit(c):
 		for s.pos < len(src) && isDigit(src[s.pos]) {
 			s.pos++
 		}
-		s.emit(tkInt, start, src[start:s.pos])
+		s.emit(tkInt, start, s.pos)
 	case isWordChar(c):
 		for s.pos < len(src) && isWordChar(src[s.pos]) {
 			s.pos++
 		}
-		s.emit(tkName, start, src[start:s.pos])
+		s.emit(tkName, start, s.pos)
 	case c == 0:
-		return s.errAt(start, "NUL byte in grammar")
+		return errAt(start, "NUL byte in grammar")
 	default:
 		r, size := utf8.DecodeRuneInString(src[start:])
 		if r == utf8.RuneError && size <= 1 {
-			return s.errAt(start, "invalid UTF-8 byte 0x%02X", c)
+			return errAt(start, "invalid UTF-8 byte 0x%02X", c)
 		}
-		return s.errAt(start, "unexpected character %q", r)
+		return errAt(start, "unexpected character %q", r)
 	}
 	return nil
 }
 
-// scanChar decodes one char of a literal or class at s.pos, with exactly
-// llama.cpp's escapes. The quote or bracket that ends the literal is
-// checked by the caller.
-func (s *scanner) scanChar() (litChar, *lexErr) {
-	src := s.src
-	start := s.pos
+// scanChar decodes one char of a literal or class at start, with exactly
+// llama.cpp's escapes, and returns the offset after it. The quote or
+// bracket that ends the literal is checked by the caller.
+func scanChar(src string, start int) (litChar, int, *lexErr) {
 	c := src[start]
 	if c == 0 {
-		return litChar{}, s.errAt(start, "NUL byte in grammar")
+		return litChar{}, 0, errAt(start, "NUL byte in grammar")
 	}
 	if c != '\\' {
+		if c < utf8.RuneSelf {
+			return litChar{r: rune(c), off: start}, start + 1, nil
+		}
 		r, size := utf8.DecodeRuneInString(src[start:])
 		if r == utf8.RuneError && size <= 1 {
-			return litChar{}, s.errAt(start, "invalid UTF-8 byte 0x%02X", c)
+			return litChar{}, 0, errAt(start, "invalid UTF-8 byte 0x%02X", c)
 		}
-		s.pos += size
-		return litChar{r: r, off: start}, nil
+		return litChar{r: r, off: start}, start + size, nil
 	}
 	if start+1 >= len(src) {
-		return litChar{}, s.errAt(start, "unterminated escape sequence")
+		return litChar{}, 0, errAt(start, "unterminated escape sequence")
 	}
 	e := src[start+1]
 	hex := 0
@@ -361,17 +417,16 @@ func (s *scanner) scanChar() (litChar, *lexErr) {
 			rr, _ := utf8.DecodeRuneInString(src[start+1:])
 			esc = string(rr)
 		}
-		return litChar{}, s.errAt(start, "unknown escape %q (valid: \\xHH \\uHHHH \\UHHHHHHHH \\t \\r \\n \\\\ \\\" \\[ \\] \\-)", "\\"+esc)
+		return litChar{}, 0, errAt(start, "unknown escape %q (valid: \\xHH \\uHHHH \\UHHHHHHHH \\t \\r \\n \\\\ \\\" \\[ \\] \\-)", "\\"+esc)
 	}
 	if hex == 0 {
-		s.pos += 2
-		return litChar{r: r, off: start}, nil
+		return litChar{r: r, off: start}, start + 2, nil
 	}
 	p := start + 2
 	var v uint64
 	for i := 0; i < hex; i++ {
 		if p+i >= len(src) {
-			return litChar{}, s.errAt(start, "\\%c needs %d hex digits", e, hex)
+			return litChar{}, 0, errAt(start, "\\%c needs %d hex digits", e, hex)
 		}
 		d := src[p+i]
 		switch {
@@ -382,102 +437,95 @@ func (s *scanner) scanChar() (litChar, *lexErr) {
 		case 'A' <= d && d <= 'F':
 			v = v<<4 | uint64(d-'A'+10)
 		default:
-			return litChar{}, s.errAt(start, "\\%c needs %d hex digits", e, hex)
+			return litChar{}, 0, errAt(start, "\\%c needs %d hex digits", e, hex)
 		}
 	}
-	s.pos = p + hex
 	if v > 0x7fffffff {
 		// Kept as a rune; anything above unicode.MaxRune is rejected
 		// (or clipped, at a range end) when the node is built.
 		v = 0x7fffffff
 	}
-	return litChar{r: rune(v), off: start}, nil
+	return litChar{r: rune(v), off: start}, p + hex, nil
 }
 
-func (s *scanner) scanString() *lexErr {
-	src := s.src
-	start := s.pos
-	s.pos++
-	var chars []litChar
+// scanLiteral reads the string literal at start (its opening quote),
+// appends its chars to chars, and returns them and the offset after the
+// closing quote.
+func scanLiteral(src string, start int, chars []litChar) ([]litChar, int, *lexErr) {
+	p := start + 1
 	for {
-		if s.pos >= len(src) {
-			return s.errAt(start, "unterminated string literal")
+		if p >= len(src) {
+			return chars, 0, errAt(start, "unterminated string literal")
 		}
-		if src[s.pos] == '"' {
-			s.pos++
-			break
+		if src[p] == '"' {
+			return chars, p + 1, nil
 		}
-		ch, err := s.scanChar()
+		ch, next, err := scanChar(src, p)
 		if err != nil {
-			return err
+			return chars, 0, err
 		}
 		chars = append(chars, ch)
+		p = next
 	}
-	s.lits[start] = chars
-	s.emit(tkString, start, src[start:s.pos])
-	return nil
 }
 
-// scanClass follows llama.cpp: after "[" and an optional "^", chars up to
-// an unescaped "]"; a char followed by "-" and then anything but "]" is
-// the start of a range, so "-" is literal first, last, or right after a
-// range.
-func (s *scanner) scanClass() *lexErr {
-	src := s.src
-	start := s.pos
-	s.pos++
-	ct := &classTok{}
-	if s.pos < len(src) && src[s.pos] == '^' {
-		ct.negated = true
-		s.pos++
+// scanClass reads the class at start (its "[") as llama.cpp does: after
+// "[" and an optional "^", chars up to an unescaped "]"; a char followed
+// by "-" and then anything but "]" is the start of a range, so "-" is
+// literal first, last, or right after a range. It appends the members to
+// items and returns them, whether the class is negated, and the offset
+// after the "]".
+func scanClass(src string, start int, items []classItem) ([]classItem, bool, int, *lexErr) {
+	p := start + 1
+	negated := false
+	if p < len(src) && src[p] == '^' {
+		negated = true
+		p++
 	}
 	for {
-		if s.pos >= len(src) {
-			return s.errAt(start, "unterminated character class")
+		if p >= len(src) {
+			return items, false, 0, errAt(start, "unterminated character class")
 		}
-		if src[s.pos] == ']' {
-			s.pos++
-			break
+		if src[p] == ']' {
+			return items, negated, p + 1, nil
 		}
-		lo, err := s.scanChar()
+		lo, next, err := scanChar(src, p)
 		if err != nil {
-			return err
+			return items, false, 0, err
 		}
+		p = next
 		it := classItem{lo: lo, hi: lo}
-		if s.pos < len(src) && src[s.pos] == '-' && (s.pos+1 >= len(src) || src[s.pos+1] != ']') {
-			s.pos++
-			if s.pos >= len(src) {
-				return s.errAt(start, "unterminated character class")
+		if p < len(src) && src[p] == '-' && (p+1 >= len(src) || src[p+1] != ']') {
+			p++
+			if p >= len(src) {
+				return items, false, 0, errAt(start, "unterminated character class")
 			}
-			hi, err := s.scanChar()
+			hi, next, err := scanChar(src, p)
 			if err != nil {
-				return err
+				return items, false, 0, err
 			}
+			p = next
 			it.hi = hi
 			it.isRange = true
 		}
-		ct.items = append(ct.items, it)
+		items = append(items, it)
 	}
-	s.classes[start] = ct
-	s.emit(tkClass, start, src[start:s.pos])
-	return nil
 }
 
-// scanTokenRef scans <[id]>, <|text|> and their negations !<[id]>,
-// !<|text|>. As in llama.cpp, "!" must be followed directly by "<", and
-// there is no space inside the brackets. llama.cpp takes any <text> up to
-// the first ">" and tokenizes it with the model's vocabulary; we accept
-// the <|text|> form of special tokens only (text without ">").
-func (s *scanner) scanTokenRef() *lexErr {
-	src := s.src
-	start := s.pos
-	ref := &tokenRef{}
+// scanTokenRef reads <[id]>, <|text|> and their negations !<[id]>,
+// !<|text|> at start, and returns the reference and the offset after it.
+// As in llama.cpp, "!" must be followed directly by "<", and there is no
+// space inside the brackets. llama.cpp takes any <text> up to the first
+// ">" and tokenizes it with the model's vocabulary; we accept the
+// <|text|> form of special tokens only (text without ">").
+func scanTokenRef(src string, start int) (tokenRef, int, *lexErr) {
+	var ref tokenRef
 	p := start
 	if src[p] == '!' {
 		ref.negated = true
 		p++
 		if p >= len(src) || src[p] != '<' {
-			return s.errAt(start, "expected a token reference <[id]> or <|text|> after \"!\"")
+			return ref, 0, errAt(start, "expected a token reference <[id]> or <|text|> after \"!\"")
 		}
 	}
 	p++ // '<'
@@ -489,19 +537,19 @@ func (s *scanner) scanTokenRef() *lexErr {
 			p++
 		}
 		if p == ds {
-			return s.errAt(p, "expected a token id (digits) in <[id]>")
+			return ref, 0, errAt(p, "expected a token id (digits) in <[id]>")
 		}
 		digits := src[ds:p]
 		if len(digits) > 10 {
-			return s.errAt(ds, "token id %s is over the limit %d (MaxTokenID)", digits, MaxTokenID)
+			return ref, 0, errAt(ds, "token id %s is over the limit %d (MaxTokenID)", digits, MaxTokenID)
 		}
 		v, _ := strconv.ParseInt(digits, 10, 64)
 		if v > MaxTokenID {
-			return s.errAt(ds, "token id %s is over the limit %d (MaxTokenID)", digits, MaxTokenID)
+			return ref, 0, errAt(ds, "token id %s is over the limit %d (MaxTokenID)", digits, MaxTokenID)
 		}
 		ref.id = v
 		if p+1 >= len(src) || src[p] != ']' || src[p+1] != '>' {
-			return s.errAt(p, "expected ]> to end the token reference")
+			return ref, 0, errAt(p, "expected ]> to end the token reference")
 		}
 		p += 2
 	case p < len(src) && src[p] == '|':
@@ -511,34 +559,29 @@ func (s *scanner) scanTokenRef() *lexErr {
 			p++
 		}
 		if p >= len(src) {
-			return s.errAt(start, "unterminated token reference (expected |>)")
+			return ref, 0, errAt(start, "unterminated token reference (expected |>)")
 		}
 		if p-1 < ts || src[p-1] != '|' {
-			return s.errAt(p, "token text must end with |> (the text of <|text|> cannot contain \">\")")
+			return ref, 0, errAt(p, "token text must end with |> (the text of <|text|> cannot contain \">\")")
 		}
 		text := src[ts : p-1]
 		if text == "" {
-			return s.errAt(start, "empty token text in <||>")
+			return ref, 0, errAt(start, "empty token text in <||>")
 		}
 		if !utf8.ValidString(text) {
-			return s.errAt(ts, "invalid UTF-8 in token text")
+			return ref, 0, errAt(ts, "invalid UTF-8 in token text")
 		}
-		for i := 0; i < len(text); i++ {
-			if text[i] == 0 {
-				return s.errAt(ts+i, "NUL byte in grammar")
-			}
+		if i := strings.IndexByte(text, 0); i >= 0 {
+			return ref, 0, errAt(ts+i, "NUL byte in grammar")
 		}
 		ref.byText = true
 		ref.text = text
 		ref.id = -1
 		p++
 	default:
-		return s.errAt(start, "expected a token reference <[id]> or <|text|> (llama.cpp's <text> needs a vocabulary; only <|text|> is kept by text)")
+		return ref, 0, errAt(start, "expected a token reference <[id]> or <|text|> (llama.cpp's <text> needs a vocabulary; only <|text|> is kept by text)")
 	}
-	s.pos = p
-	s.refs[start] = ref
-	s.emit(tkTokenRef, start, src[start:p])
-	return nil
+	return ref, p, nil
 }
 
 // lexDef tells participle the token types; the tokens themselves come
@@ -549,18 +592,4 @@ func (d lexDef) Symbols() map[string]lexer.TokenType { return symbols }
 
 func (d lexDef) Lex(string, io.Reader) (lexer.Lexer, error) {
 	return nil, errors.New("gbnf: the GBNF lexer runs before participle, not through it")
-}
-
-type sliceLexer struct {
-	toks []lexer.Token
-	i    int
-}
-
-func (l *sliceLexer) Next() (lexer.Token, error) {
-	if l.i >= len(l.toks) {
-		return l.toks[len(l.toks)-1], nil
-	}
-	t := l.toks[l.i]
-	l.i++
-	return t, nil
 }

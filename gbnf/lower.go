@@ -1,8 +1,9 @@
 package gbnf
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,16 +18,73 @@ type lowerer struct {
 	ids   map[string]RuleID
 	rules []*Rule
 	refs  []*Node // OpRule nodes; resolved at the end
-	// opPos is where the operator of a repetition is ({, *, + or ?),
-	// for errors about it.
-	opPos map[*Node]Pos
+	// repeats are the repetitions of the rule body being lowered, with
+	// where their operator is ({, *, + or ?), for errors about them;
+	// prod is the product of their factors (repeatFactor), capped above
+	// MaxRepeatProduct: no chain of nested ones can pass the limit when
+	// it does not.
+	repeats []repeatOp
+	prod    int
+
+	// literal's and class's buffers
+	chars []litChar
+	items []classItem
+
+	// The nodes and their Subs are cut from chunks (node, subs): one
+	// allocation for many nodes. stack holds the parts of the sequences
+	// and alternatives being lowered.
+	nodes  []Node
+	ptrs   []*Node
+	stack  []*Node
+	chunks int
+	ranges []rune // class's buffer
 }
 
-func (l *lowerer) pos(p lexer.Position) Pos { return l.s.posAt(p.Offset) }
+// chunk is the size of the next chunk of nodes or pointers: small for
+// small grammars, growing to 1024.
+func (l *lowerer) chunk() int {
+	l.chunks++
+	return 16 << min(l.chunks/2, 6)
+}
+
+// node returns a pointer to a copy of n in the current chunk.
+func (l *lowerer) node(n Node) *Node {
+	if len(l.nodes) == 0 {
+		l.nodes = make([]Node, l.chunk())
+	}
+	p := &l.nodes[0]
+	*p = n
+	l.nodes = l.nodes[1:]
+	return p
+}
+
+// subs moves stack[base:] into a slice of its own (its capacity its
+// length, so that appending to it never writes into a neighbour's).
+func (l *lowerer) subs(base int) []*Node {
+	k := len(l.stack) - base
+	if len(l.ptrs) < k {
+		l.ptrs = make([]*Node, max(k, l.chunk()))
+	}
+	out := l.ptrs[:k:k]
+	l.ptrs = l.ptrs[k:]
+	copy(out, l.stack[base:])
+	l.stack = l.stack[:base]
+	return out
+}
+
+type repeatOp struct {
+	n  *Node
+	op Pos
+}
+
+// pos is the position of an AST node: its first token's, which the
+// scanner computed with posAt.
+func (l *lowerer) pos(p lexer.Position) Pos {
+	return Pos{Offset: p.Offset, Line: p.Line, Col: p.Column}
+}
 
 func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	l.ids = map[string]RuleID{}
-	l.opPos = map[*Node]Pos{}
 	if len(ast.Rules) == 0 {
 		l.errs.add(Pos{Line: 1, Col: 1}, "grammar has no rules")
 		return nil
@@ -49,8 +107,9 @@ func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	for _, ar := range ast.Rules {
 		r := l.rules[l.ids[ar.Name]]
 		r.Pos = l.pos(ar.Pos)
+		l.repeats, l.prod = l.repeats[:0], 1
 		r.Body = l.alts(ar.Body, 0)
-		if r.Body != nil {
+		if r.Body != nil && l.prod > MaxRepeatProduct {
 			l.checkRepeatProduct(r.Body, 1)
 		}
 	}
@@ -83,84 +142,93 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 	if l.depthErr(p, depth) {
 		return nil
 	}
-	var subs []*Node
+	base := len(l.stack)
 	for _, sq := range a.Seqs {
 		n := l.seq(sq, depth)
 		if n == nil {
+			l.stack = l.stack[:base]
 			return nil
 		}
 		if n.Op == OpAlt { // a group of alternatives: splice
-			subs = append(subs, n.Subs...)
+			l.stack = append(l.stack, n.Subs...)
 		} else {
-			subs = append(subs, n)
+			l.stack = append(l.stack, n)
 		}
 	}
-	if len(subs) == 1 {
-		return subs[0]
+	if len(l.stack)-base == 1 {
+		n := l.stack[base]
+		l.stack = l.stack[:base]
+		return n
 	}
-	return &Node{Op: OpAlt, Pos: p, Subs: subs}
+	return l.node(Node{Op: OpAlt, Pos: p, Subs: l.subs(base)})
 }
 
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 	p := l.pos(sq.Pos)
-	var subs []*Node
-	for _, it := range sq.Items {
-		n := l.item(it, depth)
+	base := len(l.stack)
+	for i := range sq.Items {
+		n := l.item(&sq.Items[i], depth)
 		if n == nil {
+			l.stack = l.stack[:base]
 			return nil
 		}
 		switch n.Op {
 		case OpEmpty: // "" in a sequence adds nothing
 		case OpSeq:
-			subs = append(subs, n.Subs...)
+			l.stack = append(l.stack, n.Subs...)
 		default:
-			subs = append(subs, n)
+			l.stack = append(l.stack, n)
 		}
 	}
-	switch len(subs) {
+	switch len(l.stack) - base {
 	case 0:
 		if len(sq.Items) > 0 {
-			p = l.pos(sq.Items[0].Pos)
+			p = l.pos(sq.Items[0].Primary.Pos)
 		}
-		return &Node{Op: OpEmpty, Pos: p}
+		return l.node(Node{Op: OpEmpty, Pos: p})
 	case 1:
-		return subs[0]
+		n := l.stack[base]
+		l.stack = l.stack[:base]
+		return n
 	}
-	return &Node{Op: OpSeq, Pos: subs[0].Pos, Subs: subs}
+	p = l.stack[base].Pos
+	return l.node(Node{Op: OpSeq, Pos: p, Subs: l.subs(base)})
 }
 
 func (l *lowerer) item(it *astItem, depth int) *Node {
-	if l.depthErr(l.pos(it.Pos), depth+len(it.Post)) {
+	if l.depthErr(l.pos(it.Primary.Pos), depth+len(it.Post)) {
 		return nil
 	}
-	n := l.primary(it.Primary, depth+len(it.Post))
+	n := l.primary(&it.Primary, depth+len(it.Post))
 	if n == nil {
 		return nil
 	}
-	for _, pf := range it.Post {
-		r := &Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{n}}
-		l.opPos[r] = l.pos(pf.Pos)
-		switch {
-		case pf.Star:
+	for i := range it.Post {
+		pf := &it.Post[i]
+		l.stack = append(l.stack, n)
+		r := l.node(Node{Op: OpRepeat, Pos: n.Pos, Subs: l.subs(len(l.stack) - 1)})
+		l.repeats = append(l.repeats, repeatOp{r, l.pos(pf.Pos)})
+		switch pf.Kind {
+		case tkStar:
 			r.Min, r.Max = 0, Unbounded
-		case pf.Plus:
+		case tkPlus:
 			r.Min, r.Max = 1, Unbounded
-		case pf.Question:
+		case tkQuestion:
 			r.Min, r.Max = 0, 1
 		default:
 			pp := l.pos(pf.Pos)
-			lo, ok := parseBound(*pf.Min)
+			lo, ok := parseBound(pf.Min)
 			if !ok {
-				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", *pf.Min, MaxRepeat)
+				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Min, MaxRepeat)
 				return nil
 			}
 			r.Min, r.Max = lo, lo
 			if pf.Comma {
 				r.Max = Unbounded
-				if pf.Max != nil {
-					hi, ok := parseBound(*pf.Max)
+				if pf.Max != "" {
+					hi, ok := parseBound(pf.Max)
 					if !ok {
-						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", *pf.Max, MaxRepeat)
+						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Max, MaxRepeat)
 						return nil
 					}
 					if hi < lo {
@@ -171,6 +239,9 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 				}
 			}
 		}
+		if l.prod <= MaxRepeatProduct {
+			l.prod *= repeatFactor(r)
+		}
 		n = r
 	}
 	return n
@@ -178,30 +249,30 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 
 func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 	p := l.pos(pr.Pos)
-	switch {
-	case pr.Literal != nil:
+	switch pr.Kind {
+	case tkString:
 		return l.literal(pr.Pos.Offset, p)
-	case pr.Class != nil:
+	case tkClass:
 		return l.class(pr.Pos.Offset, p)
-	case pr.Dot:
-		return &Node{Op: OpClass, Pos: p, Negated: true}
-	case pr.Token != nil:
-		ref := l.s.refs[pr.Pos.Offset]
-		n := &Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)}
+	case tkDot:
+		return l.node(Node{Op: OpClass, Pos: p, Negated: true})
+	case tkTokenRef:
+		ref, _, _ := scanTokenRef(l.s.src, pr.Pos.Offset) // checked by the scanner
+		n := l.node(Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)})
 		if ref.byText {
 			n.Token = -1
 			n.TokenText = ref.text
 		}
 		return n
-	case pr.Name != nil:
+	case tkName:
 		// The name waits in TokenText until all rules are known.
-		n := &Node{Op: OpRule, Pos: p, TokenText: *pr.Name}
+		n := l.node(Node{Op: OpRule, Pos: p, TokenText: pr.Name})
 		l.refs = append(l.refs, n)
 		return n
-	case pr.Group != nil:
+	case tkLParen:
 		return l.alts(pr.Group, depth+1)
 	}
-	// Unreachable: the participle grammar requires one of the above.
+	// Unreachable: astItem.Parse sets one of the above.
 	l.errs.add(p, "internal error: empty element")
 	return nil
 }
@@ -220,9 +291,10 @@ func (l *lowerer) badRune(off int, r rune) {
 }
 
 func (l *lowerer) literal(off int, p Pos) *Node {
-	chars := l.s.lits[off]
+	chars, _, _ := scanLiteral(l.s.src, off, l.chars[:0]) // checked by the scanner
+	l.chars = chars
 	if len(chars) == 0 {
-		return &Node{Op: OpEmpty, Pos: p}
+		return l.node(Node{Op: OpEmpty, Pos: p})
 	}
 	runes := make([]rune, len(chars))
 	ok := true
@@ -236,18 +308,19 @@ func (l *lowerer) literal(off int, p Pos) *Node {
 	if !ok {
 		return nil
 	}
-	return &Node{Op: OpLiteral, Pos: p, Runes: runes}
+	return l.node(Node{Op: OpLiteral, Pos: p, Runes: runes})
 }
 
 func (l *lowerer) class(off int, p Pos) *Node {
-	ct := l.s.classes[off]
-	if len(ct.items) == 0 {
+	items, negated, _, _ := scanClass(l.s.src, off, l.items[:0]) // checked by the scanner
+	l.items = items
+	if len(items) == 0 {
 		l.errs.add(p, "empty character class")
 		return nil
 	}
-	var ranges []rune
+	ranges := l.ranges[:0]
 	ok := true
-	for _, it := range ct.items {
+	for _, it := range items {
 		lo, hi := it.lo.r, it.hi.r
 		if !it.isRange {
 			if !scalar(lo) {
@@ -265,29 +338,32 @@ func (l *lowerer) class(off int, p Pos) *Node {
 		}
 		// A range may span surrogates or end above U+10FFFF: only its
 		// scalar values are kept. A range with none is an error.
-		sub := scalarRanges(lo, hi)
-		if len(sub) == 0 {
+		n := len(ranges)
+		ranges = appendScalarRanges(ranges, lo, hi)
+		if len(ranges) == n {
 			l.errs.add(l.s.posAt(it.lo.off), "range %s-%s holds no Unicode scalar value", quoteRune(lo), quoteRune(hi))
 			ok = false
 			continue
 		}
-		ranges = append(ranges, sub...)
 	}
+	l.ranges = ranges
 	if !ok {
 		return nil
 	}
-	return &Node{Op: OpClass, Pos: p, Negated: ct.negated, Ranges: NormalizeRanges(ranges)}
+	return l.node(Node{Op: OpClass, Pos: p, Negated: negated, Ranges: NormalizeRanges(ranges)})
 }
 
 // scalarRanges returns the scalar values of [lo, hi] as ranges.
-func scalarRanges(lo, hi rune) []rune {
+func scalarRanges(lo, hi rune) []rune { return appendScalarRanges(nil, lo, hi) }
+
+// appendScalarRanges appends the scalar values of [lo, hi] as ranges to out.
+func appendScalarRanges(out []rune, lo, hi rune) []rune {
 	if hi > unicode.MaxRune {
 		hi = unicode.MaxRune
 	}
 	if lo < 0 {
 		lo = 0
 	}
-	var out []rune
 	if lo <= hi && lo < 0xD800 {
 		out = append(out, lo, min(hi, 0xD7FF))
 	}
@@ -300,13 +376,16 @@ func scalarRanges(lo, hi rune) []rune {
 // NormalizeRanges sorts the inclusive ranges lo0, hi0, lo1, hi1, ... and
 // merges overlapping and adjacent ones. It does not modify its argument.
 func NormalizeRanges(r []rune) []rune {
+	out := make([]rune, 0, len(r))
+	if normalized(r) { // the common case: nothing to sort or merge
+		return append(out, r[:len(r)&^1]...)
+	}
 	type rng struct{ lo, hi rune }
 	rs := make([]rng, 0, len(r)/2)
 	for i := 0; i+1 < len(r); i += 2 {
 		rs = append(rs, rng{r[i], r[i+1]})
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
-	out := make([]rune, 0, len(r))
+	slices.SortFunc(rs, func(a, b rng) int { return cmp.Compare(a.lo, b.lo) })
 	for _, x := range rs {
 		n := len(out)
 		if n > 0 && x.lo <= out[n-1]+1 {
@@ -318,6 +397,17 @@ func NormalizeRanges(r []rune) []rune {
 		out = append(out, x.lo, x.hi)
 	}
 	return out
+}
+
+// normalized reports whether the ranges r are sorted, each lo <= hi, and
+// neither overlap nor touch.
+func normalized(r []rune) bool {
+	for i := 0; i+1 < len(r); i += 2 {
+		if r[i] > r[i+1] || i > 0 && r[i] <= r[i-1]+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // ComplementRanges returns the Unicode scalar values not in the normalized
@@ -353,13 +443,23 @@ func repeatFactor(n *Node) int {
 	return max(f, 1)
 }
 
+// opPos is where the operator of repetition n is.
+func (l *lowerer) opPos(n *Node) Pos {
+	for _, r := range l.repeats {
+		if r.n == n {
+			return r.op
+		}
+	}
+	return n.Pos
+}
+
 // checkRepeatProduct enforces MaxRepeatProduct along every chain of
 // nested repetitions of one rule body.
 func (l *lowerer) checkRepeatProduct(n *Node, prod int) bool {
 	if n.Op == OpRepeat {
 		prod *= repeatFactor(n)
 		if prod > MaxRepeatProduct {
-			l.errs.add(l.opPos[n], "nested repetitions multiply to more than %d (limit MaxRepeatProduct); reduce the bounds or the nesting", MaxRepeatProduct)
+			l.errs.add(l.opPos(n), "nested repetitions multiply to more than %d (limit MaxRepeatProduct); reduce the bounds or the nesting", MaxRepeatProduct)
 			return false
 		}
 	}

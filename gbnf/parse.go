@@ -12,19 +12,22 @@ import (
 // The participle AST. Field names are exported for participle; the types
 // are not. Positions come from the tokens.
 
-// The source is parsed one rule at a time (the scanner's EOL tokens split
-// it), which keeps participle's bookkeeping per rule: parsing a whole file
-// at once is about twice as slow on large grammars.
+// The source is parsed one rule at a time (the scanner's EOL tokens end
+// a rule), which keeps participle's bookkeeping per rule: parsing a whole
+// file at once is about twice as slow on large grammars.
 type astGrammar struct {
 	Rules []*astRule
 }
 
-// astRule is one rule and the newline that ends it (none at the end of
-// the source).
+// astRule is one rule. participle reads the alternatives of its body
+// into Seqs (one struct less per rule than an astAlts of its own: about
+// 10% fewer allocations), and parseRules makes them its Body; the EOL
+// that ends the rule is parseRules' too.
 type astRule struct {
 	Pos  lexer.Position
-	Name string   `parser:"@Name Define"`
-	Body *astAlts `parser:"@@ EOL?"`
+	Name string    `parser:"@Name Define"`
+	Seqs []*astSeq `parser:"@@ ( Pipe @@ )*"`
+	Body *astAlts
 }
 
 type astAlts struct {
@@ -36,14 +39,14 @@ type astAlts struct {
 // astItem.
 type astSeq struct {
 	Pos   lexer.Position
-	Items []*astItem
+	Items []astItem
 }
 
 // Parse reads items until a token that does not start one.
 func (sq *astSeq) Parse(lex *lexer.PeekingLexer) error {
 	sq.Pos = lex.Peek().Pos
 	for {
-		it := &astItem{}
+		var it astItem
 		if err := it.Parse(lex); err == participle.NextMatch {
 			return nil
 		} else if err != nil {
@@ -59,32 +62,32 @@ func (sq *astSeq) Parse(lex *lexer.PeekingLexer) error {
 // alternative of astPrimary and astPostfix on a branch of its own (every
 // element cost a failed postfix branch), made Parse 2.3 times faster on
 // the grammars of the large JSONSchemaBench schemas (0.49 → 0.21 µs per
-// byte, together with astSeq). Groups go back to the participle grammar
-// (groupParser), which returns here for their items.
+// byte, together with astSeq). Groups are read by parseGroup, which
+// returns here for their items. The parts are values, not pointers: one
+// allocation less per part.
 type astItem struct {
-	Pos     lexer.Position
-	Primary *astPrimary
-	Post    []*astPostfix
+	Primary astPrimary
+	Post    []astPostfix
 }
 
+// astPrimary is an element: a token (Kind: tkString, tkClass, tkDot,
+// tkTokenRef or tkName, whose text is Name; literals, classes and token
+// references are decoded from the source at Pos when lowering) or a
+// group (Kind tkLParen).
 type astPrimary struct {
-	Pos     lexer.Position
-	Literal *string
-	Class   *string
-	Dot     bool
-	Token   *string
-	Name    *string
-	Group   *astAlts
+	Pos   lexer.Position
+	Kind  lexer.TokenType
+	Name  string
+	Group *astAlts
 }
 
+// astPostfix is a repetition operator: Kind tkStar, tkPlus, tkQuestion,
+// or tkLBrace for {Min}, {Min,} (Comma) or {Min,Max} (Max not empty).
 type astPostfix struct {
 	Pos      lexer.Position
-	Star     bool
-	Plus     bool
-	Question bool
-	Min      *string
+	Kind     lexer.TokenType
+	Min, Max string
 	Comma    bool
-	Max      *string
 }
 
 // Parse reads an element and its postfix operators; participle.NextMatch
@@ -92,22 +95,16 @@ type astPostfix struct {
 // Errors are participle's, so that syntaxError words them as before.
 func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	t := lex.Peek()
-	pr := &astPrimary{Pos: t.Pos}
+	pr := &it.Primary
+	pr.Pos, pr.Kind = t.Pos, t.Type
 	switch t.Type {
-	case tkString:
-		pr.Literal = &lex.Next().Value
-	case tkClass:
-		pr.Class = &lex.Next().Value
-	case tkDot:
+	case tkString, tkClass, tkDot, tkTokenRef:
 		lex.Next()
-		pr.Dot = true
-	case tkTokenRef:
-		pr.Token = &lex.Next().Value
 	case tkName:
-		pr.Name = &lex.Next().Value
+		pr.Name = lex.Next().Value
 	case tkLParen:
 		lex.Next()
-		g, err := groupParser.ParseFromLexer(lex, participle.AllowTrailing(true))
+		g, err := parseGroup(lex)
 		if err != nil {
 			return err
 		}
@@ -119,18 +116,15 @@ func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	default:
 		return participle.NextMatch
 	}
-	it.Pos, it.Primary = t.Pos, pr
 	for {
 		t := lex.Peek()
-		tt := t.Type
-		pf := &astPostfix{Pos: t.Pos}
-		switch tt {
+		pf := astPostfix{Pos: t.Pos, Kind: t.Type}
+		switch t.Type {
 		case tkStar, tkPlus, tkQuestion:
 			lex.Next()
-			pf.Star, pf.Plus, pf.Question = tt == tkStar, tt == tkPlus, tt == tkQuestion
 		case tkLBrace:
 			lex.Next()
-			if err := parseBraces(lex, pf); err != nil {
+			if err := parseBraces(lex, &pf); err != nil {
 				return err
 			}
 		default:
@@ -153,12 +147,12 @@ func parseBraces(lex *lexer.PeekingLexer, pf *astPostfix) error {
 	if err != nil {
 		return err
 	}
-	pf.Min = &lo.Value
+	pf.Min = lo.Value
 	if lex.Peek().Type == tkComma {
 		lex.Next()
 		pf.Comma = true
 		if lex.Peek().Type == tkInt {
-			pf.Max = &lex.Next().Value
+			pf.Max = lex.Next().Value
 		}
 	}
 	_, err = expect(tkRBrace)
@@ -170,43 +164,109 @@ var astParser = participle.MustBuild[astRule](
 	participle.UseLookahead(1),
 )
 
-// groupParser parses the alternatives inside parentheses (see astItem).
+// parseGroup reads the alternatives inside parentheses, after the "(",
+// as participle's astAlts grammar does (a sequence, then "|" and a
+// sequence while a "|" follows; an error from a sequence is returned as
+// it is, since it always comes after the branch's lookahead), only without
+// participle's reflection and branch copies: on the grammars of the
+// JSONSchemaBench corpus groups are most of the alternatives. The one
+// participle behaviour it does not repeat, its limit of MaxIterations
+// repetitions of ( "|" astSeq ), it leaves to groupParser, which gives
+// participle's error.
+func parseGroup(lex *lexer.PeekingLexer) (*astAlts, error) {
+	start := lex.MakeCheckpoint()
+	g := &astAlts{Pos: lex.Peek().Pos}
+	for {
+		sq := &astSeq{}
+		if err := sq.Parse(lex); err != nil {
+			return nil, err
+		}
+		g.Seqs = append(g.Seqs, sq)
+		if lex.Peek().Type != tkPipe {
+			return g, nil
+		}
+		if len(g.Seqs) >= participle.MaxIterations {
+			lex.LoadCheckpoint(start)
+			return groupParser.ParseFromLexer(lex, allowTrailing)
+		}
+		lex.Next()
+	}
+}
+
+// groupParser parses the alternatives inside parentheses when parseGroup
+// leaves them to participle.
 var groupParser = participle.MustBuild[astAlts](
 	participle.Lexer(lexDef{}),
 	participle.UseLookahead(1),
 )
 
-// parseRules runs the participle parser on each rule's tokens: the tokens
-// up to and including an EOL, then an EOF.
+// parseRules runs the participle parser once per rule. Each rule is its
+// tokens up to an EOL (none at the end of the source), which it consumes;
+// a rule that ends at neither an EOL nor the end is the error participle
+// reports for trailing tokens: the next token is unexpected.
+//
+// participle reads tokens from a PeekingLexer, which lexer.Upgrade fills
+// by appending one token at a time. One for the whole source would grow a
+// slice of megabytes by a quarter at a time (copying it about five times
+// over: a quarter of Parse's instructions on a 1 MB grammar); so each
+// PeekingLexer holds a few whole rules (chunkTokens tokens or more), and
+// ends with an EOF just after the last rule's EOL.
 func (s *scanner) parseRules() (*astGrammar, error) {
 	ast := &astGrammar{}
-	toks := s.toks
-	for len(toks) > 0 && toks[0].Type != lexer.EOF {
-		end := 0
-		for end < len(toks) && toks[end].Type != tkEOL && toks[end].Type != lexer.EOF {
-			end++
+	for i := 0; i < len(s.toks) && !s.toks[i].isEOF(); {
+		j := min(i+chunkTokens, len(s.toks)-1)
+		for s.toks[j-1].Type() != tkEOL && !s.toks[j].isEOF() {
+			j++
 		}
-		var chunk []lexer.Token
-		if toks[end].Type == tkEOL {
-			eol := toks[end]
-			chunk = append(toks[:end+1:end+1], lexer.EOFToken(lexer.Position{Offset: eol.Pos.Offset + 1, Line: eol.Pos.Line + 1, Column: 1}))
-			toks = toks[end+1:]
-		} else {
-			chunk = toks[:end+1]
-			toks = toks[end+1:]
+		if s.toks[j].isEOF() {
+			j++ // the source's EOF ends the last chunk
 		}
-		peek, err := lexer.Upgrade(&sliceLexer{toks: chunk})
+		peek, err := lexer.Upgrade(&chunkLexer{s: s, i: i, end: j})
 		if err != nil {
 			return nil, err
 		}
-		r, err := astParser.ParseFromLexer(peek)
-		if err != nil {
-			return nil, err
+		i = j
+		for !peek.Peek().EOF() {
+			r, err := astParser.ParseFromLexer(peek, allowTrailing)
+			if err != nil {
+				return nil, err
+			}
+			// the body starts where its first sequence does
+			r.Body = &astAlts{Pos: r.Seqs[0].Pos, Seqs: r.Seqs}
+			ast.Rules = append(ast.Rules, r)
+			switch t := peek.Peek(); t.Type {
+			case tkEOL:
+				peek.Next()
+			case lexer.EOF:
+			default:
+				return nil, &participle.UnexpectedTokenError{Unexpected: *t}
+			}
 		}
-		ast.Rules = append(ast.Rules, r)
 	}
 	return ast, nil
 }
+
+// chunkTokens is about how many tokens a PeekingLexer holds (see
+// parseRules): append doubles a slice this small as it grows.
+const chunkTokens = 256
+
+// chunkLexer hands participle the tokens toks[i:end] and then EOF: the
+// source's, or one just after the chunk's last EOL.
+type chunkLexer struct {
+	s      *scanner
+	i, end int
+}
+
+func (l *chunkLexer) Next() (lexer.Token, error) {
+	if l.i < l.end {
+		l.i++
+		return l.s.token(l.i - 1), nil
+	}
+	eol := l.s.posAt(int(l.s.toks[l.end-1].off))
+	return lexer.EOFToken(lexer.Position{Offset: eol.Offset + 1, Line: eol.Line + 1, Column: 1}), nil
+}
+
+var allowTrailing = participle.AllowTrailing(true)
 
 // Parse parses llama.cpp GBNF source with "root" as the root rule.
 // Errors are an ErrorList of *Error, each printing "line:col: msg".
@@ -220,11 +280,7 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("grammar is %d bytes, over the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}}
 	}
 	s := newScanner(src)
-	if len(src) > 0 {
-		s.run()
-	} else {
-		s.toks = append(s.toks, lexer.EOFToken(s.lexPos(0)))
-	}
+	s.run()
 	if s.fatal != nil {
 		return nil, ErrorList{s.fatal}
 	}
@@ -271,11 +327,12 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 	t := ute.Unexpected
 	what := describe(t)
 	// Find the previous token to say what the parser was doing.
+	toks := s.tokens()
 	prev := lexer.Token{}
-	for i, tk := range s.toks {
+	for i, tk := range toks {
 		if tk.Pos.Offset >= t.Pos.Offset {
 			if i > 0 {
-				prev = s.toks[i-1]
+				prev = toks[i-1]
 			}
 			break
 		}
@@ -292,7 +349,7 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 			return fmt.Sprintf("unexpected %s at the start of a line (an alternative continues on the next line only after a trailing \"|\", or inside parentheses)", what)
 		}
 		return fmt.Sprintf("unexpected %s (expected a rule: name ::= ...)", what)
-	case prev.Type == tkName && t.Type != tkDefine && s.ruleStart(prev):
+	case prev.Type == tkName && t.Type != tkDefine && ruleStart(toks, prev):
 		return fmt.Sprintf("unexpected %s (expected ::= after the rule name)", what)
 	case t.Type == tkDefine:
 		return fmt.Sprintf("unexpected %s (a rule must start on a new line)", what)
@@ -300,7 +357,7 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 		return fmt.Sprintf("unexpected %s (no open parenthesis)", what)
 	case t.Type == lexer.EOF && s.depth > 0:
 		return fmt.Sprintf("unexpected %s (unclosed parenthesis)", what)
-	case t.Type == tkEOL && s.openParenBefore(t.Pos.Offset):
+	case t.Type == tkEOL && openParenBefore(toks, t.Pos.Offset):
 		return fmt.Sprintf("unexpected %s", what)
 	case t.Type == tkStar || t.Type == tkPlus || t.Type == tkQuestion || t.Type == tkLBrace:
 		return fmt.Sprintf("unexpected %s (a repetition needs an element before it)", what)
@@ -309,18 +366,18 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 }
 
 // ruleStart reports whether name token t starts a line (a rule head).
-func (s *scanner) ruleStart(t lexer.Token) bool {
-	for i, tk := range s.toks {
+func ruleStart(toks []lexer.Token, t lexer.Token) bool {
+	for i, tk := range toks {
 		if tk.Pos.Offset == t.Pos.Offset {
-			return i == 0 || s.toks[i-1].Type == tkEOL
+			return i == 0 || toks[i-1].Type == tkEOL
 		}
 	}
 	return false
 }
 
-func (s *scanner) openParenBefore(off int) bool {
+func openParenBefore(toks []lexer.Token, off int) bool {
 	d := 0
-	for _, tk := range s.toks {
+	for _, tk := range toks {
 		if tk.Pos.Offset >= off {
 			break
 		}
@@ -342,12 +399,13 @@ func (s *scanner) openParenBefore(off int) bool {
 func (s *scanner) countRules() *Error {
 	names := map[string]bool{}
 	for i := 1; i < len(s.toks); i++ {
-		if s.toks[i].Type != tkDefine || s.toks[i-1].Type != tkName {
+		name := s.toks[i-1]
+		if s.toks[i].Type() != tkDefine || name.Type() != tkName {
 			continue
 		}
-		names[s.toks[i-1].Value] = true
+		names[s.src[name.off:name.end]] = true
 		if len(names) > MaxRules {
-			return &Error{Pos: s.posAt(s.toks[i-1].Pos.Offset), Msg: fmt.Sprintf("more than %d rules (MaxRules)", MaxRules)}
+			return &Error{Pos: s.posAt(int(name.off)), Msg: fmt.Sprintf("more than %d rules (MaxRules)", MaxRules)}
 		}
 	}
 	return nil
