@@ -58,16 +58,21 @@ func prepare(v *Vocab) *vocabPrep {
 		p.maxLen = max(p.maxLen, len(v.Token(id)))
 	}
 	// The slice of JSON string bodies, which nearly every JSON Schema
-	// grammar has (see slice.go).
+	// grammar has (see slice.go), and its tokens by how many characters
+	// they start (upToChars: a string with a maxLength needs one set per
+	// count left, and making one is up to a millisecond of a decode step).
 	var work int64
-	v.Slice(jsonString, &work)
+	if sl := v.Slice(jsonString, &work); sl != nil {
+		p.upToChars(sl, 0)
+	}
 	p.duration = time.Since(start)
 	vocabPreps.Store(v, p)
 	return p
 }
 
 // PrepareVocab builds the per-vocabulary structures Compile needs (the
-// token trie, the slice of JSON string bodies) ahead of time and returns
+// token trie, the slice of JSON string bodies and its tokens by length)
+// ahead of time and returns
 // how long that took. Compile does
 // it on first use otherwise; benchmarks call it to report the one-off
 // vocabulary preparation apart from grammar compilation.

@@ -59,7 +59,8 @@ type upToKey struct {
 }
 
 // upToChars returns the tokens inside sl that start at most k characters
-// (cached per vocabulary: the sets are shared by every grammar).
+// (cached per vocabulary: the sets are shared by every grammar). The
+// first call for a slice makes its sets for every k in one pass.
 func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
 	ids, off := sl.ByChars()
 	if int(k)+1 >= len(off) {
@@ -71,26 +72,27 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
 	if set := p.upTo[key]; set != nil {
 		return set
 	}
-	ids = ids[:off[k+1]]
-	var set *tokenSet
-	switch {
-	case len(ids) == sl.InCount:
-		set = sliceIn(sl)
-	case len(ids) <= denseThreshold(p.words):
-		set = &tokenSet{list: ids[:len(ids):len(ids)], n: len(ids)}
-	default:
-		b := newSetBuilder(p.words)
-		for _, id := range ids {
-			b.add(id)
-		}
-		bs := b.build()
-		set = &bs
-	}
 	if p.upTo == nil {
 		p.upTo = map[upToKey]*tokenSet{}
 	}
-	p.upTo[key] = set
-	return set
+	b := newSetBuilder(p.words)
+	for j := int32(0); int(j)+1 < len(off); j++ {
+		for _, id := range ids[off[j]:off[j+1]] {
+			b.add(id)
+		}
+		n := int(off[j+1])
+		var set *tokenSet
+		switch {
+		case n == sl.InCount:
+			set = sliceIn(sl)
+		case n <= denseThreshold(p.words):
+			set = &tokenSet{list: ids[:n:n], n: n}
+		default:
+			set = &tokenSet{bits: slices.Clone(b.bits), n: n}
+		}
+		p.upTo[upToKey{sl, j}] = set
+	}
+	return p.upTo[key]
 }
 
 // sliceUse is how a state uses a slice: its own level 1 is the slice's
