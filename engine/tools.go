@@ -301,9 +301,11 @@ func (ts *toolSpec) convert(done <-chan struct{}) ([]toolPart, error) {
 				errs[k] = fmt.Errorf("engine: tool %q: panic while converting its parameters: %v", p.name, r)
 			}
 		}()
-		if canceled(done) {
+		select {
+		case <-done:
 			errs[k] = mask.ErrCanceled
 			return
+		default:
 		}
 		params := bytes.TrimSpace(ts.tools[p.index].Parameters)
 		if len(params) == 0 || string(params) == "{}" {
@@ -338,16 +340,6 @@ func (ts *toolSpec) convert(done <-chan struct{}) ([]toolPart, error) {
 		}
 	}
 	return parts, nil
-}
-
-// canceled reports whether done is closed.
-func canceled(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
 }
 
 // grammar merges the tools' grammars into the grammar of the spec's
