@@ -273,7 +273,6 @@ type toolPart struct {
 	name      string
 	g         *gbnf.Grammar
 	validator *jsonschema.Schema
-	size      int // grammar text and schema bytes (the cache's count)
 }
 
 // convert converts the parameters schema of each tool of the spec (only
@@ -321,7 +320,7 @@ func (ts *toolSpec) convert(done <-chan struct{}) ([]toolPart, error) {
 			errs[k] = fmt.Errorf("engine: tool %q: its grammar: %w", p.name, err)
 			return
 		}
-		p.g, p.validator, p.size = g, v, len(src)+4*len(params)
+		p.g, p.validator = g, v
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(parts))
 	var next atomic.Int64
@@ -508,10 +507,8 @@ func refsAll(n *gbnf.Node, set []bool) bool {
 
 // toolSet is a compiled tool constraint's parser and validator.
 type toolSet struct {
-	format toolFormat
-	// validators holds each tool's arguments validator by tool name
-	// (several if names repeat: a call is valid if one accepts it).
-	validators map[string][]*jsonschema.Schema
+	format     toolFormat
+	validators map[string]*jsonschema.Schema // each tool's arguments, by name (names are unique: checkTools)
 }
 
 // parse extracts the calls from the constrained output and validates
@@ -556,17 +553,11 @@ func (ts *toolSet) parse(output string, seed uint32) ([]ToolCall, error) {
 		if err := json.Unmarshal(obj["name"], &name); err != nil {
 			return nil, fmt.Errorf("tool call %d: name: %w", i, err)
 		}
-		vs, ok := ts.validators[name]
+		v, ok := ts.validators[name]
 		if !ok {
 			return nil, fmt.Errorf("tool call %d: no tool is named %q", i, name)
 		}
-		var err error
-		for _, v := range vs {
-			if err = validate(v, string(obj[key])); err == nil {
-				break
-			}
-		}
-		if err != nil {
+		if err := validate(v, string(obj[key])); err != nil {
 			return nil, fmt.Errorf("tool call %d: %s: %w", i, key, err)
 		}
 		var args bytes.Buffer
@@ -699,11 +690,11 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	set := &toolSet{format: ts.format, validators: map[string][]*jsonschema.Schema{}}
-	size := 0
+	set := &toolSet{format: ts.format, validators: map[string]*jsonschema.Schema{}}
+	schemaLen := 0
 	for _, p := range parts {
-		set.validators[p.name] = append(set.validators[p.name], p.validator)
-		size += p.size
+		set.validators[p.name] = p.validator
+		schemaLen += len(ts.tools[p.index].Parameters)
 	}
 	g, err := ts.grammar(parts)
 	if err != nil {
@@ -713,7 +704,7 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	return &constraint{compiled: c, schemaLen: size / 4, tools: set}, nil
+	return &constraint{compiled: c, schemaLen: schemaLen, tools: set}, nil
 }
 
 // ToolSchemaError reports a tool whose parameters schema cannot be

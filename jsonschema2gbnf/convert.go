@@ -50,14 +50,9 @@ func Convert(schema []byte, opts ...Option) (string, error) {
 // the validator of the same schema, for the price of one load (loading
 // is most of a conversion's time: the validator's compiler runs in both).
 func ConvertAndCompile(schema []byte, opts ...Option) (grammar string, validator *jsonschema.Schema, err error) {
-	var o options
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
-			return "", nil, err
-		}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return "", nil, err
 	}
 	l, err := load(schema)
 	if err != nil {
@@ -191,14 +186,9 @@ var primNames = []string{ruleWS, ruleHex, ruleChar, ruleString, ruleKEsc, ruleKC
 // this body. A grammar that merges several converted grammars can keep
 // one copy of each. (The text has no root rule.)
 func SharedRules(opts ...Option) (string, error) {
-	var o options
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
-			return "", err
-		}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	for _, name := range primNames {

@@ -26,14 +26,9 @@ import (
 // document satisfies decides the key order. Format does not validate; a
 // document the schema rejects is formatted by the parts that apply.
 func Format(schema, doc []byte, opts ...Option) ([]byte, error) {
-	var o options
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	l, err := load(schema)
 	if err != nil {

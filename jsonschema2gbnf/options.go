@@ -6,6 +6,20 @@ import "strconv"
 // Convert return an *OptionError.
 type Option func(*options) error
 
+// applyOptions applies opts (nil ones skipped) to the zero options.
+func applyOptions(opts []Option) (options, error) {
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return options{}, err
+		}
+	}
+	return o, nil
+}
+
 type options struct {
 	flexible     bool // whitespace between tokens allowed
 	maxIndent    int  // flexible: longest run of spaces/tabs after a newline

@@ -75,10 +75,10 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
 	if p.upTo == nil {
 		p.upTo = map[upToKey]*tokenSet{}
 	}
-	b := newSetBuilder(p.words)
+	bits := make([]uint32, p.words) // the tokens of up to j characters
 	for j := int32(0); int(j)+1 < len(off); j++ {
 		for _, id := range ids[off[j]:off[j+1]] {
-			b.add(id)
+			bits[id>>5] |= 1 << (uint32(id) & 31)
 		}
 		n := int(off[j+1])
 		var set *tokenSet
@@ -88,7 +88,7 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
 		case n <= denseThreshold(p.words):
 			set = &tokenSet{list: ids[:n:n], n: n}
 		default:
-			set = &tokenSet{bits: slices.Clone(b.bits), n: n}
+			set = &tokenSet{bits: slices.Clone(bits), n: n}
 		}
 		p.upTo[upToKey{sl, j}] = set
 	}
