@@ -127,26 +127,26 @@ const (
 	// StateWorkUnits is the fixed cost of computing one state's token
 	// set, in work units. Fitted (least squares of the relative error)
 	// over the eager compilations of a sample of JSONSchemaBench grammars
-	// as time = a·units + b·states: b/a ≈ 180 units (`go run
+	// as time = a·units + b·states: b/a was 180 units under load and 216
+	// on a quiet machine (`go run
 	// ./jsonschema2gbnf/cmd/schemabench -accept mask -calibrate 7`
 	// measures it, and WorkUnitNanos). Without it a grammar of many cheap
 	// states (128 tools' calls: 10,800 states) took twice the time its
 	// units said.
 	StateWorkUnits = 150
-	// DefaultEagerWork is about 15 ms of precomputation on one core (see
+	// DefaultEagerWork is about 12 ms of precomputation on one core (see
 	// WorkUnitNanos): enough for every state of the five bench grammars
-	// (the largest, the order schema, needs 1.0 million units), and for
-	// every state of 85% of the JSONSchemaBench grammars (their median
-	// needs 142,000 units); larger grammars leave the rest to first use,
-	// which slices make cheap (see slice.go).
+	// (the largest, the order schema, needs 1.14 million units), and for
+	// every state of 85% of the JSONSchemaBench grammars (1,716 of 2,020;
+	// their median needs 209,000 units); larger grammars leave the rest
+	// to first use, which slices make cheap (see slice.go).
 	DefaultEagerWork = 1_500_000
 	// WorkUnitNanos is the measured cost of one work unit on the
 	// development machine: the median over the eager compilations of
 	// every 7th JSONSchemaBench grammar (-calibrate 7 above; fastest of
-	// 5 runs each; median
-	// 9.2 ns, half of them between 8.3 and 10.8 ns, 90% between 7.3 and
-	// 17 ns).
-	WorkUnitNanos = 10
+	// 5 runs each, quiet machine): median 8.0 ns, half of them between
+	// 7.5 and 8.7 ns, 90% between 6.8 and 12.3 ns.
+	WorkUnitNanos = 8
 	// DefaultEagerTimeout is the safety net of the eager part: however
 	// little work is done, it stops this long after it started. It is
 	// over 30 times what DefaultEagerWork takes on one free core, so that

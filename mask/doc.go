@@ -83,7 +83,7 @@
 // half of the JSONSchemaBench grammars, tens of milliseconds past the 90th
 // percentile, over a second for the largest, 186,727 states),
 // then the level-1 sets in state order until DefaultEagerWork units of
-// work are done (about 15 ms of one core; work is counted, not timed, so
+// work are done (about 12 ms of one core; work is counted, not timed, so
 // the same grammar gets the same precomputed states on any machine under
 // any load); the rest are computed on first use. This follows a one-off
 // vocabulary preparation (the token trie, the JSON-string slice and its
@@ -92,7 +92,7 @@
 // first use of a state or a deeper context costs its walk
 // (Compiled.LazyWork counts it: over random generations right after
 // compile on the JSONSchemaBench sample, the most one step computed is
-// under 7,700 units, 77 µs, in 95% of the grammars, and under 45,000 in
+// under 7,700 units, about 60 µs, in 95% of the grammars, and under 45,000 in
 // 99%). Accept: stepping the configuration over the token's bytes.
 // After warm-up neither allocates, except to grow the matcher's history
 // up to its bound and, when the parse stack has doubled, to compact it
