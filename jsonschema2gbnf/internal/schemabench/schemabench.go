@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -130,12 +131,15 @@ type Walks struct {
 	last *mask.Compiled // the grammar prepared last, not yet walked
 }
 
-// Run runs the generations on the grammar prepared last, if any (Options.AfterPrepare).
-func (w *Walks) Run() {
+// Run runs the generations on the grammar prepared last, if any
+// (Options.AfterPrepare), and records the slowest step and the most
+// first-use work in one step in r too.
+func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
 	first, slowest, most := w.run(w.last)
+	r.WalkSlowest, r.WalkFirstUse = slowest, most
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
 	w.FirstUseMax = append(w.FirstUseMax, most)
@@ -167,7 +171,13 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // fills the mask, then accepts a token drawn uniformly from the allowed
 // ones; a generation ends at an end-of-generation token, when nothing is
 // allowed, or after Steps steps.
+//
+// A garbage collection runs first, outside the timing: the harness's own
+// garbage (every conversion and compile before) would otherwise be
+// collected during the steps, charging mark assists and pauses of the
+// whole corpus to whichever grammar happens to be walking.
 func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64) {
+	runtime.GC()
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
 	bits := make([]uint32, (v.Size()+31)/32)
@@ -228,7 +238,11 @@ type Result struct {
 	PrepareDur time.Duration `json:"-"` // Accept's preparation of the grammar (mask: compile)
 	PrepareErr string        `json:"-"` // Accept could not prepare the grammar (mask: a compile limit)
 	GrammarLen int           `json:"-"`
-	Failures   []string      `json:"-"` // instances that disagree
+	// With Walks: the slowest step and the most first-use work units in
+	// one step (Walks.Run).
+	WalkSlowest  time.Duration `json:"-"`
+	WalkFirstUse int64         `json:"-"`
+	Failures     []string      `json:"-"` // instances that disagree
 	// With Options.Keep: the strict and lenient outputs (the grammar, or
 	// the error's text), to compare converter versions byte for byte.
 	StrictOut, LenientOut string `json:"-"`
@@ -281,7 +295,7 @@ type Options struct {
 	Parse     func(string) (*gbnf.Grammar, error) // nil: gbnf.Parse
 	// AfterPrepare, if set, runs right after Accept prepared a grammar,
 	// outside the timed part (e.g. Walks.Run).
-	AfterPrepare func()
+	AfterPrepare func(*Result)
 	// Keep fills Result.StrictOut and LenientOut.
 	Keep bool
 }
@@ -365,7 +379,7 @@ func RunOne(c *Case, o Options) *Result {
 	accept, aerr := o.Accept(gr, t0.Add(-(r.ConvertDur + r.ParseDur)))
 	r.PrepareDur = time.Since(t0)
 	if o.AfterPrepare != nil {
-		o.AfterPrepare()
+		o.AfterPrepare(r)
 	}
 	if aerr != nil {
 		r.PrepareErr = aerr.Error()
