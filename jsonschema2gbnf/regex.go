@@ -131,6 +131,51 @@ func structural(re *syntax.Regexp) (string, error) {
 	return seq(parts...), nil
 }
 
+// searchLengthRange returns the shortest and longest length (in
+// characters; longest -1 when unbounded) of the strings that structural's
+// translation of re matches. ok is false when it matches nothing.
+func searchLengthRange(re *syntax.Regexp) (min, max int, ok bool) {
+	switch re.Op {
+	case syntax.OpCapture:
+		return searchLengthRange(re.Sub[0])
+	case syntax.OpAlternate:
+		min, max = -1, 0
+		for _, s := range re.Sub {
+			a, b, sok := searchLengthRange(s)
+			if !sok {
+				continue
+			}
+			if min < 0 || a < min {
+				min = a
+			}
+			if max >= 0 && (b < 0 || b > max) {
+				max = b
+			}
+			ok = true
+		}
+		return min, max, ok
+	}
+	f := splitSearch(re)
+	for _, m := range f.middle {
+		a, b, mok := reLengthRange(m)
+		if !mok {
+			return 0, 0, false
+		}
+		min += a
+		if max >= 0 {
+			if b < 0 {
+				max = -1
+			} else {
+				max += b
+			}
+		}
+	}
+	if !f.begin || !f.end {
+		max = -1
+	}
+	return min, max, true
+}
+
 // reExpr translates an anchor-free expression.
 func reExpr(re *syntax.Regexp) (string, error) {
 	switch re.Op {

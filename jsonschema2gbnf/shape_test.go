@@ -27,6 +27,9 @@ func TestGrammarShape(t *testing.T) {
 			[]string{`){0,2})? "]"`, `[1-9] | "1" [0-2]`}, nil},
 		{`{"type":["array","object"]}`, nil, []string{`root ::= array | object`}, nil},
 		{`{"type":"string","maxLength":2000000}`, nil, nil, []string{`{2000000}`, `{0,2000000}`}},
+		// A length the pattern implies keeps the pattern's counted
+		// repetition (no automaton with one state per count).
+		{`{"type":"string","minLength":1,"pattern":"^(?:\\S+\\s+){0,199}\\S+$"}`, nil, []string{`{0,199}`}, nil},
 	}
 	for _, tc := range cases {
 		src, err := Convert([]byte(tc.schema), tc.opts...)

@@ -122,6 +122,14 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 			if err == nil && ok {
 				return x
 			}
+			// Lengths the pattern implies (minLength 1 on ^\S+…$) need no
+			// automaton: its product would unroll the pattern's counted
+			// repetitions into one state per count.
+			if lo, hi, ok := searchLengthRange(re); ok && lo >= minLen && (maxLen < 0 || (hi >= 0 && hi <= maxLen)) {
+				if x, err := structural(re); err == nil {
+					return x
+				}
+			}
 		}
 	}
 	// the automaton; in lenient mode a constraint that makes it too big
