@@ -63,7 +63,7 @@ func prepare(v *Vocab) *vocabPrep {
 	// count left, and making one is up to a millisecond of a decode step).
 	var work int64
 	if sl := v.Slice(jsonString, &work); sl != nil {
-		p.upToChars(sl, 0)
+		p.upToChars(sl, 0, nil)
 	}
 	p.duration = time.Since(start)
 	vocabPreps.Store(v, p)

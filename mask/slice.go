@@ -60,8 +60,12 @@ type upToKey struct {
 
 // upToChars returns the tokens inside sl that start at most k characters
 // (cached per vocabulary: the sets are shared by every grammar). The
-// first call for a slice makes its sets for every k in one pass.
-func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
+// first call for a slice makes its sets for every k in one pass, and adds
+// its work units to *work (nil: not counted). A set is a list while it
+// is small and the slice's own bitset minus the longer tokens once those
+// are few, so only the counts in between copy a bitset: with Llama-3 a
+// handful, not one per character up to the longest token.
+func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32, work *int64) *tokenSet {
 	ids, off := sl.ByChars()
 	if int(k)+1 >= len(off) {
 		return sliceIn(sl)
@@ -75,22 +79,31 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32) *tokenSet {
 	if p.upTo == nil {
 		p.upTo = map[upToKey]*tokenSet{}
 	}
+	thr := denseThreshold(p.words)
 	bits := make([]uint32, p.words) // the tokens of up to j characters
+	var units int64
 	for j := int32(0); int(j)+1 < len(off); j++ {
 		for _, id := range ids[off[j]:off[j+1]] {
 			bits[id>>5] |= 1 << (uint32(id) & 31)
 		}
 		n := int(off[j+1])
+		units += int64(off[j+1] - off[j])
 		var set *tokenSet
 		switch {
 		case n == sl.InCount:
 			set = sliceIn(sl)
-		case n <= denseThreshold(p.words):
+		case n <= thr:
 			set = &tokenSet{list: ids[:n:n], n: n}
+		case sl.InCount-n <= thr:
+			set = &tokenSet{bits: sl.In, excl: ids[n:len(ids):len(ids)], n: n}
 		default:
 			set = &tokenSet{bits: slices.Clone(bits), n: n}
+			units += int64(p.words / 32)
 		}
 		p.upTo[upToKey{sl, j}] = set
+	}
+	if work != nil {
+		*work += units
 	}
 	return p.upTo[key]
 }
@@ -549,5 +562,11 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	}
 	l := w.symbolicLevel1()
 	l.slice = sl
+	if a.frames[a.states[q].frame].max >= 0 {
+		// A bounded repetition needs the slice's tokens by characters
+		// (entryFor): made here, with this level's work, not in a decode
+		// step.
+		c.prep.upToChars(sl, 0, &w.work)
+	}
 	return l
 }

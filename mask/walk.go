@@ -303,6 +303,7 @@ type level1 struct {
 	byCost  []int32
 	costOff []int32
 	slice   *vocab.Slice
+	byN     map[int]*tokenSet // the bitsets of byCost[:n] made so far (costFiltered; guarded by Compiled.mu)
 
 	plain *ctxEntry // the entry of a non-repetition state
 }
@@ -436,7 +437,11 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 	e = &ctxEntry{in: c.costFiltered(l, avail)}
 	if l.slice != nil && avail <= c.maxLen {
 		// The slice's tokens, as many characters as avail allows.
-		e.also = []*tokenSet{c.prep.upToChars(l.slice, avail)}
+		// Making a slice's sets is vocabulary work, once per process,
+		// counted as first-use work where it happens.
+		var work int64
+		e.also = []*tokenSet{c.prep.upToChars(l.slice, avail, &work)}
+		c.lazyWork.Add(work)
 	}
 	var cross []int32
 	for _, cp := range l.cross {
@@ -477,14 +482,32 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	case l.full.bits != nil && l.full.n-n <= thr:
 		return &tokenSet{bits: l.full.bits, excl: l.byCost[n:], n: n}
 	}
+	// A bitset of the n cheapest: shared by every counter class with the
+	// same n (l.byN), its making counted as first-use work.
+	c.mu.Lock()
+	s := l.byN[n]
+	c.mu.Unlock()
+	if s != nil {
+		return s
+	}
 	scr := c.prep.getScratch()
-	defer c.prep.putScratch(scr)
 	b := scr.acc
 	for _, id := range l.byCost[:n] {
 		b.add(id)
 	}
-	s := b.build()
-	return &s
+	built := b.build()
+	c.prep.putScratch(scr)
+	c.lazyWork.Add(int64(n) + built.work())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := l.byN[n]; s != nil {
+		return s
+	}
+	if l.byN == nil {
+		l.byN = map[int]*tokenSet{}
+	}
+	l.byN[n] = &built
+	return &built
 }
 
 // A fastStep describes how a single node steps without calls or token

@@ -1,6 +1,7 @@
 package vocab
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -195,17 +196,28 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 // holds every longer one). It is computed on the first call.
 func (s *Slice) ByChars() (ids, off []int32) {
 	s.charsOnce.Do(func() {
+		// From the tokens' bytes, not a walk of the trie (whose nodes,
+		// visited depth first, are a cache miss each: several times
+		// slower). A token inside starts at a character boundary, so its
+		// characters are its bytes that are not continuation bytes.
 		maxK := int32(s.v.MaxTokenLen()) + 1
 		s.inOff = make([]int32, maxK+2)
-		chars := make([]int32, s.v.Size()) // per token: 1 + characters (capped), 0 if not in
-		t := s.v.Trie()
-		s.walk(func(u, k int32) {
-			k = min(k, maxK)
-			for _, id := range t.TokensAt(u) {
-				chars[id] = 1 + k
+		chars := make([]uint16, s.v.Size()) // per token: 1 + characters (capped; MaxTokenLen < 65535), 0 if not in
+		for wi, word := range s.In {
+			for word != 0 {
+				id := wi*32 + bits.TrailingZeros32(word)
+				word &= word - 1
+				k := int32(0)
+				for _, b := range s.v.Token(int32(id)) {
+					if b&0xC0 != 0x80 {
+						k++
+					}
+				}
+				k = min(k, maxK)
+				chars[id] = uint16(1 + k)
 				s.inOff[k+1]++
 			}
-		}, func(byte, int32, int32, int32) {})
+		}
 		for i := 1; i < len(s.inOff); i++ {
 			s.inOff[i] += s.inOff[i-1]
 		}
