@@ -489,6 +489,11 @@ func singleClassRepeat(re *syntax.Regexp) (runeSet, int, int, bool) {
 	return cls, lo, hi, true
 }
 
+// minChain is the shortest chain of states stepping by one class that
+// dfaExpr writes as a counted repetition (shorter ones stay nested groups,
+// which mask unrolls anyway).
+const minChain = 5
+
 // dfaExpr writes an automaton as grammar rules named base-N and returns
 // the expression for its start state. States referenced once and not on
 // a cycle are inlined; a self-loop becomes C* in front of the state's
@@ -547,8 +552,52 @@ func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
 		}
 		return paren(body(i))
 	}
+	// chainStep returns the class and target of a state whose only edges
+	// go by one class to one other state (ok false otherwise).
+	chainStep := func(i int) (runeSet, int, bool) {
+		st := d.states[i]
+		if len(st.edges) == 0 || universal[i] {
+			return nil, 0, false
+		}
+		to := st.edges[0].to
+		var cls []rune
+		for _, e := range st.edges {
+			if e.to != to || e.to == i {
+				return nil, 0, false
+			}
+			cls = append(cls, e.lo, e.hi)
+		}
+		return normRunes(cls), to, true
+	}
 	body = func(i int) string {
 		st := d.states[i]
+		// A chain of inlined states that step by the same class, all
+		// accepting or none (what a maxLength or minLength makes of a
+		// class): a counted repetition, not one nested group per
+		// character, so that the grammar keeps one state per class and
+		// count instead of one per character.
+		if cls, t, ok := chainStep(i); ok {
+			k := 1
+			for inline(t) && names[t] == "" && d.states[t].accept == st.accept {
+				cls2, t2, ok := chainStep(t)
+				if !ok || !cls2.equal(cls) {
+					break
+				}
+				k, t = k+1, t2
+			}
+			if k >= minChain {
+				c1 := c.classExpr(cls)
+				end := d.states[t]
+				switch {
+				case !st.accept:
+					return seq(rep(c1, k, k), expr(t))
+				case end.accept && len(end.edges) == 0:
+					return rep(c1, 0, k)
+				default:
+					return alt(rep(c1, 0, k-1), seq(rep(c1, k, k), expr(t)))
+				}
+			}
+		}
 		byTarget := map[int][]rune{}
 		var targets []int
 		var self []rune

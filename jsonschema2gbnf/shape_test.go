@@ -27,6 +27,10 @@ func TestGrammarShape(t *testing.T) {
 			[]string{`){0,2})? "]"`, `[1-9] | "1" [0-2]`}, nil},
 		{`{"type":["array","object"]}`, nil, []string{`root ::= array | object`}, nil},
 		{`{"type":"string","maxLength":2000000}`, nil, nil, []string{`{2000000}`, `{0,2000000}`}},
+		// A character class under a length that needs the automaton (the
+		// not-pattern) stays a counted repetition, not 100 nested groups.
+		{`{"type":"string","not":{"pattern":"[^a-z ]"},"maxLength":100}`, nil, []string{`[ a-z]{0,100}`}, nil},
+		{`{"type":"string","not":{"pattern":"[^a-z ]"},"minLength":7,"maxLength":100}`, nil, []string{`[ a-z]{7}`, `[ a-z]{0,93}`}, nil},
 		// A length the pattern implies keeps the pattern's counted
 		// repetition (no automaton with one state per count).
 		{`{"type":"string","minLength":1,"pattern":"^(?:\\S+\\s+){0,199}\\S+$"}`, nil, []string{`{0,199}`}, nil},

@@ -176,6 +176,13 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 				if !c.unsupported(ptr, kw, tooBig) {
 					return ""
 				}
+				// Lenient, the length dropped: a lone pattern stays
+				// structural (its automaton unrolls counted repetitions).
+				if len(res) == 1 && len(notPats) == 0 && len(notStrs) == 0 {
+					if x, err := structural(res[0]); err == nil {
+						return x
+					}
+				}
 			} else {
 				d = ld
 			}
