@@ -59,7 +59,8 @@ type Compiled struct {
 
 	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
 	repEntries map[ctxKey]*ctxEntry
-	byCross    map[string]*ctxEntry // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
+	byCross    map[string]*ctxEntry       // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
+	nodeLevels map[nodeLevelKey]*ctxEntry // deeper levels of one cross point (Matcher.unionLevel)
 
 	lazyMu      sync.Mutex // serializes level-1 computations after compilation
 	lazyBM      bulkMasks  // the walkers' bulk masks, kept from compilation for lazyWalker
@@ -313,6 +314,9 @@ func (c *Compiled) MemoryBytes() int {
 		}
 	}
 	for _, e := range c.repEntries {
+		addEntry(e)
+	}
+	for _, e := range c.nodeLevels {
 		addEntry(e)
 	}
 	return n

@@ -33,8 +33,9 @@ func refAllowed(v *mask.Vocab, st *earley.State) []bool {
 }
 
 // crossCheck runs random walks through g with vocabulary v and compares
-// every mask with the reference recognizer.
-func crossCheck(t *testing.T, g *gbnf.Grammar, v *mask.Vocab, walks, steps int, seed uint64) {
+// every mask with the reference recognizer. It returns the compiled
+// grammar (after the walks).
+func crossCheck(t *testing.T, g *gbnf.Grammar, v *mask.Vocab, walks, steps int, seed uint64) *mask.Compiled {
 	t.Helper()
 	c, err := mask.Compile(g, v)
 	if err != nil {
@@ -93,6 +94,7 @@ func crossCheck(t *testing.T, g *gbnf.Grammar, v *mask.Vocab, walks, steps int, 
 			out = append(out, v.Token(tok)...)
 		}
 	}
+	return c
 }
 
 // testVocab is all 256 single bytes, the extra multi-byte tokens, and an
@@ -143,6 +145,40 @@ primary ::= [0-9]+ | "(" expr ")"`,
 			}
 			crossCheck(t, g, v, 20, 30, uint64(i))
 		})
+	}
+}
+
+// A word-limit pattern (what ^(?:\S+\s+){0,n}\S+$ becomes) with tokens
+// of several words: the entries of the repetition for each count differ
+// in their cross points, and from perNodeCross of them the level below is
+// a union of per-cross-point walks (Matcher.unionLevel). Both ways must
+// agree with the reference.
+func TestCrossCheckWordLimit(t *testing.T) {
+	srcs := []string{
+		`root ::= "\"" ([a-z]+ " "+){0,12} [a-z]+ "\""`,
+		// The level below the repetition's frame has cross points too.
+		`root ::= "[" item ("," item)* "]"
+item ::= "\"" ([a-z]+ " "+){0,6} [a-z]+ "\"" | "(" item ")"`,
+	}
+	var extra []string
+	for _, w := range []string{"a", "ab", "abc", "b", "ba", "cab"} {
+		extra = append(extra, w+" ", " "+w, " "+w+" ", w+" a", w+" a b", w+" ab c ", "a b c "+w, w+"\"", w+"\",\"", w+" a\"]", "b c\",\"a b")
+	}
+	v := testVocab(t, extra...)
+	for i, src := range srcs {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 8, 1 << 30} {
+			t.Run(fmt.Sprint(i, "/", n), func(t *testing.T) {
+				defer mask.SetPerNodeCross(n)()
+				c := crossCheck(t, g, v, 24, 60, uint64(n))
+				if got := c.NodeLevels(); (n < 1<<30) != (got > 0) {
+					t.Errorf("perNodeCross %d: %d per-cross-point levels", n, got)
+				}
+			})
+		}
 	}
 }
 

@@ -162,3 +162,19 @@ func (c *Compiled) MaxCalls() int {
 	}
 	return n
 }
+
+// SetPerNodeCross sets the number of cross points from which a deeper
+// level is a union of per-cross-point walks, returning a function
+// restoring it.
+func SetPerNodeCross(n int) func() {
+	old := perNodeCross
+	perNodeCross = n
+	return func() { perNodeCross = old }
+}
+
+// NodeLevels returns the number of per-cross-point levels made so far.
+func (c *Compiled) NodeLevels() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.nodeLevels)
+}

@@ -464,7 +464,9 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		rest = rest[1:]
 	}
 	var err error
-	if len(rest) > 0 {
+	if len(rest) >= perNodeCross {
+		x, err = m.unionLevel(rest, pn, k)
+	} else if len(rest) > 0 {
 		w, _ := c.deepWalkers.Get().(*walker)
 		if w == nil {
 			w = newWalker(c)
@@ -514,6 +516,86 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	}
 	c.mu.Unlock()
 	return x
+}
+
+// perNodeCross is the number of cross points (other than the root) from
+// which the level below is the union of one walk per cross point (see
+// unionLevel), instead of one walk of them all (a variable for tests).
+var perNodeCross = 8
+
+type nodeLevelKey struct {
+	k    ctxKey
+	node int32
+}
+
+// unionLevel returns the level below cross points rest in frame node pn
+// (class key k) as the union of one level per cross point, each walked on
+// first use and cached (c.nodeLevels). The cross points of a repetition's
+// entry differ between its counter classes only by a few deep nodes (the
+// tokens that complete many iterations), so each new class then costs a
+// union of cached sets, not a new walk of the subtrees of all its cross
+// points (one pass over most of the trie per count of a word-limit
+// pattern).
+func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error) {
+	c := m.c
+	parts := make([]*ctxEntry, len(rest))
+	var w *walker
+	for i, u := range rest {
+		key := nodeLevelKey{k, u}
+		c.mu.Lock()
+		e := c.nodeLevels[key]
+		c.mu.Unlock()
+		if e == nil {
+			if w == nil {
+				w, _ = c.deepWalkers.Get().(*walker)
+				if w == nil {
+					w = newWalker(c)
+				}
+				// A first-use walk counts against FillMask's MaxStepWork.
+				m.st.work += levelWalkCost
+			}
+			w0 := w.units()
+			w.take()
+			var err error
+			e, err = w.runLevel([]int32{u}, pn)
+			w.release()
+			c.lazyWork.Add(w.units() - w0)
+			c.lazyCount.Add(1)
+			if err != nil {
+				c.deepWalkers.Put(w)
+				return nil, err
+			}
+			c.mu.Lock()
+			if old := c.nodeLevels[key]; old != nil {
+				e = old
+			} else {
+				if c.nodeLevels == nil {
+					c.nodeLevels = map[nodeLevelKey]*ctxEntry{}
+				}
+				c.nodeLevels[key] = e
+			}
+			c.mu.Unlock()
+		}
+		parts[i] = e
+	}
+	if w != nil {
+		c.deepWalkers.Put(w)
+	}
+	// The union, counted as first-use work.
+	scr := c.prep.getScratch()
+	b := scr.acc
+	var work int64
+	var cross []int32
+	for _, e := range parts {
+		work += e.in.work()
+		b.addSet(e.in)
+		cross = append(cross, e.cross...)
+	}
+	in := b.build()
+	c.prep.putScratch(scr)
+	c.lazyWork.Add(work + in.work())
+	slices.Sort(cross)
+	return &ctxEntry{in: &in, cross: slices.Compact(cross)}, nil
 }
 
 func (m *Matcher) canEnd() bool { return m.st.anyCanEnd(m.cfg) }
