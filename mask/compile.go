@@ -385,7 +385,20 @@ func (c *Compiled) computeLevel1() (int, error) {
 	}
 	// In chunks of eagerChunk states, so that a grammar of many states
 	// pays the preparation of a batch (sorting, borrowing, estimates) only
-	// for the states the budget reaches.
+	// for the states the budget reaches; the heavy ones first (see
+	// heavyWalk), as within a chunk.
+	if c.budgetWork >= 0 && len(plainTops) > eagerChunk {
+		est := c.walkEstimates(plainTops, nil)
+		var heavy, light []int32
+		for i, q := range plainTops {
+			if est[i] > heavyWalk {
+				heavy = append(heavy, q)
+			} else {
+				light = append(light, q)
+			}
+		}
+		plainTops = append(heavy, light...)
+	}
 	for i := 0; i < len(plainTops) && !c.overBudget(); i += eagerChunk {
 		if err := c.level1Plain(plainTops[i:min(i+eagerChunk, len(plainTops))], true); err != nil {
 			return 0, err
@@ -610,6 +623,7 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	var est []int
 	if bounded {
 		est = c.walkEstimates(todo, borrow)
+		todo, est = heavyFirst(todo, est, len(donors), mainSucc)
 	}
 	for i, size := 0, 0; i < len(todo); i += size {
 		if budgeted && c.overBudget() {
@@ -714,6 +728,44 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		c.setLevel1(q, nl)
 	}
 	return nil
+}
+
+// heavyWalk is the estimated walk (trie nodes, walkEstimates) above which
+// a state goes first in the eager phase: what the budget leaves to first
+// use should be the states that are cheap to compute then (a few tens of
+// microseconds), not the start of every object key.
+const heavyWalk = 10_000
+
+// heavyFirst reorders the states of a budgeted eager phase (todo: donors
+// first, then borrowers; est: their estimates) so that the heavy ones
+// come first: heavy donors and the donors of heavy borrowers, heavy
+// borrowers, then the rest in their order. A borrower still comes after
+// its donor.
+func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32) ([]int32, []int) {
+	needed := map[int32]bool{}
+	for i := nDonors; i < len(todo); i++ {
+		if est[i] > heavyWalk {
+			needed[mainSucc[todo[i]]] = true
+		}
+	}
+	order := make([]int, 0, len(todo))
+	for pass := 0; pass < 4; pass++ {
+		lo, hi := 0, nDonors
+		if pass%2 == 1 {
+			lo, hi = nDonors, len(todo)
+		}
+		for i := lo; i < hi; i++ {
+			heavy := est[i] > heavyWalk || (i < nDonors && needed[todo[i]])
+			if heavy == (pass < 2) {
+				order = append(order, i)
+			}
+		}
+	}
+	t2, e2 := make([]int32, len(todo)), make([]int, len(todo))
+	for j, i := range order {
+		t2[j], e2[j] = todo[i], est[i]
+	}
+	return t2, e2
 }
 
 // walkEstimates returns, for each state of qs, an upper bound on the trie
