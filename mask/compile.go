@@ -57,10 +57,11 @@ type Compiled struct {
 	mainSuccOf  []int32           // per state: 2+mainSucc, 0 not known yet
 	utf8Memo    map[[2]int32]bool // utf8Into's results
 
-	mu         sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
-	repEntries map[ctxKey]*ctxEntry
-	byCross    map[string]*ctxEntry       // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
-	nodeLevels map[nodeLevelKey]*ctxEntry // deeper levels of one cross point (Matcher.unionLevel)
+	mu          sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
+	repEntries  map[ctxKey]*ctxEntry
+	byCross     map[string]*ctxEntry       // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
+	nodeLevels  map[nodeLevelKey]*ctxEntry // deeper levels of one cross point (Matcher.unionLevel)
+	heavyLevels map[ctxKey]bool            // class keys below which a walk was expensive (Matcher.childEntry)
 
 	lazyMu      sync.Mutex // serializes level-1 computations after compilation
 	lazyBM      bulkMasks  // the walkers' bulk masks, kept from compilation for lazyWalker

@@ -172,7 +172,7 @@ item ::= "\"" ([a-z]+ " "+){0,6} [a-z]+ "\"" | "(" item ")"`,
 		}
 		for _, n := range []int{1, 8, 1 << 30} {
 			t.Run(fmt.Sprint(i, "/", n), func(t *testing.T) {
-				defer mask.SetPerNodeCross(n)()
+				defer mask.SetPerNodeCross(n, 0)()
 				c := crossCheck(t, g, v, 24, 60, uint64(n))
 				if got := c.NodeLevels(); (n < 1<<30) != (got > 0) {
 					t.Errorf("perNodeCross %d: %d per-cross-point levels", n, got)

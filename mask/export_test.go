@@ -163,13 +163,13 @@ func (c *Compiled) MaxCalls() int {
 	return n
 }
 
-// SetPerNodeCross sets the number of cross points from which a deeper
-// level is a union of per-cross-point walks, returning a function
-// restoring it.
-func SetPerNodeCross(n int) func() {
-	old := perNodeCross
-	perNodeCross = n
-	return func() { perNodeCross = old }
+// SetPerNodeCross sets the number of cross points, and the work of a
+// walk of them, from which deeper levels below the same class key become
+// unions of per-cross-point walks, returning a function restoring them.
+func SetPerNodeCross(n int, work int64) func() {
+	oldN, oldWork := perNodeCross, perNodeMinWork
+	perNodeCross, perNodeMinWork = n, work
+	return func() { perNodeCross, perNodeMinWork = oldN, oldWork }
 }
 
 // NodeLevels returns the number of per-cross-point levels made so far.

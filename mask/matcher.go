@@ -464,7 +464,13 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		rest = rest[1:]
 	}
 	var err error
+	union := false
 	if len(rest) >= perNodeCross {
+		c.mu.Lock()
+		union = c.heavyLevels[k]
+		c.mu.Unlock()
+	}
+	if union {
 		x, err = m.unionLevel(rest, pn, k)
 	} else if len(rest) > 0 {
 		w, _ := c.deepWalkers.Get().(*walker)
@@ -478,6 +484,17 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		x, err = w.runLevel(rest, pn)
 		w.release()
 		c.lazyWork.Add(w.units() - w0)
+		if len(rest) >= perNodeCross && w.units()-w0 >= perNodeMinWork {
+			// Expensive: other cross points below pn's class (another
+			// counter class of the entry above) are walked per cross
+			// point from now on.
+			c.mu.Lock()
+			if c.heavyLevels == nil {
+				c.heavyLevels = map[ctxKey]bool{}
+			}
+			c.heavyLevels[k] = true
+			c.mu.Unlock()
+		}
 		c.lazyCount.Add(1)
 		c.deepWalkers.Put(w)
 	} else {
@@ -518,10 +535,16 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 	return x
 }
 
-// perNodeCross is the number of cross points (other than the root) from
-// which the level below is the union of one walk per cross point (see
-// unionLevel), instead of one walk of them all (a variable for tests).
-var perNodeCross = 8
+// The level below cross points is the union of one walk per cross point
+// (see unionLevel), instead of one walk of them all, once a walk of at
+// least perNodeCross cross points (other than the root) below the same
+// class key cost perNodeMinWork units: cheaper walks are cheaper to
+// repeat for another set of cross points than a union (a 128k-bit set)
+// and a walk per cross point. Variables for tests.
+var (
+	perNodeCross         = 8
+	perNodeMinWork int64 = 16_384
+)
 
 type nodeLevelKey struct {
 	k    ctxKey
