@@ -156,24 +156,11 @@ func searchLengthRange(re *syntax.Regexp) (min, max int, ok bool) {
 		return min, max, ok
 	}
 	f := splitSearch(re)
-	for _, m := range f.middle {
-		a, b, mok := reLengthRange(m)
-		if !mok {
-			return 0, 0, false
-		}
-		min += a
-		if max >= 0 {
-			if b < 0 {
-				max = -1
-			} else {
-				max += b
-			}
-		}
-	}
+	min, max, ok = reLengthRange(&syntax.Regexp{Op: syntax.OpConcat, Sub: f.middle})
 	if !f.begin || !f.end {
 		max = -1
 	}
-	return min, max, true
+	return min, max, ok
 }
 
 // reExpr translates an anchor-free expression.
