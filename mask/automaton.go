@@ -1,7 +1,6 @@
 package mask
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,6 +79,8 @@ type automaton struct {
 
 	unminimized int // states before minimization
 
+	scratch *frameScratch // buildFrame's buffers (nil after the construction)
+
 	done <-chan struct{} // Options.Done: stops the construction
 }
 
@@ -141,6 +142,7 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 			return nil, err
 		}
 	}
+	a.scratch = nil
 	if canceled(done) {
 		return nil, ErrCanceled
 	}
@@ -213,6 +215,13 @@ type glushkov struct {
 	err    error
 }
 
+// reset empties g for the next frame, keeping its memory (the follow
+// lists' too).
+func (g *glushkov) reset() {
+	g.pos, g.noPop, g.follow = g.pos[:0], g.noPop[:0], g.follow[:0]
+	g.inNo, g.err = 0, nil
+}
+
 // visit adds the positions of r and the follow pairs inside it, and
 // appends r's first and last positions to *first and *last (appending,
 // rather than returning fresh lists, keeps nested alternations linear).
@@ -233,7 +242,12 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		p := int32(len(g.pos))
 		g.pos = append(g.pos, gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg})
 		g.noPop = append(g.noPop, g.inNo > 0)
-		g.follow = append(g.follow, nil)
+		if len(g.follow) < cap(g.follow) {
+			g.follow = g.follow[:p+1]
+			g.follow[p] = g.follow[p][:0]
+		} else {
+			g.follow = append(g.follow, nil)
+		}
 		*first = append(*first, p)
 		*last = append(*last, p)
 		return false
@@ -291,49 +305,97 @@ func sortUnique(s []int32) []int32 {
 	return slices.Compact(s)
 }
 
+// frameScratch holds the buffers of buildFrame, reused from one frame to
+// the next (a grammar has up to thousands of frames).
+type frameScratch struct {
+	g       glushkov
+	first   []int32
+	last    []int32
+	states  setTable  // (flags, position set) → state; entry i is the frame's i-th state
+	targets setTable  // position set → state reached (memo of target)
+	single  []int32   // per position p: the state reached by {p}, plus one (0: not yet)
+	stamp   []uint32  // per position: gen when last added to next
+	gen     uint32    // stamp generation
+	next    []int32   // the positions after a set (target's buffer)
+	buckets [][]int32 // per byte class: the positions that take it
+	touched []uint8   // the classes of buckets not empty
+	calls   []edgeKey
+	toks    []edgeKey
+	ps      []int32
+}
+
+// edgeKey is a call or token position of a state being expanded: a call
+// has key (callee, 0), a token reference (token, negated).
+type edgeKey struct {
+	a, b int32
+	p    int32 // the position
+}
+
+func byEdgeKey(x, y edgeKey) int {
+	if x.a != y.a {
+		return int(x.a - y.a)
+	}
+	if x.b != y.b {
+		return int(x.b - y.b)
+	}
+	return int(x.p - y.p)
+}
+
+// reset prepares s for a frame of n positions and nc byte classes.
+func (s *frameScratch) reset(n, nc int) {
+	s.states.reset()
+	s.targets.reset()
+	if cap(s.single) < n {
+		s.single = make([]int32, n)
+		s.stamp = make([]uint32, n)
+		s.gen = 0
+	} else {
+		s.single = s.single[:n]
+		clear(s.single)
+		s.stamp = s.stamp[:n]
+	}
+	if len(s.buckets) < nc {
+		s.buckets = make([][]int32, nc)
+	}
+}
+
+// State-set tags of the subset construction (frameScratch.states).
+const (
+	tagFinal = 1 << iota
+	tagStart
+	tagNoPop
+)
+
 // buildFrame runs the subset construction for one frame. A DFA state is
 // the set of positions that may match next, plus whether the expression
 // accepts here; the start state is kept distinct from every other state.
 func (a *automaton) buildFrame(fi int32, d *frameDef) error {
-	g := &glushkov{}
-	var first, last []int32
-	nullable := g.visit(d.body, &first, &last)
+	if a.scratch == nil {
+		a.scratch = &frameScratch{}
+	}
+	s := a.scratch
+	g := &s.g
+	g.reset()
+	s.first, s.last = s.first[:0], s.last[:0]
+	nullable := g.visit(d.body, &s.first, &s.last)
 	if g.err != nil {
 		return &Error{Pos: d.pos, Msg: fmt.Sprintf("frame %s: %v", d.name, g.err)}
 	}
-	g.last = make([]bool, len(g.pos))
-	for _, p := range last {
+	np := len(g.pos)
+	g.last = slices.Grow(g.last[:0], np)[:np]
+	clear(g.last)
+	for _, p := range s.last {
 		g.last[p] = true
 	}
 	for p := range g.follow {
 		g.follow[p] = sortUnique(g.follow[p])
 	}
 	a.frames[fi].nullable = nullable
+	s.reset(np, a.nc)
+	base := int32(len(a.states)) // the frame's states are base, base+1, …
 
-	type pending struct {
-		id   int32
-		next []int32
-	}
-	index := map[string]int32{}
-	var queue []pending
-	var keyBuf []byte
-	intern := func(next []int32, final, noPop, start bool) (int32, error) {
-		keyBuf = keyBuf[:0]
-		flag := byte(0)
-		if final {
-			flag |= 1
-		}
-		if start {
-			flag |= 2
-		}
-		if noPop {
-			flag |= 4
-		}
-		keyBuf = append(keyBuf, flag)
-		for _, p := range next {
-			keyBuf = binary.LittleEndian.AppendUint32(keyBuf, uint32(p))
-		}
-		if id, ok := index[string(keyBuf)]; ok {
+	intern := func(next []int32, tag uint8) (int32, error) {
+		if id, ok := s.states.lookup(tag, next); ok {
 			return id, nil
 		}
 		if len(a.states) >= a.limit {
@@ -343,128 +405,118 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			return 0, ErrCanceled
 		}
 		id := int32(len(a.states))
-		index[string(keyBuf)] = id
+		s.states.insert(tag, next, id)
 		var fl uint16
-		if final {
+		if tag&tagFinal != 0 {
 			fl = stFinal
 		}
-		if noPop {
+		if tag&tagNoPop != 0 {
 			fl |= stNoPop
 		}
 		a.states = append(a.states, state{frame: fi, flags: fl})
-		queue = append(queue, pending{id, next})
 		return id, nil
 	}
-	start, err := intern(sortUnique(first), nullable, false, true)
+	start, err := intern(sortUnique(s.first), boolTag(nullable, tagFinal)|tagStart)
 	if err != nil {
 		return err
 	}
 	a.frames[fi].start = start
 
-	buckets := make([][]int32, a.nc)
-	memo := map[string]int32{}
-	single := make([]int32, len(g.pos)) // target of {p}, plus one (0: not yet)
+	// target returns the state after the positions ps (sorted) match:
+	// the union of their follow sets. It depends only on ps, so it is
+	// memoized for the whole frame.
 	target := func(ps []int32) (int32, error) {
-		if len(ps) == 1 && single[ps[0]] > 0 {
-			return single[ps[0]] - 1, nil
+		if len(ps) == 1 && s.single[ps[0]] > 0 {
+			return s.single[ps[0]] - 1, nil
 		}
-		keyBuf = keyBuf[:0]
-		for _, p := range ps {
-			keyBuf = binary.LittleEndian.AppendUint32(keyBuf, uint32(p))
-		}
-		if t, ok := memo[string(keyBuf)]; ok {
+		if t, ok := s.targets.lookup(0, ps); ok {
 			return t, nil
 		}
-		mk := string(keyBuf)
-		var next []int32
+		s.gen++
+		if s.gen == 0 {
+			clear(s.stamp)
+			s.gen = 1
+		}
+		next := s.next[:0]
 		final, popOK := false, false
 		for _, p := range ps {
-			next = append(next, g.follow[p]...)
+			for _, f := range g.follow[p] {
+				if s.stamp[f] != s.gen {
+					s.stamp[f] = s.gen
+					next = append(next, f)
+				}
+			}
 			final = final || g.last[p]
 			popOK = popOK || (g.last[p] && !g.noPop[p])
 		}
-		t, err := intern(sortUnique(next), final, final && !popOK, false)
+		slices.Sort(next)
+		s.next = next
+		t, err := intern(next, boolTag(final, tagFinal)|boolTag(final && !popOK, tagNoPop))
 		if err != nil {
 			return 0, err
 		}
-		memo[mk] = t
+		s.targets.insert(0, ps, t)
 		if len(ps) == 1 {
-			single[ps[0]] = t + 1
+			s.single[ps[0]] = t + 1
 		}
 		return t, nil
-	}
-	var touched []uint8 // the classes of buckets not empty
-	type edgeKey struct {
-		a, b int32 // a call: callee, 0; a token reference: token, negated
-		p    int32 // the position
-	}
-	var calls, toks []edgeKey
-	byKey := func(x, y edgeKey) int {
-		if x.a != y.a {
-			return int(x.a - y.a)
-		}
-		if x.b != y.b {
-			return int(x.b - y.b)
-		}
-		return int(x.p - y.p)
 	}
 	// group calls f with the positions of each run of equal keys of es
 	// (sorted by key, then position).
 	group := func(es []edgeKey, f func(k edgeKey, ps []int32) error) error {
-		slices.SortFunc(es, byKey)
-		var ps []int32
+		slices.SortFunc(es, byEdgeKey)
+		ps := s.ps[:0]
 		for i, e := range es {
 			ps = append(ps, e.p)
 			if i+1 == len(es) || es[i+1].a != e.a || es[i+1].b != e.b {
 				if err := f(e, ps); err != nil {
 					return err
 				}
-				ps = nil
+				ps = ps[:0]
 			}
 		}
+		s.ps = ps
 		return nil
 	}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		// target(ps) depends only on ps: the memo lives for the whole frame.
-		for _, c := range touched {
-			buckets[c] = buckets[c][:0]
+	// States are processed in the order of their ids (frames one after
+	// the other, each breadth-first), so rows are appended.
+	for e := int32(0); int(base+e) < len(a.states); e++ {
+		id := base + e
+		for _, c := range s.touched {
+			s.buckets[c] = s.buckets[c][:0]
 		}
-		touched, calls, toks = touched[:0], calls[:0], toks[:0]
-		for _, p := range cur.next {
+		s.touched, s.calls, s.toks = s.touched[:0], s.calls[:0], s.toks[:0]
+		for _, p := range s.states.set(e) {
 			gp := &g.pos[p]
 			switch gp.kind {
 			case rxByte:
-				for c := a.classOf[gp.lo]; ; c++ {
-					if len(buckets[c]) == 0 {
-						touched = append(touched, c)
+				for c, hi := a.classOf[gp.lo], a.classOf[gp.hi]; ; c++ {
+					if len(s.buckets[c]) == 0 {
+						s.touched = append(s.touched, c)
 					}
-					buckets[c] = append(buckets[c], p)
-					if int(c) == int(a.classOf[gp.hi]) {
+					s.buckets[c] = append(s.buckets[c], p)
+					if c == hi {
 						break
 					}
 				}
 			case rxCall:
-				calls = append(calls, edgeKey{gp.frame, 0, p})
+				s.calls = append(s.calls, edgeKey{gp.frame, 0, p})
 			case rxTok:
 				neg := int32(0)
 				if gp.neg {
 					neg = 1
 				}
-				toks = append(toks, edgeKey{gp.tok, neg, p})
+				s.toks = append(s.toks, edgeKey{gp.tok, neg, p})
 			}
 		}
-		// States are processed in the order of their ids (frames one
-		// after the other, each breadth-first), so rows are appended.
-		if int(cur.id) != len(a.sStart)-1 {
+		if int(id) != len(a.sStart)-1 {
 			panic("mask: automaton states processed out of order")
 		}
-		slices.Sort(touched)
+		slices.Sort(s.touched)
 		var prevPs []int32 // adjacent classes often share their positions
 		prevT := int32(-1)
-		for _, c := range touched {
-			ps := buckets[c]
+		for _, c := range s.touched {
+			ps := s.buckets[c]
 			t := prevT
 			if !slices.Equal(ps, prevPs) {
 				var err error
@@ -481,13 +533,13 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		// in order), so that state numbers, and with them the eager
 		// precomputation, do not change from one compilation to the next.
 		var st state
-		err := group(calls, func(k edgeKey, ps []int32) error {
+		err := group(s.calls, func(k edgeKey, ps []int32) error {
 			t, err := target(ps)
 			st.calls = append(st.calls, callEdge{callee: k.a, ret: t})
 			return err
 		})
 		if err == nil {
-			err = group(toks, func(k edgeKey, ps []int32) error {
+			err = group(s.toks, func(k edgeKey, ps []int32) error {
 				t, err := target(ps)
 				st.toks = append(st.toks, tokEdge{tok: k.a, neg: k.b == 1, next: t})
 				return err
@@ -496,10 +548,18 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if err != nil {
 			return err
 		}
-		a.states[cur.id].calls = st.calls
-		a.states[cur.id].toks = st.toks
+		a.states[id].calls = st.calls
+		a.states[id].toks = st.toks
 	}
 	return nil
+}
+
+// boolTag returns tag if b, else 0.
+func boolTag(b bool, tag uint8) uint8 {
+	if b {
+		return tag
+	}
+	return 0
 }
 
 // canPopState reports whether a node in state q may leave its frame (for
