@@ -163,22 +163,29 @@ func sumLeaves(subs []*rx) int {
 	return n
 }
 
+// rxKeyOpen starts the key of an operator node.
+var rxKeyOpen = [...]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?", rxNoPop: "(n"}
+
 // key returns a canonical text form of r, used to share repetition frames
 // with the same body.
 func (r *rx) key(b *strings.Builder) {
+	const hex = "0123456789abcdef"
+	var num [24]byte
 	switch r.op {
 	case rxNone:
 		b.WriteString("!")
 	case rxEmpty:
 		b.WriteString("e")
 	case rxByte:
-		fmt.Fprintf(b, "[%02x%02x]", r.lo, r.hi)
+		b.Write([]byte{'[', hex[r.lo>>4], hex[r.lo&15], hex[r.hi>>4], hex[r.hi&15], ']'})
 	case rxCall:
-		fmt.Fprintf(b, "c%d", r.frame)
+		b.WriteByte('c')
+		b.Write(strconv.AppendInt(num[:0], int64(r.frame), 10))
 	case rxTok:
-		fmt.Fprintf(b, "t%d%v", r.tok, r.neg)
+		b.WriteByte('t')
+		b.Write(strconv.AppendBool(strconv.AppendInt(num[:0], int64(r.tok), 10), r.neg))
 	default:
-		b.WriteString([]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?", rxNoPop: "(n"}[r.op])
+		b.WriteString(rxKeyOpen[r.op])
 		for _, s := range r.subs {
 			b.WriteByte(' ')
 			s.key(b)
