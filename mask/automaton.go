@@ -166,16 +166,16 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 	var cut [257]bool
 	cut[0], cut[256] = true, true
 	var visit func(r *rx)
-	seen := map[*rx]bool{}
+	seen := map[*rx]bool{} // nodes with subexpressions (they may be shared)
 	visit = func(r *rx) {
-		if seen[r] {
-			return
-		}
-		seen[r] = true
 		if r.op == rxByte {
 			cut[r.lo] = true
 			cut[int(r.hi)+1] = true
 		}
+		if len(r.subs) == 0 || seen[r] {
+			return
+		}
+		seen[r] = true
 		for _, s := range r.subs {
 			visit(s)
 		}
@@ -573,27 +573,72 @@ func (a *automaton) canPopState(q int32) bool {
 	return q != f.start || f.root
 }
 
-// reverseEdges returns the automaton's edges backwards: for each state the
-// states with a byte, token or call-return edge into it (rev), and for each
-// frame the states that call it (callers).
-func (a *automaton) reverseEdges() (rev, callers [][]int32) {
-	rev = make([][]int32, len(a.states))
-	callers = make([][]int32, len(a.frames))
+// adjacency is a list of states per state, end to end: q's are
+// to[start[q]:start[q+1]].
+type adjacency struct {
+	start, to []int32
+}
+
+func (g *adjacency) of(q int32) []int32 { return g.to[g.start[q]:g.start[q+1]] }
+
+// successors returns, per state, the distinct targets of its byte and
+// token edges (call returns excluded), in order of first appearance.
+func (a *automaton) successors() adjacency {
+	n := len(a.states)
+	g := adjacency{start: make([]int32, n+1)}
+	seen := make([]int32, n) // q+1 where q last added the state
 	for q := range a.states {
+		tag := int32(q) + 1
 		for _, t := range a.byteTargets(q) {
-			if t >= 0 {
-				rev[t] = append(rev[t], int32(q))
+			if t >= 0 && seen[t] != tag {
+				seen[t] = tag
+				g.to = append(g.to, t)
 			}
 		}
-		st := &a.states[q]
-		for _, e := range st.toks {
-			rev[e.next] = append(rev[e.next], int32(q))
+		for _, e := range a.states[q].toks {
+			if seen[e.next] != tag {
+				seen[e.next] = tag
+				g.to = append(g.to, e.next)
+			}
 		}
-		for _, e := range st.calls {
-			rev[e.ret] = append(rev[e.ret], int32(q))
+		g.start[q+1] = int32(len(g.to))
+	}
+	return g
+}
+
+// reverseEdges returns the automaton's edges backwards, given its
+// successors: for each state the states with a byte, token or
+// call-return edge into it (rev; a state may be listed more than once),
+// and for each frame the states that call it (callers).
+func (a *automaton) reverseEdges(succ adjacency) (rev adjacency, callers [][]int32) {
+	n := len(a.states)
+	rev.start = make([]int32, n+2)
+	callers = make([][]int32, len(a.frames))
+	// Count into start[t+2], sum, then fill through start[t+1].
+	for q := range a.states {
+		for _, t := range succ.of(int32(q)) {
+			rev.start[t+2]++
+		}
+		for _, e := range a.states[q].calls {
+			rev.start[e.ret+2]++
 			callers[e.callee] = append(callers[e.callee], int32(q))
 		}
 	}
+	for t := 2; t <= n+1; t++ {
+		rev.start[t] += rev.start[t-1]
+	}
+	rev.to = make([]int32, rev.start[n+1])
+	for q := range a.states {
+		for _, t := range succ.of(int32(q)) {
+			rev.to[rev.start[t+1]] = int32(q)
+			rev.start[t+1]++
+		}
+		for _, e := range a.states[q].calls {
+			rev.to[rev.start[e.ret+1]] = int32(q)
+			rev.start[e.ret+1]++
+		}
+	}
+	rev.start = rev.start[:n+1]
 	return rev, callers
 }
 
@@ -605,7 +650,7 @@ func (a *automaton) prune() error {
 	n := len(a.states)
 	productive := make([]bool, len(a.frames))
 	coreach := make([]bool, n)
-	rev, callers := a.reverseEdges()
+	rev, callers := a.reverseEdges(a.successors())
 	// A frame's states are contiguous (frames are built one at a time).
 	frameLo := make([]int32, len(a.frames))
 	frameHi := make([]int32, len(a.frames))
@@ -657,7 +702,7 @@ func (a *automaton) prune() error {
 	for len(work) > 0 {
 		q := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, p := range rev[q] {
+		for _, p := range rev.of(q) {
 			check(p)
 		}
 		fi := a.states[q].frame
@@ -844,7 +889,8 @@ func (a *automaton) computeMinLen() {
 	for fi := range a.frames {
 		a.frames[fi].minLen = inf
 	}
-	rev, callers := a.reverseEdges()
+	succ := a.successors()
+	rev, callers := a.reverseEdges(succ)
 	// eval recomputes minLen[q] from its edges (for repetition frames: to
 	// the end of the current iteration).
 	eval := func(q int32) int64 {
@@ -852,18 +898,12 @@ func (a *automaton) computeMinLen() {
 		if a.canPopState(q) || (a.states[q].flags&stFinal != 0 && a.frames[a.states[q].frame].repeat && q != a.frames[a.states[q].frame].start) {
 			best = 0
 		}
-		for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-			if t >= 0 && a.minLen[t] < inf {
+		for _, t := range succ.of(q) { // byte and token edges
+			if a.minLen[t] < inf {
 				best = min(best, satAdd(1, a.minLen[t]))
 			}
 		}
-		st := &a.states[q]
-		for _, e := range st.toks {
-			if a.minLen[e.next] < inf {
-				best = min(best, satAdd(1, a.minLen[e.next]))
-			}
-		}
-		for _, e := range st.calls {
+		for _, e := range a.states[q].calls {
 			if fm := a.frames[e.callee].minLen; fm < inf && a.minLen[e.ret] < inf {
 				best = min(best, satAdd(fm, a.minLen[e.ret]))
 			}
@@ -890,7 +930,7 @@ func (a *automaton) computeMinLen() {
 			continue
 		}
 		a.minLen[q] = v
-		for _, p := range rev[q] {
+		for _, p := range rev.of(q) {
 			push(p)
 		}
 		fi := a.states[q].frame
@@ -1009,7 +1049,7 @@ func (a *automaton) computeFollow() {
 func (a *automaton) minimize() {
 	block, numBlocks := a.minimalPartition()
 	if verifyMinimize {
-		if ref, _ := a.moorePartition(a.edges()); !samePartition(block, ref) {
+		if ref, _ := a.moorePartition(a.edges(false)); !samePartition(block, ref) {
 			panic("mask: minimalPartition disagrees with moorePartition")
 		}
 	}
