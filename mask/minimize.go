@@ -2,6 +2,7 @@ package mask
 
 import (
 	"encoding/binary"
+	"slices"
 )
 
 // Minimization merges the automaton's states that no continuation tells
@@ -25,29 +26,59 @@ type labeledEdges struct {
 }
 
 // edges returns the automaton's edges. Labels: byte classes 0..nc-1, then
-// one per callee frame, then one per (token, negated) pair in use.
-func (a *automaton) edges() *labeledEdges {
+// one per callee frame, then one per (token, negated) pair in use. With
+// compress, a byte class whose edges in every state of the frame are
+// those of a smaller class (same target, or none, in every state; see
+// classReps.compute) is left out: it cannot tell two states apart that the
+// smaller class does not, and states of different frames are never
+// merged. Wide byte ranges (string bodies) cover tens of classes with
+// one target, so this cuts minimization's edges several times over.
+func (a *automaton) edges(compress bool) *labeledEdges {
 	n := len(a.states)
 	e := &labeledEdges{start: make([]int32, n+1), deterministic: true}
+	m := len(a.sTarget)
+	for q := range a.states {
+		m += len(a.states[q].calls) + len(a.states[q].toks)
+	}
+	e.label, e.target = make([]int32, 0, m), make([]int32, 0, m)
 	callBase := a.nc
 	tokBase := callBase + len(a.frames)
 	tokLabel := map[int64]int32{}
-	seen := map[int32]bool{}
+	var seen []int32 // per label ≥ callBase: q+1 where q last used it
+	use := func(q int, l int32) {
+		i := int(l) - callBase
+		if i >= len(seen) {
+			seen = append(seen, make([]int32, i+1-len(seen))...)
+		}
+		if seen[i] == int32(q)+1 {
+			e.deterministic = false
+		}
+		seen[i] = int32(q) + 1
+	}
+	compress = compress && a.framesContiguous()
+	var rep []uint8 // per class: its representative in the frame of q
+	if compress {
+		rep = make([]uint8, a.nc)
+	}
+	var cr classReps
 	for q := range a.states {
+		if compress && (q == 0 || a.states[q].frame != a.states[q-1].frame) {
+			hi := q + 1
+			for hi < n && a.states[hi].frame == a.states[q].frame {
+				hi++
+			}
+			cr.compute(a, q, hi, rep)
+		}
 		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
-			if t := a.sTarget[i]; t >= 0 {
+			if t := a.sTarget[i]; t >= 0 && (!compress || rep[a.sClass[i]] == a.sClass[i]) {
 				e.label = append(e.label, int32(a.sClass[i]))
 				e.target = append(e.target, t)
 			}
 		}
 		st := &a.states[q]
-		clear(seen)
 		for _, c := range st.calls {
 			l := int32(callBase) + c.callee
-			if seen[l] {
-				e.deterministic = false
-			}
-			seen[l] = true
+			use(q, l)
 			e.label = append(e.label, l)
 			e.target = append(e.target, c.ret)
 		}
@@ -61,10 +92,7 @@ func (a *automaton) edges() *labeledEdges {
 				l = int32(tokBase + len(tokLabel))
 				tokLabel[k] = l
 			}
-			if seen[l] {
-				e.deterministic = false
-			}
-			seen[l] = true
+			use(q, l)
 			e.label = append(e.label, l)
 			e.target = append(e.target, t.next)
 		}
@@ -72,6 +100,119 @@ func (a *automaton) edges() *labeledEdges {
 	}
 	e.numLabels = tokBase + len(tokLabel)
 	return e
+}
+
+// framesContiguous reports whether each frame's states are contiguous
+// (as the construction makes them).
+func (a *automaton) framesContiguous() bool {
+	seen := make([]bool, len(a.frames))
+	for q := range a.states {
+		f := a.states[q].frame
+		if q == 0 || f != a.states[q-1].frame {
+			if seen[f] {
+				return false
+			}
+			seen[f] = true
+		}
+	}
+	return true
+}
+
+// classReps holds the buffers of classReps.compute.
+type classReps struct {
+	hash    [256]uint64
+	touched []uint8
+	byHash  map[uint64]uint8
+	size    [256]int32 // per representative: classes it stands for
+	row     [256]int32 // the state being checked: target per class, or -1
+	cnt     [256]int32 // per representative: its classes in the row
+}
+
+// compute sets rep[c], for every byte class c of states lo..hi-1 (one
+// frame's, before minimization), to the smallest class whose edges in
+// these states are c's: the same target in every state, or none. Classes
+// are grouped by a hash of their column, then the grouping is checked
+// exactly; if a hash collision made it wrong, every class stands for
+// itself. A class no state has an edge on stands for itself (it labels
+// no edge). Cost: the frame's edges.
+func (cr *classReps) compute(a *automaton, lo, hi int, rep []uint8) {
+	for c := range rep {
+		rep[c] = uint8(c)
+	}
+	for _, c := range cr.touched {
+		cr.hash[c] = 0
+	}
+	cr.touched = cr.touched[:0]
+	for q := lo; q < hi; q++ {
+		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
+			t := a.sTarget[i]
+			if t < 0 {
+				continue
+			}
+			c := a.sClass[i]
+			if cr.hash[c] == 0 {
+				cr.touched = append(cr.touched, c)
+			}
+			x := uint64(q-lo)<<32 | uint64(uint32(t))
+			x = (x ^ x>>31) * 0x9e3779b97f4a7c15
+			x = (x ^ x>>29) * 0xbf58476d1ce4e5b9
+			cr.hash[c] += x ^ x>>32 | 1
+		}
+	}
+	if len(cr.touched) < 2 {
+		return
+	}
+	if cr.byHash == nil {
+		cr.byHash = map[uint64]uint8{}
+	}
+	clear(cr.byHash)
+	slices.Sort(cr.touched)
+	for _, c := range cr.touched {
+		r, ok := cr.byHash[cr.hash[c]]
+		if !ok {
+			r = c
+			cr.byHash[cr.hash[c]] = c
+			cr.size[c] = 0
+		}
+		rep[c] = r
+		cr.size[r]++
+	}
+	// Check: in every state, a class has an edge iff its representative
+	// has one, to the same target.
+	for i := range cr.row {
+		cr.row[i] = -1
+	}
+	for q := lo; q < hi; q++ {
+		row := a.sTarget[a.sStart[q]:a.sStart[q+1]]
+		cls := a.sClass[a.sStart[q]:a.sStart[q+1]]
+		for i, t := range row {
+			if t >= 0 {
+				cr.row[cls[i]] = t
+				cr.cnt[rep[cls[i]]] = 0
+			}
+		}
+		ok := true
+		for i, t := range row {
+			if t >= 0 {
+				r := rep[cls[i]]
+				ok = ok && cr.row[r] == t
+				cr.cnt[r]++
+			}
+		}
+		for i, t := range row {
+			if t >= 0 {
+				c := cls[i]
+				ok = ok && (rep[c] != c || cr.cnt[c] == cr.size[c])
+				cr.row[c] = -1
+			}
+		}
+		if !ok {
+			for c := range rep {
+				rep[c] = uint8(c)
+			}
+			return
+		}
+	}
 }
 
 // initialBlocks returns the initial partition: states with the same frame,
@@ -101,7 +242,7 @@ func (a *automaton) initialBlocks() (block []int32, numBlocks int) {
 // minimalPartition returns the block of every state in the coarsest stable
 // partition, and the number of blocks.
 func (a *automaton) minimalPartition() (block []int32, numBlocks int) {
-	e := a.edges()
+	e := a.edges(true)
 	if !e.deterministic {
 		// Hopcroft's smaller-half argument needs one edge per label and
 		// state; lowering never builds anything else, but stay exact.
