@@ -213,6 +213,19 @@ type glushkov struct {
 	last   []bool
 	inNo   int
 	err    error
+	free   [][]int32 // empty lists for visit (see buf)
+}
+
+// buf returns an empty list of positions; visit gives it back to
+// g.free when done (lists are reused across nodes and frames).
+func (g *glushkov) buf() []int32 {
+	n := len(g.free)
+	if n == 0 {
+		return nil
+	}
+	b := g.free[n-1][:0]
+	g.free = g.free[:n-1]
+	return b
 }
 
 // reset empties g for the next frame, keeping its memory (the follow
@@ -255,7 +268,7 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		// cur holds the last positions of the prefix so far; the first
 		// positions of a nullable prefix go straight to *first.
 		nullable = true
-		var cur, f2, l2 []int32 // (f2 and l2 are reused: what they hold is copied)
+		cur, f2, l2 := g.buf(), g.buf(), g.buf() // (f2 and l2 are reused: what they hold is copied)
 		for _, s := range r.subs {
 			f2, l2 = f2[:0], l2[:0]
 			n2 := g.visit(s, &f2, &l2)
@@ -272,6 +285,7 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 			nullable = nullable && n2
 		}
 		*last = append(*last, cur...)
+		g.free = append(g.free, cur, f2, l2)
 		return nullable
 	case rxAlt:
 		for _, s := range r.subs {
@@ -286,7 +300,7 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		g.inNo--
 		return nullable
 	case rxStar, rxOpt:
-		var f, l []int32
+		f, l := g.buf(), g.buf()
 		g.visit(r.subs[0], &f, &l)
 		if r.op == rxStar {
 			for _, p := range l {
@@ -295,6 +309,7 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		}
 		*first = append(*first, f...)
 		*last = append(*last, l...)
+		g.free = append(g.free, f, l)
 		return true
 	}
 	panic("mask: unknown rx op")

@@ -61,6 +61,14 @@ func (r *rx) size() int { return r.leaves }
 var (
 	rxNoneNode  = &rx{op: rxNone}
 	rxEmptyNode = &rx{op: rxEmpty}
+	// byteNodes[c] matches byte c: literals share these leaves (rx nodes
+	// are never changed once built) instead of allocating one per byte.
+	byteNodes = func() (t [256]rx) {
+		for c := range t {
+			t[c] = rx{op: rxByte, lo: byte(c), hi: byte(c), leaves: 1}
+		}
+		return t
+	}()
 )
 
 // flattenMax is the most children a nested sequence or alternation may
@@ -72,7 +80,27 @@ var (
 const flattenMax = 16
 
 func mkSeq(subs []*rx) *rx {
-	out := subs[:0:0]
+	n := 0 // the length of out, counted first: one allocation
+	for _, s := range subs {
+		switch {
+		case s.op == rxNone:
+			return rxNoneNode
+		case s.op == rxEmpty:
+		case s.op == rxSeq && len(s.subs) <= flattenMax:
+			n += len(s.subs)
+		default:
+			n++
+		}
+	}
+	if n <= 1 {
+		for _, s := range subs {
+			if s.op != rxEmpty {
+				return s
+			}
+		}
+		return rxEmptyNode
+	}
+	out := make([]*rx, 0, n)
 	for _, s := range subs {
 		switch s.op {
 		case rxNone:
@@ -97,7 +125,15 @@ func mkSeq(subs []*rx) *rx {
 }
 
 func mkAlt(subs []*rx) *rx {
-	out := subs[:0:0]
+	n := 0
+	for _, s := range subs {
+		if s.op == rxAlt && len(s.subs) <= flattenMax {
+			n += len(s.subs)
+		} else {
+			n++
+		}
+	}
+	out := make([]*rx, 0, n)
 	empty := false
 	for _, s := range subs {
 		switch s.op {
@@ -839,7 +875,7 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 			}
 			k := utf8.EncodeRune(buf[:], r)
 			for _, c := range buf[:k] {
-				subs = append(subs, &rx{op: rxByte, lo: c, hi: c, leaves: 1})
+				subs = append(subs, &byteNodes[c])
 			}
 		}
 		return mkSeq(subs)
