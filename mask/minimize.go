@@ -219,24 +219,28 @@ func (cr *classReps) compute(a *automaton, lo, hi int, rep []uint8) {
 // the same "is the frame's start" and the same final and no-pop flags
 // share a block.
 func (a *automaton) initialBlocks() (block []int32, numBlocks int) {
-	type key struct {
-		frame int32
-		start bool
-		flags uint16
-	}
-	ids := map[key]int32{}
+	// ids[8·frame + 4·start + 2·final + noPop]: block number plus one.
+	ids := make([]int32, 8*len(a.frames))
 	block = make([]int32, len(a.states))
 	for q := range a.states {
 		st := &a.states[q]
-		k := key{st.frame, int32(q) == a.frames[st.frame].start, st.flags & (stFinal | stNoPop)}
-		b, ok := ids[k]
-		if !ok {
-			b = int32(len(ids))
-			ids[k] = b
+		k := 8 * int(st.frame)
+		if int32(q) == a.frames[st.frame].start {
+			k += 4
 		}
-		block[q] = b
+		if st.flags&stFinal != 0 {
+			k += 2
+		}
+		if st.flags&stNoPop != 0 {
+			k++
+		}
+		if ids[k] == 0 {
+			numBlocks++
+			ids[k] = int32(numBlocks)
+		}
+		block[q] = ids[k] - 1
 	}
-	return block, len(ids)
+	return block, numBlocks
 }
 
 // minimalPartition returns the block of every state in the coarsest stable
