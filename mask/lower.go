@@ -327,7 +327,7 @@ const (
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
 // are unrolled (the fallback when unrolling blows up the automaton).
 func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error) {
-	frames, l, err := lowerOnce(g, v, noUnroll, nil)
+	frames, l, err := lowerOnce(g, v, noUnroll, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -344,16 +344,18 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error)
 	if len(share) == 0 {
 		return frames, nil
 	}
-	frames, _, err = lowerOnce(g, v, noUnroll, share)
+	frames, _, err = lowerOnce(g, v, noUnroll, share, l)
 	return frames, err
 }
 
-func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]bool) ([]*frameDef, *lowerer, error) {
+// lowerOnce lowers g; the rules' rewritten bodies and their analysis
+// (which do not depend on noUnroll or starFrames) are taken from prev
+// if it is not nil.
+func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]bool, prev *lowerer) ([]*frameDef, *lowerer, error) {
 	n := len(g.Rules)
 	l := &lowerer{
 		g:          g,
 		v:          v,
-		bodies:     make([]*gbnf.Node, n),
 		ruleFrame:  make([]int32, n),
 		inlined:    make([]*rx, n),
 		inlining:   make([]bool, n),
@@ -362,11 +364,19 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 		starFrames: starFrames,
 		starKeys:   map[string]bool{},
 	}
-	for i, r := range g.Rules {
-		l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
+	for i := range g.Rules {
 		l.ruleFrame[i] = -1
 	}
-	l.analyze()
+	if prev != nil {
+		l.bodies, l.nullable, l.reachable, l.recursive = prev.bodies, prev.nullable, prev.reachable, prev.recursive
+		l.refs, l.heavy, l.inline = prev.refs, prev.heavy, prev.inline
+	} else {
+		l.bodies = make([]*gbnf.Node, n)
+		for i, r := range g.Rules {
+			l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
+		}
+		l.analyze()
+	}
 	if !l.reachable[g.Root] {
 		return nil, nil, fmt.Errorf("root rule %d out of range", g.Root)
 	}
