@@ -132,6 +132,14 @@ const cancelCheckEvery = 1024
 // closing done stops it with ErrCanceled.
 func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automaton, error) {
 	a := &automaton{limit: limit, sStart: []int32{0}, done: done}
+	// A frame's subset construction makes at most one state per
+	// position (plus its start) on most grammars: reserve that many, so
+	// that the state table is not regrown (and copied) a dozen times.
+	est := 0
+	for _, d := range defs {
+		est += d.body.size() + 1
+	}
+	a.states = make([]state, 0, min(est, limit))
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
