@@ -134,12 +134,15 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	a := &automaton{limit: limit, sStart: []int32{0}, done: done}
 	// A frame's subset construction makes at most one state per
 	// position (plus its start) on most grammars: reserve that many, so
-	// that the state table is not regrown (and copied) a dozen times.
+	// that the state table is not regrown (and copied) a dozen times;
+	// and two byte edges per state.
 	est := 0
 	for _, d := range defs {
 		est += d.body.size() + 1
 	}
 	a.states = make([]state, 0, min(est, limit))
+	a.sClass = make([]uint8, 0, 2*cap(a.states))
+	a.sTarget = make([]int32, 0, 2*cap(a.states))
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
