@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -260,6 +261,7 @@ type frameDef struct {
 	repeat   bool
 	min, max int // repetition bounds; max == gbnf.Unbounded for none
 	body     *rx
+	rule     gbnf.RuleID // rule frames: the rule
 	root     bool
 	pos      gbnf.Pos
 }
@@ -286,6 +288,7 @@ type lowerer struct {
 	starFrames map[string]bool // bodies whose unbounded loops become counting frames
 	starKeys   map[string]bool // bodies of unbounded loops met (inlined as stars)
 	frameSize  int             // positions of shared rules inlined into the frame being lowered
+	classes    map[string]*rx  // classRx's memo
 	err        error
 }
 
@@ -394,7 +397,7 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 		if f.repeat || f.body != nil {
 			continue
 		}
-		id := l.frameRule(int32(fi))
+		id := f.rule
 		l.frameSize = 0
 		f.body = l.lowerNode(l.bodies[id])
 		if l.err != nil {
@@ -444,19 +447,10 @@ func ruleLeftRecursion(g *gbnf.Grammar) error {
 	return &Error{Pos: ge.Pos, Msg: leftRecursionMsg + strings.TrimPrefix(ge.Msg, "left recursion: ")}
 }
 
-func (l *lowerer) frameRule(fi int32) gbnf.RuleID {
-	for id, f := range l.ruleFrame {
-		if f == fi {
-			return gbnf.RuleID(id)
-		}
-	}
-	panic("mask: frame has no rule")
-}
-
 func (l *lowerer) newRuleFrame(id gbnf.RuleID) {
 	r := l.g.Rules[id]
 	l.ruleFrame[id] = int32(len(l.frames))
-	l.frames = append(l.frames, &frameDef{name: r.Name, root: id == l.g.Root, pos: r.Pos})
+	l.frames = append(l.frames, &frameDef{name: r.Name, rule: id, root: id == l.g.Root, pos: r.Pos})
 }
 
 func (l *lowerer) fail(pos gbnf.Pos, format string, args ...any) *rx {
@@ -890,7 +884,7 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 		}
 		return mkSeq(subs)
 	case gbnf.OpClass:
-		return classRx(nd.Ranges, nd.Negated)
+		return l.classRx(nd.Ranges, nd.Negated)
 	case gbnf.OpSeq:
 		subs := make([]*rx, 0, len(nd.Subs))
 		for i := 0; i < len(nd.Subs); i++ {
@@ -1183,7 +1177,7 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 			n++
 		}
 		rest := classDiff(nd.Subs[0], last)
-		body = mkAlt([]*rx{{op: rxNoPop, subs: []*rx{classRx(rest, false)}, leaves: 4}, lastRx})
+		body = mkAlt([]*rx{{op: rxNoPop, subs: []*rx{l.classRx(rest, false)}, leaves: 4}, lastRx})
 	}
 	// A counting frame. Frames with the same body and bounds are shared.
 	var kb strings.Builder
@@ -1239,6 +1233,30 @@ func classDiffRanges(x, y []rune) []rune {
 		}
 	}
 	return out
+}
+
+// classRx is classRx, memoized: a grammar repeats its classes (a JSON
+// grammar's string characters in every string rule), and the
+// expressions, never changed once built, can be shared.
+func (l *lowerer) classRx(ranges []rune, negated bool) *rx {
+	key := make([]byte, 0, 1+4*len(ranges))
+	if negated {
+		key = append(key, 1)
+	} else {
+		key = append(key, 0)
+	}
+	for _, r := range ranges {
+		key = binary.LittleEndian.AppendUint32(key, uint32(r))
+	}
+	if r, ok := l.classes[string(key)]; ok {
+		return r
+	}
+	r := classRx(ranges, negated)
+	if l.classes == nil {
+		l.classes = map[string]*rx{}
+	}
+	l.classes[string(key)] = r
+	return r
 }
 
 // classRx builds the byte-level expression of a code point class: the
