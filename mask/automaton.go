@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The automaton: every frame's expression is compiled to a deterministic
@@ -79,7 +80,7 @@ type automaton struct {
 
 	unminimized int // states before minimization
 
-	scratch *frameScratch // buildFrame's buffers (nil after the construction)
+	scratch *frameScratch // buildFrame's buffers (during buildAutomaton only)
 
 	done <-chan struct{} // Options.Done: stops the construction
 }
@@ -144,6 +145,11 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	a.sClass = make([]uint8, 0, 2*cap(a.states))
 	a.sTarget = make([]int32, 0, 2*cap(a.states))
 	a.computeClasses(defs)
+	a.scratch = frameScratches.Get().(*frameScratch)
+	defer func() {
+		frameScratches.Put(a.scratch)
+		a.scratch = nil
+	}()
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
 		a.frames[i] = frame{name: d.name, repeat: d.repeat, min: int32(d.min), max: int32(d.max), root: d.root, bodyKey: d.bodyKey}
@@ -153,7 +159,6 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 			return nil, err
 		}
 	}
-	a.scratch = nil
 	if canceled(done) {
 		return nil, ErrCanceled
 	}
@@ -332,7 +337,8 @@ func sortUnique(s []int32) []int32 {
 }
 
 // frameScratch holds the buffers of buildFrame, reused from one frame to
-// the next (a grammar has up to thousands of frames).
+// the next (a grammar has up to thousands of frames) and, through
+// frameScratches, from one compilation to the next.
 type frameScratch struct {
 	g       glushkov
 	first   []int32
@@ -349,6 +355,9 @@ type frameScratch struct {
 	toks    []edgeKey
 	ps      []int32
 }
+
+// frameScratches holds the frameScratch of finished constructions.
+var frameScratches = sync.Pool{New: func() any { return new(frameScratch) }}
 
 // edgeKey is a call or token position of a state being expanded: a call
 // has key (callee, 0), a token reference (token, negated).
@@ -396,9 +405,6 @@ const (
 // the set of positions that may match next, plus whether the expression
 // accepts here; the start state is kept distinct from every other state.
 func (a *automaton) buildFrame(fi int32, d *frameDef) error {
-	if a.scratch == nil {
-		a.scratch = &frameScratch{}
-	}
 	s := a.scratch
 	g := &s.g
 	g.reset()
