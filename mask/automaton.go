@@ -142,14 +142,19 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 		est += d.body.size() + 1
 	}
 	a.states = make([]state, 0, min(est, limit))
-	a.sClass = make([]uint8, 0, 2*cap(a.states))
-	a.sTarget = make([]int32, 0, 2*cap(a.states))
-	a.computeClasses(defs)
-	a.scratch = frameScratches.Get().(*frameScratch)
+	s := frameScratches.Get().(*frameScratch)
+	a.scratch = s
 	defer func() {
-		frameScratches.Put(a.scratch)
+		if a.sTarget != nil { // (minimize gave them back)
+			s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
+		}
+		frameScratches.Put(s)
 		a.scratch = nil
 	}()
+	a.sStart = append(s.sStart[:0], 0)
+	a.sClass = slices.Grow(s.sClass[:0], 2*cap(a.states))
+	a.sTarget = slices.Grow(s.sTarget[:0], 2*cap(a.states))
+	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
 	for i, d := range defs {
 		a.frames[i] = frame{name: d.name, repeat: d.repeat, min: int32(d.min), max: int32(d.max), root: d.root, bodyKey: d.bodyKey}
@@ -169,6 +174,7 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 		return nil, err
 	}
 	a.unminimized = len(a.states)
+	s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
 	a.minimize()
 	a.computeFlags()
 	a.computeMinLen()
@@ -354,6 +360,12 @@ type frameScratch struct {
 	calls   []edgeKey
 	toks    []edgeKey
 	ps      []int32
+
+	// The automaton's sparse rows (sStart, sClass, sTarget), kept for the
+	// next construction once minimization has made the dense table.
+	sStart  []int32
+	sClass  []uint8
+	sTarget []int32
 }
 
 // frameScratches holds the frameScratch of finished constructions.
@@ -1079,9 +1091,11 @@ func (a *automaton) computeFollow() {
 // different frames, the start state of a frame and final/non-final states
 // are never merged.
 func (a *automaton) minimize() {
-	block, numBlocks := a.minimalPartition()
+	ms := minScratches.Get().(*minScratch)
+	defer minScratches.Put(ms)
+	block, numBlocks := a.minimalPartition(ms)
 	if verifyMinimize {
-		if ref, _ := a.moorePartition(a.edges(false)); !samePartition(block, ref) {
+		if ref, _ := a.moorePartition(a.edges(false, nil)); !samePartition(block, ref) {
 			panic("mask: minimalPartition disagrees with moorePartition")
 		}
 	}

@@ -3,6 +3,7 @@ package mask
 import (
 	"encoding/binary"
 	"slices"
+	"sync"
 )
 
 // Minimization merges the automaton's states that no continuation tells
@@ -33,14 +34,21 @@ type labeledEdges struct {
 // smaller class does not, and states of different frames are never
 // merged. Wide byte ranges (string bodies) cover tens of classes with
 // one target, so this cuts minimization's edges several times over.
-func (a *automaton) edges(compress bool) *labeledEdges {
+// Its lists reuse those of reuse, if not nil.
+func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
 	n := len(a.states)
-	e := &labeledEdges{start: make([]int32, n+1), deterministic: true}
+	e := reuse
+	if e == nil {
+		e = &labeledEdges{}
+	}
+	e.deterministic = true
+	e.start = resize(e.start, n+1)
+	e.start[0] = 0
 	m := len(a.sTarget)
 	for q := range a.states {
 		m += len(a.states[q].calls) + len(a.states[q].toks)
 	}
-	e.label, e.target = make([]int32, 0, m), make([]int32, 0, m)
+	e.label, e.target = slices.Grow(e.label[:0], m), slices.Grow(e.target[:0], m)
 	callBase := a.nc
 	tokBase := callBase + len(a.frames)
 	tokLabel := map[int64]int32{}
@@ -243,10 +251,31 @@ func (a *automaton) initialBlocks() (block []int32, numBlocks int) {
 	return block, numBlocks
 }
 
+// minScratch holds the lists of minimalPartition, kept for the next
+// minimization (minScratches): they are several times the size of the
+// automaton's edges.
+type minScratch struct {
+	edges             labeledEdges
+	blocks, cords     refinable
+	tail, inStart, in []int32
+	count, id         []int32 // minScratch.refinable's
+}
+
+var minScratches = sync.Pool{New: func() any { return new(minScratch) }}
+
+// resize returns s with length n, reallocated if too short (the contents
+// are not kept).
+func resize(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
 // minimalPartition returns the block of every state in the coarsest stable
-// partition, and the number of blocks.
-func (a *automaton) minimalPartition() (block []int32, numBlocks int) {
-	e := a.edges(true)
+// partition, and the number of blocks; block may be part of ms.
+func (a *automaton) minimalPartition(ms *minScratch) (block []int32, numBlocks int) {
+	e := a.edges(true, &ms.edges)
 	if !e.deterministic {
 		// Hopcroft's smaller-half argument needs one edge per label and
 		// state; lowering never builds anything else, but stay exact.
@@ -254,28 +283,32 @@ func (a *automaton) minimalPartition() (block []int32, numBlocks int) {
 	}
 	n, m := len(a.states), len(e.label)
 	init, k := a.initialBlocks()
-	blocks := newRefinable(n, init, k)
+	blocks := ms.refinable(&ms.blocks, n, init, k)
 	// Edges by label: the initial cords.
-	tail := make([]int32, m)
+	tail := resize(ms.tail, m)
+	ms.tail = tail
 	for q := range n {
 		for i := e.start[q]; i < e.start[q+1]; i++ {
 			tail[i] = int32(q)
 		}
 	}
-	cords := newRefinable(m, e.label, e.numLabels)
-	// Incoming edges by head state.
-	inStart := make([]int32, n+1)
+	cords := ms.refinable(&ms.cords, m, e.label, e.numLabels)
+	// Incoming edges by head state: in[inStart[q]:inStart[q+1]] (filled
+	// through inStart[q+1], then shifted back).
+	inStart := resize(ms.inStart, n+2)
+	ms.inStart = inStart
+	clear(inStart)
 	for _, t := range e.target {
-		inStart[t+1]++
+		inStart[t+2]++
 	}
-	for q := range n {
-		inStart[q+1] += inStart[q]
+	for q := 2; q <= n+1; q++ {
+		inStart[q] += inStart[q-1]
 	}
-	in := make([]int32, m)
-	fill := append([]int32(nil), inStart[:n]...)
+	in := resize(ms.in, m)
+	ms.in = in
 	for i, t := range e.target {
-		in[fill[t]] = int32(i)
-		fill[t]++
+		in[inStart[t+1]] = int32(i)
+		inStart[t+1]++
 	}
 	// Every cord, and every block but the first, splits the blocks once;
 	// new parts (the smaller half of a split set) are appended and so
@@ -310,19 +343,22 @@ type refinable struct {
 	touched           []int32 // sets with marked elements
 }
 
-// newRefinable returns the partition of 0..n-1 into the sets given by
-// setOf (values 0..numSets-1; empty sets are dropped).
-func newRefinable(n int, setOf []int32, numSets int) *refinable {
-	p := &refinable{
-		elems: make([]int32, n), loc: make([]int32, n), setOf: make([]int32, n),
-		first: make([]int32, n+1), end: make([]int32, n+1), marked: make([]int32, n+1),
-	}
+// refinable makes p the partition of 0..n-1 into the sets given by setOf
+// (values 0..numSets-1; empty sets are dropped), reusing p's lists.
+func (ms *minScratch) refinable(p *refinable, n int, setOf []int32, numSets int) *refinable {
+	p.sets, p.touched = 0, p.touched[:0]
+	p.elems, p.loc, p.setOf = resize(p.elems, n), resize(p.loc, n), resize(p.setOf, n)
+	p.first, p.end, p.marked = resize(p.first, n+1), resize(p.end, n+1), resize(p.marked, n+1)
+	clear(p.marked)
 	// Counting sort by the given set, renumbering the non-empty sets.
-	count := make([]int32, numSets+1)
+	count := resize(ms.count, numSets+1)
+	ms.count = count
+	clear(count)
 	for _, s := range setOf[:n] {
 		count[s+1]++
 	}
-	id := make([]int32, numSets)
+	id := resize(ms.id, numSets)
+	ms.id = id
 	for s := range numSets {
 		if count[s+1] > 0 {
 			id[s] = int32(p.sets)

@@ -14,6 +14,7 @@ import (
 // frame, which minimalPartition leaves out (edges' compress).
 func TestMinimalPartitionRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
+	ms := new(minScratch) // reused, as minimize reuses them across automata
 	for iter := range 3000 {
 		n := 1 + r.IntN(60)
 		nc := 1 + r.IntN(4)
@@ -68,8 +69,8 @@ func TestMinimalPartitionRandom(t *testing.T) {
 				st.toks = append(st.toks, tokEdge{tok: int32(r.IntN(3)), neg: r.IntN(2) == 0, next: int32(r.IntN(n))})
 			}
 		}
-		got, gn := a.minimalPartition()
-		want, wn := a.moorePartition(a.edges(false))
+		got, gn := a.minimalPartition(ms)
+		want, wn := a.moorePartition(a.edges(false, nil))
 		if gn != wn || !samePartition(got, want) {
 			t.Fatalf("iteration %d (%d states): %d blocks %v, Moore %d blocks %v", iter, n, gn, got, wn, want)
 		}
