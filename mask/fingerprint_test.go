@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
-	"github.com/structgen/structgen/internal/llama3vocab"
-	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -24,9 +22,10 @@ var (
 
 // TestFingerprints writes the automaton fingerprint (see
 // Compiled.Fingerprint) of every grammar of a folder, to compare two
-// versions of the automaton construction on a whole corpus (diff the
-// first two columns of both; the third is the compile time, the fourth its part before the eager walks). Off unless
-// -fingerprints is given:
+// versions of the automaton construction on a whole corpus: diff the
+// first two columns of both outputs (the third is the compile time, the
+// fourth its part before the eager walks). Off unless -fingerprints is
+// given:
 //
 //	go run ./jsonschema2gbnf/cmd/schemabench -instances=false -dump /tmp/d
 //	go test ./mask -run TestFingerprints -fingerprints /tmp/d -fingerprints-out /tmp/fp.txt
@@ -35,16 +34,9 @@ func TestFingerprints(t *testing.T) {
 		t.Skip("no -fingerprints folder")
 	}
 	defer mask.VerifyMinimize(false)()
-	d, why := sharedtest.Find()
-	if d == "" {
-		t.Skip(why)
-	}
-	v, err := llama3vocab.Load(d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, v := loadBench(t)
 	var paths []string
-	err = filepath.WalkDir(*fingerprintDir, func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(*fingerprintDir, func(p string, e fs.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".gbnf") {
 			paths = append(paths, p)
 		}
@@ -95,14 +87,7 @@ func BenchmarkBuildAutomaton(b *testing.B) {
 		b.Skip("no -build-grammars")
 	}
 	defer mask.VerifyMinimize(false)()
-	d, why := sharedtest.Find()
-	if d == "" {
-		b.Skip(why)
-	}
-	v, err := llama3vocab.Load(d)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, v := loadBench(b)
 	for _, p := range strings.Split(*buildGrammars, ",") {
 		src, err := os.ReadFile(p)
 		if err != nil {

@@ -1235,9 +1235,10 @@ func classDiffRanges(x, y []rune) []rune {
 	return out
 }
 
-// classRx is classRx, memoized: a grammar repeats its classes (a JSON
-// grammar's string characters in every string rule), and the
-// expressions, never changed once built, can be shared.
+// classRx returns classRx(ranges, negated), memoized for the lowering: a
+// grammar repeats its classes (a JSON grammar's string characters in
+// every string rule), and expressions, never changed once built, can be
+// shared.
 func (l *lowerer) classRx(ranges []rune, negated bool) *rx {
 	key := make([]byte, 0, 1+4*len(ranges))
 	if negated {

@@ -32,9 +32,10 @@ type labeledEdges struct {
 // those of a smaller class (same target, or none, in every state; see
 // classReps.compute) is left out: it cannot tell two states apart that the
 // smaller class does not, and states of different frames are never
-// merged. Wide byte ranges (string bodies) cover tens of classes with
-// one target, so this cuts minimization's edges several times over.
-// Its lists reuse those of reuse, if not nil.
+// merged (the frames' states must be contiguous, as the construction
+// makes them, or nothing is left out). Wide byte ranges (string bodies)
+// cover tens of classes with one target, so this cuts minimization's
+// edges several times over. The lists reuse those of reuse, if not nil.
 func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
 	n := len(a.states)
 	e := reuse
