@@ -564,9 +564,17 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	l.slice = sl
 	if a.frames[a.states[q].frame].max >= 0 {
 		// A bounded repetition needs the slice's tokens by characters
-		// (entryFor): made here, with this level's work, not in a decode
-		// step.
-		c.prep.upToChars(sl, 0, &w.work)
+		// (entryFor): made here, not in a decode step. Like making the
+		// slice, that is vocabulary work done once per process, so it is
+		// not charged to the eager budget (which would then depend on
+		// what was compiled before).
+		var work int64
+		c.prep.upToChars(sl, 0, &work)
+		if c.done {
+			c.lazyWork.Add(work)
+		} else {
+			c.stats.SliceWork += work
+		}
 	}
 	return l
 }
