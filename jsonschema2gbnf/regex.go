@@ -108,14 +108,20 @@ func altOf(subs []*syntax.Regexp, conv func(*syntax.Regexp) (string, error)) (st
 // matches.
 func structural(re *syntax.Regexp) (string, error) {
 	if re.Op == syntax.OpAlternate {
-		return altOf(re.Sub, structural)
+		return structuralAlt(re.Sub)
 	}
 	if re.Op == syntax.OpCapture {
 		return structural(re.Sub[0])
 	}
 	f := splitSearch(re)
+	return searchExpr(f, !f.begin, !f.end)
+}
+
+// searchExpr translates a search form, with kchar* at the open ends
+// asked for.
+func searchExpr(f searchForm, openStart, openEnd bool) (string, error) {
 	var parts []string
-	if !f.begin {
+	if openStart {
 		parts = append(parts, ruleKChar+"*")
 	}
 	for _, m := range f.middle {
@@ -125,7 +131,55 @@ func structural(re *syntax.Regexp) (string, error) {
 		}
 		parts = append(parts, x)
 	}
-	if !f.end {
+	if openEnd {
+		parts = append(parts, ruleKChar+"*")
+	}
+	return seq(parts...), nil
+}
+
+// structuralAlt translates the alternatives of a search pattern, writing
+// an unanchored end that every alternative has once: kchar* (a | b) kchar*
+// rather than kchar* a kchar* | kchar* b kchar*, whose automaton holds a
+// copy of kchar* per alternative (JsonSchemaStore/config_schema, "one of
+// a hundred zone ids anywhere": 23,810 subset states for one list item).
+func structuralAlt(subs []*syntax.Regexp) (string, error) {
+	fs := make([]searchForm, len(subs))
+	shareStart, shareEnd := true, true
+	for i, sub := range subs {
+		b := sub
+		for b.Op == syntax.OpCapture {
+			b = b.Sub[0]
+		}
+		if b.Op == syntax.OpAlternate {
+			return altOf(subs, structural)
+		}
+		fs[i] = splitSearch(sub)
+		shareStart = shareStart && !fs[i].begin
+		shareEnd = shareEnd && !fs[i].end
+	}
+	if !shareStart && !shareEnd {
+		return altOf(subs, structural)
+	}
+	var alts []string
+	for _, f := range fs {
+		x, err := searchExpr(f, !f.begin && !shareStart, !f.end && !shareEnd)
+		if err == errNoMatch {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		alts = append(alts, x)
+	}
+	if len(alts) == 0 {
+		return "", errNoMatch
+	}
+	var parts []string
+	if shareStart {
+		parts = append(parts, ruleKChar+"*")
+	}
+	parts = append(parts, paren(alt(alts...)))
+	if shareEnd {
 		parts = append(parts, ruleKChar+"*")
 	}
 	return seq(parts...), nil

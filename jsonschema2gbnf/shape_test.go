@@ -31,6 +31,8 @@ func TestGrammarShape(t *testing.T) {
 		// not-pattern) stays a counted repetition, not 100 nested groups.
 		{`{"type":"string","not":{"pattern":"[^a-z ]"},"maxLength":100}`, nil, []string{`[ a-z]{0,100}`}, nil},
 		{`{"type":"string","not":{"pattern":"[^a-z ]"},"minLength":7,"maxLength":100}`, nil, []string{`[ a-z]{7}`, `[ a-z]{0,93}`}, nil},
+		// Alternatives that are all unanchored share one kchar* per end.
+		{`{"type":"string","pattern":"ab|cd|ef"}`, nil, []string{`"\"" kchar* ("ab" | "cd" | "ef") kchar* "\""`}, nil},
 		// A length the pattern implies keeps the pattern's counted
 		// repetition (no automaton with one state per count).
 		{`{"type":"string","minLength":1,"pattern":"^(?:\\S+\\s+){0,199}\\S+$"}`, nil, []string{`{0,199}`}, nil},
