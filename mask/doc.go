@@ -81,7 +81,7 @@
 //
 // Compile: lowering and automaton construction (under a millisecond for
 // half of the JSONSchemaBench grammars, tens of milliseconds past the 90th
-// percentile, over a second for the largest, 186,727 states),
+// percentile, about half a second for the largest, 186,727 states),
 // then the level-1 sets until DefaultEagerWork units of work are done
 // (about 12 ms of one core; work is counted, not timed, so the same
 // grammar gets the same precomputed states on any machine under any
