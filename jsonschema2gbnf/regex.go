@@ -143,9 +143,8 @@ func searchExpr(f searchForm, openStart, openEnd bool) (string, error) {
 // copy of kchar* per alternative (JsonSchemaStore/config_schema, "one of
 // a hundred zone ids anywhere": 23,810 subset states for one list item).
 func structuralAlt(subs []*syntax.Regexp) (string, error) {
-	fs := make([]searchForm, len(subs))
 	shareStart, shareEnd := true, true
-	for i, sub := range subs {
+	for _, sub := range subs {
 		b := sub
 		for b.Op == syntax.OpCapture {
 			b = b.Sub[0]
@@ -153,32 +152,25 @@ func structuralAlt(subs []*syntax.Regexp) (string, error) {
 		if b.Op == syntax.OpAlternate {
 			return altOf(subs, structural)
 		}
-		fs[i] = splitSearch(sub)
-		shareStart = shareStart && !fs[i].begin
-		shareEnd = shareEnd && !fs[i].end
+		f := splitSearch(sub)
+		shareStart = shareStart && !f.begin
+		shareEnd = shareEnd && !f.end
 	}
 	if !shareStart && !shareEnd {
 		return altOf(subs, structural)
 	}
-	var alts []string
-	for _, f := range fs {
-		x, err := searchExpr(f, !f.begin && !shareStart, !f.end && !shareEnd)
-		if err == errNoMatch {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		alts = append(alts, x)
-	}
-	if len(alts) == 0 {
-		return "", errNoMatch
+	x, err := altOf(subs, func(sub *syntax.Regexp) (string, error) {
+		f := splitSearch(sub)
+		return searchExpr(f, !f.begin && !shareStart, !f.end && !shareEnd)
+	})
+	if err != nil {
+		return "", err
 	}
 	var parts []string
 	if shareStart {
 		parts = append(parts, ruleKChar+"*")
 	}
-	parts = append(parts, paren(alt(alts...)))
+	parts = append(parts, paren(x))
 	if shareEnd {
 		parts = append(parts, ruleKChar+"*")
 	}
