@@ -3,6 +3,7 @@ package mask
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,7 @@ type Compiled struct {
 	repEntries  map[ctxKey]*ctxEntry
 	byCross     map[string]*ctxEntry       // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
 	nodeLevels  map[nodeLevelKey]*ctxEntry // deeper levels of one cross point (Matcher.unionLevel)
+	depth       []int32                    // per state: bytes from the start (automaton.depths), during compilation
 	heavyLevels map[ctxKey]bool            // class keys below which a walk was expensive (Matcher.childEntry)
 
 	lazyMu      sync.Mutex // serializes level-1 computations after compilation
@@ -349,7 +351,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 	c.entering = make([]bool, len(a.frames))
 	c.conts = map[[2]int32]*ctxEntry{}
 	c.subMemo = map[subKey]*subResult{}
-	defer func() { c.subMemo, c.firstBits, c.firstDone = nil, nil, nil }()
+	defer func() { c.subMemo, c.firstBits, c.firstDone, c.depth = nil, nil, nil, nil }()
 	c.crossFollow = slices.Clone(a.follow)
 	for fi := range a.frames {
 		if t := c.twinFrame(int32(fi)); t >= 0 {
@@ -637,7 +639,10 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	var est []int
 	if bounded {
 		est = c.walkEstimates(todo, borrow)
-		todo, est = heavyFirst(todo, est, len(donors), mainSucc)
+		if c.depth == nil {
+			c.depth = c.a.depths()
+		}
+		todo, est = heavyFirst(todo, est, len(donors), mainSucc, c.depth)
 	}
 	for i, size := 0, 0; i < len(todo); i += size {
 		if budgeted && c.overBudget() {
@@ -755,7 +760,7 @@ const heavyWalk = 10_000
 // come first: heavy donors and the donors of heavy borrowers, heavy
 // borrowers, then the rest in their order. A borrower still comes after
 // its donor.
-func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32) ([]int32, []int) {
+func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32, depth []int32) ([]int32, []int) {
 	needed := map[int32]bool{}
 	for i := nDonors; i < len(todo); i++ {
 		if est[i] > heavyWalk {
@@ -768,11 +773,16 @@ func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32) 
 		if pass%2 == 1 {
 			lo, hi = nDonors, len(todo)
 		}
+		from := len(order)
 		for i := lo; i < hi; i++ {
 			heavy := est[i] > heavyWalk || (i < nDonors && needed[todo[i]])
 			if heavy == (pass < 2) {
 				order = append(order, i)
 			}
+		}
+		if pass < 2 && depth != nil {
+			part := order[from:]
+			slices.SortStableFunc(part, func(x, y int) int { return int(depth[todo[x]] - depth[todo[y]]) })
 		}
 	}
 	t2, e2 := make([]int32, len(todo)), make([]int, len(todo))
@@ -977,4 +987,51 @@ func (c *Compiled) firstClassBits(cl int) []uint32 {
 	}
 	c.firstBits[cl] = bits
 	return bits
+}
+
+// depths returns, per state, the fewest bytes that reach it from the
+// root's start: entering a callee costs nothing, a byte or a return one
+// (unreachable states get MaxInt32). A 0-1 breadth-first search, level by
+// level.
+func (a *automaton) depths() []int32 {
+	d := make([]int32, len(a.states))
+	for i := range d {
+		d[i] = math.MaxInt32
+	}
+	cur := []int32(nil)
+	for _, f := range a.frames {
+		if f.root {
+			d[f.start] = 0
+			cur = append(cur, f.start)
+		}
+	}
+	var next []int32
+	for level := int32(0); len(cur) > 0; level++ {
+		next = next[:0]
+		for len(cur) > 0 {
+			q := cur[len(cur)-1]
+			cur = cur[:len(cur)-1]
+			if d[q] != level {
+				continue // reached at a lower level since
+			}
+			for _, e := range a.states[q].calls {
+				if t := a.frames[e.callee].start; d[t] > level {
+					d[t] = level
+					cur = append(cur, t)
+				}
+				if d[e.ret] > level+1 {
+					d[e.ret] = level + 1
+					next = append(next, e.ret)
+				}
+			}
+			for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+				if t >= 0 && d[t] > level+1 {
+					d[t] = level + 1
+					next = append(next, t)
+				}
+			}
+		}
+		cur, next = next, cur
+	}
+	return d
 }

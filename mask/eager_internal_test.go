@@ -1,8 +1,11 @@
 package mask
 
 import (
+	"math"
 	"slices"
 	"testing"
+
+	"github.com/structgen/structgen/gbnf"
 )
 
 // heavyFirst puts heavy states first, keeps every borrower after its
@@ -13,7 +16,7 @@ func TestHeavyFirst(t *testing.T) {
 	todo := []int32{10, 11, 12, 13, 20, 21, 22}
 	est := []int{l, h, l, l, l, h, h}
 	mainSucc := map[int32]int32{20: 10, 21: 12, 22: 11}
-	got, gotEst := heavyFirst(todo, est, 4, mainSucc)
+	got, gotEst := heavyFirst(todo, est, 4, mainSucc, nil)
 	want := []int32{11, 12, 21, 22, 10, 13, 20}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
@@ -25,5 +28,59 @@ func TestHeavyFirst(t *testing.T) {
 		if d, ok := mainSucc[q]; ok && slices.Index(got, d) > i {
 			t.Errorf("borrower %d before its donor %d", q, d)
 		}
+	}
+}
+
+// Within the heavy and the light groups, states nearer the start go
+// first (a generation meets them first), ties in their order.
+func TestHeavyFirstByDepth(t *testing.T) {
+	const h, l = heavyWalk + 1, heavyWalk
+	todo := []int32{0, 1, 2, 3, 4}
+	est := []int{h, h, l, h, l}
+	depth := []int32{5, 2, 0, 2, 9}
+	got, _ := heavyFirst(todo, est, len(todo), nil, depth)
+	if want := []int32{1, 3, 0, 2, 4}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}
+
+// depths: bytes from the root's start, callees entered at no cost.
+func TestDepths(t *testing.T) {
+	g, err := gbnf.Parse(`root ::= "ab" x "c"
+x ::= "d" | "(" x ")"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewVocab([][]byte{[]byte("a"), []byte("b")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := lowerGrammar(g, v, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := buildAutomaton(defs, maxStates, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := a.depths()
+	frames := 0
+	for q, st := range a.states {
+		f := &a.frames[st.frame]
+		if q == int(f.start) && f.root && d[q] != 0 {
+			t.Errorf("root start at depth %d", d[q])
+		}
+		if q == int(f.start) && !f.root {
+			frames++
+		}
+		if q == int(f.start) && !f.root && d[q] != 2 {
+			t.Errorf("x's start at depth %d, want 2 (after \"ab\")", d[q])
+		}
+		if d[q] == math.MaxInt32 {
+			t.Errorf("state %d unreachable", q)
+		}
+	}
+	if frames != 1 {
+		t.Fatalf("%d frames besides the root, want x's", frames)
 	}
 }
