@@ -443,7 +443,8 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	base := int32(len(a.states)) // the frame's states are base, base+1, …
 
 	intern := func(next []int32, tag uint8) (int32, error) {
-		if id, ok := s.states.lookup(tag, next); ok {
+		id, ok, h := s.states.lookup(tag, next)
+		if ok {
 			return id, nil
 		}
 		if len(a.states) >= a.limit {
@@ -452,8 +453,8 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if len(a.states)%cancelCheckEvery == 0 && canceled(a.done) {
 			return 0, ErrCanceled
 		}
-		id := int32(len(a.states))
-		s.states.insert(tag, next, id)
+		id = int32(len(a.states))
+		s.states.insert(tag, next, h, id)
 		var fl uint16
 		if tag&tagFinal != 0 {
 			fl = stFinal
@@ -477,7 +478,8 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if len(ps) == 1 && s.single[ps[0]] > 0 {
 			return s.single[ps[0]] - 1, nil
 		}
-		if t, ok := s.targets.lookup(0, ps); ok {
+		t, ok, h := s.targets.lookup(0, ps)
+		if ok {
 			return t, nil
 		}
 		s.gen++
@@ -503,7 +505,7 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if err != nil {
 			return 0, err
 		}
-		s.targets.insert(0, ps, t)
+		s.targets.insert(0, ps, h, t)
 		if len(ps) == 1 {
 			s.single[ps[0]] = t + 1
 		}

@@ -404,16 +404,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 	// for the states the budget reaches; the heavy ones first (see
 	// heavyWalk), as within a chunk.
 	if c.budgetWork >= 0 && len(plainTops) > eagerChunk {
-		est := c.walkEstimates(plainTops, nil)
-		var heavy, light []int32
-		for i, q := range plainTops {
-			if est[i] > heavyWalk {
-				heavy = append(heavy, q)
-			} else {
-				light = append(light, q)
-			}
-		}
-		plainTops = append(heavy, light...)
+		plainTops, _ = heavyFirst(plainTops, c.walkEstimates(plainTops, nil), len(plainTops), nil, nil)
 	}
 	for i := 0; i < len(plainTops) && !c.overBudget(); i += eagerChunk {
 		if err := c.level1Plain(plainTops[i:min(i+eagerChunk, len(plainTops))], true); err != nil {
@@ -758,8 +749,9 @@ const heavyWalk = 10_000
 // heavyFirst reorders the states of a budgeted eager phase (todo: donors
 // first, then borrowers; est: their estimates) so that the heavy ones
 // come first: heavy donors and the donors of heavy borrowers, heavy
-// borrowers, then the rest in their order. A borrower still comes after
-// its donor.
+// borrowers, then the rest, each group nearest the start first (depth;
+// nil: in their order). A borrower still comes after its donor. With no
+// borrowers (nDonors = len(todo)) it is the plain heavy-first order.
 func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32, depth []int32) ([]int32, []int) {
 	needed := map[int32]bool{}
 	for i := nDonors; i < len(todo); i++ {

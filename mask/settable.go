@@ -63,22 +63,23 @@ func (t *setTable) find(tag uint8, set []int32, h uint64) (int32, bool) {
 	}
 }
 
-// lookup returns the value stored with (tag, set), if any.
-func (t *setTable) lookup(tag uint8, set []int32) (int32, bool) {
-	e, ok := t.find(tag, set, hashSet(tag, set))
+// lookup returns the value stored with (tag, set), if any, and the hash
+// of (tag, set) for insert.
+func (t *setTable) lookup(tag uint8, set []int32) (int32, bool, uint64) {
+	h := hashSet(tag, set)
+	e, ok := t.find(tag, set, h)
 	if !ok {
-		return 0, false
+		return 0, false, h
 	}
-	return t.val[e], true
+	return t.val[e], true, h
 }
 
 // insert adds (tag, set), which must not be in t, with value v, and
-// returns its entry number.
-func (t *setTable) insert(tag uint8, set []int32, v int32) int32 {
+// returns its entry number; h is its hash (from lookup).
+func (t *setTable) insert(tag uint8, set []int32, h uint64, v int32) int32 {
 	if 2*(len(t.val)+1) > len(t.slots) {
 		t.grow()
 	}
-	h := hashSet(tag, set)
 	slot, _ := t.find(tag, set, h)
 	e := int32(len(t.val))
 	t.arena = append(t.arena, set...)
