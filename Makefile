@@ -18,12 +18,13 @@ llama-setup:
 
 # All tests (the README's test command; .ci/run runs exactly this), the
 # llama.cpp package included, then under the race detector the concurrency
-# test of the mask automaton (one Compiled shared by many matchers) and the
+# tests of the mask automaton (one Compiled shared by many matchers, also
+# while Precompute runs) and the
 # batched engine's scheduler tests (fake model, no cgo model) and the
 # server's pure-Go tests (a byte-level model: panics, failures, drain).
 test:
 	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./...
-	$(GO) test -race -run 'TestConcurrentMatchers' ./mask
+	$(GO) test -race -run 'TestConcurrentMatchers|TestPrecompute' ./mask
 	$(GO) test -race -run 'TestBatched|TestCancel|TestQueue|TestAdmission|TestGenerateN|TestSlowStream|TestGrammarCache|TestPromptCache' ./engine
 	$(GO) test -race ./server
 

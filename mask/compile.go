@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -65,16 +66,23 @@ type Compiled struct {
 	depth       []int32                    // per state: bytes from the start (automaton.depths), during compilation
 	heavyLevels map[ctxKey]bool            // class keys below which a walk was expensive (Matcher.childEntry)
 
-	lazyMu      sync.Mutex // serializes level-1 computations after compilation
-	lazyBM      bulkMasks  // the walkers' bulk masks, kept from compilation for lazyWalker
-	lazyWalker  *walker    // the walker of lazyLevel1, kept (guarded by lazyMu)
-	deepWalkers sync.Pool  // *walker: for the deeper levels (Matcher.childEntry)
-	budgetWork  int64      // eager work units (-1: unbounded)
+	lazyMu      sync.Mutex   // serializes level-1 computations after compilation
+	lazyWaiting atomic.Int32 // computations on first use waiting for lazyMu (see yieldEager)
+	yields      int          // times Precompute let them go first (tests)
+	lazyBM      bulkMasks    // the walkers' bulk masks, kept from compilation for lazyWalker
+	lazyWalker  *walker      // the walker of lazyLevel1, kept (guarded by lazyMu)
+	deepWalkers sync.Pool    // *walker: for the deeper levels (Matcher.childEntry)
+	budgetWork  int64        // eager work units (-1: unbounded)
 	timeout     time.Duration
-	budgetStart time.Time    // when the eager part started (see DefaultEagerTimeout)
-	done        bool         // compilation finished: level1 is written under mu
-	lazyWork    atomic.Int64 // work units of the computations on first use
-	lazyCount   atomic.Int64 // their number
+	budgetStart time.Time     // when the eager part started (see DefaultEagerTimeout)
+	done        bool          // compilation finished: level1 is written under mu
+	eager       bool          // the eager phase is running (at compile time or in Precompute; under lazyMu after compilation)
+	plan        *eagerPlan    // the eager phase still to run (Options.Deferred), until Precompute ran; guarded by lazyMu
+	precomputed chan struct{} // closed when the eager phase has run (see Precomputed)
+	eagerErr    error         // what the deferred eager phase returned (guarded by lazyMu)
+	sliceWork   int64         // slice work of the eager phase so far (copied into stats.SliceWork)
+	lazyWork    atomic.Int64  // work units of the computations on first use
+	lazyCount   atomic.Int64  // their number
 
 	cancel <-chan struct{} // Options.Done: ends the eager phase and fails the compile
 
@@ -95,8 +103,13 @@ type CompileStats struct {
 	WalkDuration time.Duration // of which: level-1 trie walks
 }
 
-// Stats returns statistics of the compilation.
-func (c *Compiled) Stats() CompileStats { return c.stats }
+// Stats returns statistics of the compilation (with Options.Deferred, the
+// eager part's once Precompute has run).
+func (c *Compiled) Stats() CompileStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
 
 // Vocab returns the vocabulary the grammar was compiled against.
 func (c *Compiled) Vocab() *Vocab { return c.v }
@@ -171,6 +184,13 @@ type Options struct {
 	// Start is ignored: the eager part used to be timed from it, and is
 	// now bounded by work. The field stays so that callers compile.
 	Start time.Time
+	// Deferred leaves the eager precomputation out of CompileWith: it
+	// returns once the automaton is built (about a fifth of a typical
+	// compile), with nothing precomputed, and the caller runs the eager
+	// part later with Precompute — typically on another goroutine while
+	// the prompt is read (the engine does; see Precompute). Until then
+	// the grammar is usable: every state is computed on first use.
+	Deferred bool
 	// Done, when closed, stops the compilation: CompileWith returns an
 	// error wrapping ErrCanceled. It is checked between the phases, every
 	// cancelCheckEvery automaton states during construction and before
@@ -253,8 +273,6 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		repEntries: map[ctxKey]*ctxEntry{},
 		cancel:     opt.Done,
 	}
-	walkStart := time.Now()
-	c.budgetStart = walkStart
 	switch {
 	case opt.EagerWork == 0:
 		c.budgetWork = DefaultEagerWork
@@ -269,28 +287,71 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	case opt.EagerTimeout > 0:
 		c.timeout = opt.EagerTimeout
 	}
-	tops, err := c.computeLevel1()
-	if err != nil {
+	tops := c.planLevel1()
+	c.stats = CompileStats{
+		Frames:      len(a.frames),
+		States:      len(a.states),
+		Unminimized: a.unminimized,
+		ByteClasses: a.nc,
+		TopStates:   tops,
+	}
+	c.precomputed = make(chan struct{})
+	if opt.Deferred {
+		c.stats.Duration = time.Since(start)
+		c.done = true
+		return c, nil
+	}
+	walkStart := time.Now()
+	if err := c.runEager(); err != nil {
 		return nil, err
 	}
 	if canceled(c.cancel) {
 		return nil, ErrCanceled
 	}
-	c.stats = CompileStats{
-		Frames:       len(a.frames),
-		States:       len(a.states),
-		Unminimized:  a.unminimized,
-		ByteClasses:  a.nc,
-		TopStates:    tops,
-		Duration:     time.Since(start),
-		WalkDuration: time.Since(walkStart),
-		EagerStates:  c.stats.EagerStates,
-		EagerWork:    c.stats.EagerWork,
-		SliceWork:    c.stats.SliceWork,
-	}
+	c.stats.Duration = time.Since(start)
+	c.stats.WalkDuration = time.Since(walkStart)
 	c.done = true
 	return c, nil
 }
+
+// Precompute runs the eager part of a compilation made with
+// Options.Deferred: the per-state token sets, up to the work budget, in
+// the order CompileWith would (so the same states as a compile without
+// Deferred, when nothing used the grammar before). It is safe to call
+// from any goroutine while matchers use the grammar; a matcher that
+// needs a state not computed yet computes it itself, waiting for the
+// eager part to finish first (they are serialized), so callers that want
+// the masks of the first step precomputed start decoding after
+// Precomputed is closed. Calls after the first (or on a grammar compiled
+// without Deferred) return at once with the first one's result.
+//
+// done, when closed, stops it early (ErrCanceled); the states it did not
+// reach are computed on first use. ErrTooAmbiguous and the limits of a
+// compile are returned as CompileWith would have returned them.
+func (c *Compiled) Precompute(done <-chan struct{}) error {
+	c.lazyMu.Lock()
+	defer c.lazyMu.Unlock()
+	if c.plan == nil {
+		return c.eagerErr
+	}
+	t0 := time.Now()
+	c.cancel = done
+	err := c.runEager()
+	if err == nil && canceled(done) {
+		err = ErrCanceled
+	}
+	c.eagerErr = err
+	c.mu.Lock()
+	c.stats.Duration += time.Since(t0)
+	c.stats.WalkDuration = time.Since(t0)
+	c.mu.Unlock()
+	return err
+}
+
+// Precomputed returns a channel closed once the eager part of the
+// compilation has run: at once for a compile without Options.Deferred,
+// else when Precompute returns.
+func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 
 // MemoryBytes estimates the memory held by the compiled automaton and its
 // mask cache (the shared vocabulary trie excluded).
@@ -338,20 +399,21 @@ func (c *Compiled) MemoryBytes() int {
 	return n
 }
 
-// computeLevel1 computes the level-1 data of every top state. Level 1 of
+// The eager phase computes the level-1 data of the top states. Level 1 of
 // a state q in an ordinary frame is built compositionally: a walk of q's
 // own transitions (its calls skipped at the first byte), plus, for each
 // call edge (callee F, return state r), the tokens that enter F — computed
 // once per F — and the continuation of F's cross points in r. A large
 // region inside a callee (the body of a string, a long repetition) is
 // thus walked once, not once per state that calls it.
-func (c *Compiled) computeLevel1() (int, error) {
+//
+// planLevel1 prepares it and lists the states (c.plan), returning how many
+// need level 1; runEager computes them.
+func (c *Compiled) planLevel1() int {
 	a := c.a
 	c.enter = make([]*ctxEntry, len(a.frames))
 	c.entering = make([]bool, len(a.frames))
 	c.conts = map[[2]int32]*ctxEntry{}
-	c.subMemo = map[subKey]*subResult{}
-	defer func() { c.subMemo, c.firstBits, c.firstDone, c.depth = nil, nil, nil, nil }()
 	c.crossFollow = slices.Clone(a.follow)
 	for fi := range a.frames {
 		if t := c.twinFrame(int32(fi)); t >= 0 {
@@ -359,9 +421,6 @@ func (c *Compiled) computeLevel1() (int, error) {
 			c.crossFollow[t].union(&a.follow[fi])
 		}
 	}
-	c.walker = newWalker(c)
-	c.walker.take()
-	defer c.walker.release()
 	// Level 1 is needed for every state that can be a stack top, and for
 	// every return state (a top's frame may pop before the token starts,
 	// leaving the token to the return state, see Matcher.childEntry).
@@ -389,6 +448,33 @@ func (c *Compiled) computeLevel1() (int, error) {
 		}
 		plainTops = append(plainTops, int32(q))
 	}
+	c.plan = &eagerPlan{need: need, plainTops: plainTops, repTops: repTops, tops: tops}
+	return tops
+}
+
+// eagerPlan is what the eager phase computes (see planLevel1).
+type eagerPlan struct {
+	need               []bool // per state: level 1 is needed
+	plainTops, repTops []int32
+	tops               int
+}
+
+// runEager runs the eager phase planned by planLevel1, then drops the
+// plan and closes c.precomputed. After compilation it runs under lazyMu
+// (Precompute).
+func (c *Compiled) runEager() error {
+	p := c.plan
+	c.plan = nil
+	defer close(c.precomputed)
+	c.eager = true
+	defer func() { c.eager = false }()
+	c.budgetStart = time.Now()
+	c.subMemo = map[subKey]*subResult{}
+	defer func() { c.subMemo, c.firstBits, c.firstDone, c.depth = nil, nil, nil, nil }()
+	c.walker = newWalker(c)
+	c.walker.take()
+	defer c.walker.release()
+	plainTops, repTops := p.plainTops, p.repTops
 	// Eagerly, in state order (the root's states first), while the budget
 	// lasts; the rest is computed on first use (lazyLevel1).
 	for _, q := range repTops {
@@ -396,7 +482,7 @@ func (c *Compiled) computeLevel1() (int, error) {
 			break
 		}
 		if err := c.level1Repeat(q); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	// In chunks of eagerChunk states, so that a grammar of many states
@@ -408,38 +494,80 @@ func (c *Compiled) computeLevel1() (int, error) {
 	}
 	for i := 0; i < len(plainTops) && !c.overBudget(); i += eagerChunk {
 		if err := c.level1Plain(plainTops[i:min(i+eagerChunk, len(plainTops))], true); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	for q := range need {
-		if need[q] && c.level1[q] != nil {
-			c.stats.EagerStates++
+	eagerStates := 0
+	for q, need := range p.need {
+		if need && c.getLevel1(int32(q)) != nil {
+			eagerStates++
 		}
 	}
-	if c.stats.EagerStates < tops {
+	if eagerStates < p.tops && c.lazyWalker == nil {
 		// Some states are left to first use: keep the bulk masks for it.
 		c.lazyBM = c.walker.bm
 	}
+	c.mu.Lock()
+	c.stats.EagerStates = eagerStates
 	c.stats.EagerWork = c.walker.units()
-	return tops, nil
+	c.stats.SliceWork = c.sliceWork
+	c.mu.Unlock()
+	return nil
 }
+
+// yieldEager lets the computations on first use that wait for lazyMu go
+// first, between two batches of a deferred eager phase (Precompute, the
+// only one that runs under lazyMu), so that a matcher waits for at most
+// one batch of it. The eager phase's context is kept aside meanwhile.
+// A state the eager phase then computes again comes out the same.
+func (c *Compiled) yieldEager() {
+	if eagerBatchHook != nil && c.done {
+		eagerBatchHook(c)
+	}
+	if !c.done || c.lazyWaiting.Load() == 0 {
+		return
+	}
+	c.yields++
+	w, memo, fb, fd, depth := c.walker, c.subMemo, c.firstBits, c.firstDone, c.depth
+	c.eager = false
+	c.lazyMu.Unlock()
+	for c.lazyWaiting.Load() > 0 {
+		runtime.Gosched()
+	}
+	c.lazyMu.Lock()
+	c.walker, c.subMemo, c.firstBits, c.firstDone, c.depth = w, memo, fb, fd, depth
+	c.eager = true
+}
+
+// eagerBatchHook, when set (tests), is called where Precompute may yield.
+var eagerBatchHook func(c *Compiled)
 
 // eagerChunk is how many states the eager phase prepares at a time: a
 // grammar of 180,000 states spent 300 ms preparing all of them for the
 // 1,100 its budget computed; grammars below it are prepared at once.
 const eagerChunk = 4096
 
-// overBudget reports whether the eager phase of compilation is over: its
-// work is done, or (the safety net) its time is up. Never after
-// compilation: computations on first use run to completion.
+// overBudget reports whether the eager phase is over: its work is done,
+// or (the safety net) its time is up. Never outside the eager phase:
+// computations on first use run to completion.
 func (c *Compiled) overBudget() bool {
-	if c.done {
+	if !c.eager {
 		return false
 	}
 	if c.budgetWork >= 0 && c.walker.units() >= c.budgetWork {
 		return true
 	}
 	return c.timeout > 0 && time.Since(c.budgetStart) > c.timeout || canceled(c.cancel)
+}
+
+// addSliceWork books the work of making slices of the vocabulary: in the
+// eager phase as CompileStats.SliceWork, otherwise as first-use work.
+func (c *Compiled) addSliceWork(work int64) {
+	if c.eager {
+		c.sliceWork += work
+	} else {
+		c.lazyWork.Add(work)
+	}
 }
 
 // LazyWork returns the number of computations done on first use so far
@@ -636,6 +764,9 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		todo, est = heavyFirst(todo, est, len(donors), mainSucc, c.depth)
 	}
 	for i, size := 0, 0; i < len(todo); i += size {
+		if budgeted {
+			c.yieldEager()
+		}
 		if budgeted && c.overBudget() {
 			// Stop here: the states not done are computed on first use.
 			todo, local = todo[:i], local[:i]
@@ -696,6 +827,9 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		if len(calls) == 0 {
 			c.setLevel1(q, l)
 			continue
+		}
+		if budgeted {
+			c.yieldEager()
 		}
 		if budgeted && c.overBudget() {
 			// What the calls add needs the callees' entry sets, computed

@@ -1,6 +1,7 @@
 package mask_test
 
 import (
+	"errors"
 	"runtime"
 	"slices"
 	"testing"
@@ -149,5 +150,90 @@ func TestEagerWorkIndependentOfOrder(t *testing.T) {
 	}
 	if works[0] != works[1] {
 		t.Errorf("eager work %d on a fresh vocabulary, %d the second time", works[0], works[1])
+	}
+}
+
+// TestDeferredPrecompute: a compile with Options.Deferred precomputes
+// nothing until Precompute, which then computes exactly what a plain
+// compile does (same states, same work; the whole fingerprint), with
+// the default budget and with one that leaves states to first use.
+func TestDeferredPrecompute(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, work := range []int64{0, 100_000} {
+			opt := mask.Options{EagerWork: work, EagerTimeout: -1}
+			// Twice: the first may make slices of the vocabulary.
+			var plain *mask.Compiled
+			for range 2 {
+				if plain, err = mask.CompileWith(g, v, opt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case <-plain.Precomputed():
+			default:
+				t.Fatalf("%s: Precomputed of a plain compile is not closed", bc.ID)
+			}
+			opt.Deferred = true
+			c, err := mask.CompileWith(g, v, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(c.EagerSet()); n != 0 || c.Stats().EagerWork != 0 {
+				t.Fatalf("%s: a deferred compile precomputed %d states", bc.ID, n)
+			}
+			select {
+			case <-c.Precomputed():
+				t.Fatalf("%s: Precomputed closed before Precompute", bc.ID)
+			default:
+			}
+			if err := c.Precompute(nil); err != nil {
+				t.Fatal(err)
+			}
+			<-c.Precomputed()
+			if got, want := c.Fingerprint(), plain.Fingerprint(); got != want {
+				t.Errorf("%s (work %d): deferred + Precompute %s %+v, plain compile %s %+v", bc.ID, work, got, c.Stats(), want, plain.Stats())
+			}
+			w := c.Stats().EagerWork
+			if err := c.Precompute(nil); err != nil || c.Stats().EagerWork != w {
+				t.Errorf("%s: a second Precompute: %v, work %d → %d", bc.ID, err, w, c.Stats().EagerWork)
+			}
+		}
+	}
+}
+
+// TestPrecomputeCanceled: a Precompute whose done channel is closed stops
+// with ErrCanceled, and the grammar stays usable (the rest on first use).
+func TestPrecomputeCanceled(t *testing.T) {
+	cases, v := loadBench(t)
+	bc := cases[1]
+	g, err := gbnf.Parse(grammarOf(t, bc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mask.CompileWith(g, v, mask.Options{Deferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	close(done)
+	if err := c.Precompute(done); !errors.Is(err, mask.ErrCanceled) {
+		t.Fatalf("Precompute with a closed done channel: %v, want ErrCanceled", err)
+	}
+	if st := c.Stats(); st.EagerStates >= st.TopStates {
+		t.Errorf("a canceled Precompute computed all %d states", st.TopStates)
+	}
+	want := replayCounts(t, ref, bc.Tokens)
+	got := replayCounts(t, c, bc.Tokens)
+	if !slices.Equal(got, want) {
+		t.Errorf("masks after a canceled Precompute differ from a plain compile's")
 	}
 }

@@ -87,7 +87,13 @@
 // grammar gets the same precomputed states on any machine under any
 // load); the states whose walks look expensive go first, nearest the
 // start first, so that what is left to first use is cheap to compute
-// then. This follows a one-off
+// then. With Options.Deferred, CompileWith stops after the automaton
+// (about a fifth of a median compile) and Compiled.Precompute runs the
+// same eager part later, on another goroutine — the engine overlaps it
+// with reading the prompt and starts sampling once it is done
+// (Compiled.Precomputed); a matcher that needs a state meanwhile computes
+// it itself, waiting for at most one batch of Precompute's walks (it
+// lets such computations go first). This follows a one-off
 // vocabulary preparation (the token trie, the JSON-string slice and its
 // tokens by length: ~66 ms for Llama-3, PrepareVocab). FillMask: one copy
 // of a bitset (V/8 bytes) plus a few small sets, about a microsecond; a

@@ -178,3 +178,17 @@ func (c *Compiled) NodeLevels() int {
 	defer c.mu.Unlock()
 	return len(c.nodeLevels)
 }
+
+// SetEagerBatchHook sets a function called at every point where a
+// deferred eager phase (Precompute) may let computations on first use go
+// first, and returns a function removing it.
+func SetEagerBatchHook(f func(c *Compiled)) func() {
+	eagerBatchHook = f
+	return func() { eagerBatchHook = nil }
+}
+
+// LazyWaiting is how many computations on first use wait for the lock.
+func (c *Compiled) LazyWaiting() int { return int(c.lazyWaiting.Load()) }
+
+// Yields is how many times Precompute let them go first.
+func (c *Compiled) Yields() int { return c.yields }

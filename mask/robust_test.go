@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,109 @@ func TestConcurrentMatchers(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestConcurrentMatchersPrecompute: matchers replay the JSON bench
+// document on a grammar compiled with Options.Deferred while Precompute
+// runs on another goroutine (each state computed by whichever gets there
+// first) and must see the masks of a plain compile. Run with -race.
+func TestConcurrentMatchersPrecompute(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases[:2] {
+		g, err := gbnf.Parse(grammarOf(t, bc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := mask.Compile(g, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := replayCounts(t, ref, bc.Tokens)
+		c, err := mask.CompileWith(g, v, mask.Options{Deferred: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 5)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Precompute(nil); err != nil {
+				errs <- err
+			}
+		}()
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got := replayCounts(t, c, bc.Tokens)
+				for i := range want {
+					if got[i] != want[i] {
+						errs <- fmt.Errorf("%s step %d: %d allowed, plain compile %d", bc.ID, i, got[i], want[i])
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		select {
+		case <-c.Precomputed():
+		default:
+			t.Errorf("%s: Precomputed not closed after Precompute returned", bc.ID)
+		}
+	}
+}
+
+// TestPrecomputeYields: a matcher that needs a state while Precompute
+// runs waits for one batch of it, not for all of it: Precompute is held
+// at its first batch until the matcher waits for the lock, and must then
+// let it go first.
+func TestPrecomputeYields(t *testing.T) {
+	cases, v := loadBench(t)
+	bc := cases[1]
+	g, err := gbnf.Parse(grammarOf(t, bc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := replayCounts(t, ref, bc.Tokens[:1])
+	c, err := mask.CompileWith(g, v, mask.Options{Deferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan struct{})
+	var once sync.Once
+	defer mask.SetEagerBatchHook(func(hc *mask.Compiled) {
+		if hc != c {
+			return
+		}
+		once.Do(func() {
+			close(first)
+			for hc.LazyWaiting() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		})
+	})()
+	pre := make(chan error)
+	go func() { pre <- c.Precompute(nil) }()
+	<-first
+	got := replayCounts(t, c, bc.Tokens[:1])
+	if err := <-pre; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("masks %v, plain compile %v", got, want)
+	}
+	if c.Yields() == 0 {
+		t.Error("Precompute never let the matcher go first")
 	}
 }
 

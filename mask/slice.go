@@ -238,11 +238,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	// then depend on what was compiled before), only as first-use work.
 	var work int64
 	sl := c.v.Slice(k, &work)
-	if c.done {
-		c.lazyWork.Add(work)
-	} else {
-		c.stats.SliceWork += work
-	}
+	c.addSliceWork(work)
 	if sl == nil {
 		return sliceUse{}, false
 	}
@@ -569,11 +565,7 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 		// what was compiled before).
 		var work int64
 		c.prep.upToChars(sl, 0, &work)
-		if c.done {
-			c.lazyWork.Add(work)
-		} else {
-			c.stats.SliceWork += work
-		}
+		c.addSliceWork(work)
 	}
 	return l
 }

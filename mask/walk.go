@@ -569,7 +569,9 @@ func (c *Compiled) getLevel1(q int32) *level1 {
 // compilation left out (see DefaultEagerWork), as the compiler would.
 // Computations are serialized; the result is shared by every matcher.
 func (c *Compiled) lazyLevel1(q int32) *level1 {
+	c.lazyWaiting.Add(1)
 	c.lazyMu.Lock()
+	c.lazyWaiting.Add(-1)
 	defer c.lazyMu.Unlock()
 	if l := c.getLevel1(q); l != nil {
 		return l
