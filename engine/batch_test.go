@@ -672,3 +672,64 @@ func TestPromptCache(t *testing.T) {
 		t.Error("prompt reused without WithPromptCache")
 	}
 }
+
+// TestBatchedPrecompute: a grammar's eager precomputation runs while the
+// prompt is read. Held back, the generation decodes its whole prompt but
+// the last token (whose logits it would sample; the grammar forces no
+// start) and waits; released, it
+// goes on, with the output of a generation that did not wait.
+func TestBatchedPrecompute(t *testing.T) {
+	prompt := strings.Repeat("the cat sat ", 6)
+	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3)}
+	want := generate(t, newEngine(t, newFakeModel(), engine.WithBatchTokens(8)), prompt, opts...).Text
+
+	release := engine.HoldPrecompute(t)
+	f := newFakeModel()
+	e := newEngine(t, f, engine.WithBatchTokens(8))
+	type result struct {
+		res *engine.Result
+		err error
+	}
+	out := make(chan result, 1)
+	go func() {
+		res, err := e.Generate(context.Background(), prompt, opts...)
+		out <- result{res, err}
+	}()
+	inPrompt := func() (n, toks int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.prompts) > 0 {
+			toks = len(f.prompts[len(f.prompts)-1])
+		}
+		return int(f.promptRead.Load()), toks
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, toks := inPrompt()
+		if toks > 0 && n >= toks-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt was not read while the grammar was precomputed: %d of %d tokens", n, toks)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n, toks := inPrompt(); n != toks-1 {
+		t.Errorf("%d of the prompt's %d tokens decoded before the precomputation ended, want all but the last", n, toks)
+	}
+	select {
+	case r := <-out:
+		t.Fatalf("the generation ended (%v) before its grammar's precomputation", r.err)
+	default:
+	}
+	release()
+	r := <-out
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	checkResult(t, r.res)
+	if r.res.Text != want {
+		t.Errorf("output %q, without waiting %q", r.res.Text, want)
+	}
+}

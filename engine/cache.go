@@ -148,8 +148,25 @@ func (c *grammarCache) get(ctx context.Context, key cacheKey, timeout time.Durat
 	return nil, ctx.Err()
 }
 
-// compile runs build for e and stores the outcome.
+// compile runs build for e and stores the outcome; then, the callers
+// served, it runs the compiled grammar's eager precomputation
+// (mask.Compiled.Precompute, bounded by its work budget), which the
+// generations overlap with reading their prompts (scheduler.fill).
 func (c *grammarCache) compile(e *cacheEntry, bctx context.Context, timeout time.Duration, build func(done <-chan struct{}) (*constraint, error)) {
+	if c.store(e, bctx, timeout, build) && e.con.compiled != nil {
+		if err := precomputeGrammar(e.con.compiled); err != nil {
+			c.drop(e)
+		}
+	}
+}
+
+// precomputeGrammar runs a compiled grammar's eager precomputation (a
+// variable: tests hold it back).
+var precomputeGrammar = func(c *mask.Compiled) error { return c.Precompute(nil) }
+
+// store runs build for e and stores the outcome; it reports whether e
+// holds a constraint.
+func (c *grammarCache) store(e *cacheEntry, bctx context.Context, timeout time.Duration, build func(done <-chan struct{}) (*constraint, error)) bool {
 	con, err := func() (con *constraint, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -166,12 +183,14 @@ func (c *grammarCache) compile(e *cacheEntry, bctx context.Context, timeout time
 	defer c.mu.Unlock()
 	e.con, e.err = con, err
 	close(e.ready)
-	if c.entries[e.key] != e {
-		return // abandoned by every caller
-	}
 	if err != nil {
-		delete(c.entries, e.key)
-		return
+		if c.entries[e.key] == e {
+			delete(c.entries, e.key)
+		}
+		return false
+	}
+	if c.entries[e.key] != e {
+		return true // abandoned by every caller
 	}
 	e.size = c.sizeOf(con)
 	e.elem = c.lru.PushFront(e)
@@ -180,6 +199,24 @@ func (c *grammarCache) compile(e *cacheEntry, bctx context.Context, timeout time
 		c.remeasure()
 	}
 	c.evict()
+	return true
+}
+
+// drop forgets e (its grammar failed after it was stored: a limit its
+// precomputation ran into); the generations holding it fail with the
+// same error.
+func (c *grammarCache) drop(e *cacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries[e.key] != e {
+		return
+	}
+	delete(c.entries, e.key)
+	if e.elem != nil {
+		c.lru.Remove(e.elem)
+		e.elem = nil
+		c.bytes -= e.size
+	}
 }
 
 // evict drops least recently used entries until the cache is within its

@@ -550,7 +550,7 @@ func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := mask.CompileWith(g, e.vocab, mask.Options{Done: done})
+	c, err := mask.CompileWith(g, e.vocab, mask.Options{Done: done, Deferred: true})
 	if err != nil {
 		return nil, err
 	}
@@ -573,6 +573,9 @@ func (e *Engine) Compile(opts ...Option) (*mask.Compiled, error) {
 	}
 	if con == nil {
 		return nil, errors.New("engine: Compile: no grammar or schema given")
+	}
+	if err := con.compiled.Precompute(nil); err != nil {
+		return nil, err
 	}
 	return con.compiled, nil
 }

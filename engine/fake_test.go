@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/structgen/structgen/engine"
 )
@@ -44,16 +45,18 @@ type fakeModel struct {
 	cells    [][]int   // cell id of each position of each sequence
 	refs     map[int]int
 	nextCell int
-	rows     [][]float32   // logits of the last Decode by batch entry (nil: none asked)
-	bufs     [][]float32   // reused logits buffers
-	decodes  []int         // per Decode: entries after the prompt (summed over sequences)
-	batches  []int         // per Decode: entries
-	mixed    int           // Decodes holding prompt entries of one sequence and output entries of another
-	inPrompt int           // entries decoded at prompt positions
-	maxSeqs  int           // most sequences in one Decode
-	done     [][]int32     // contents of sequences when they were removed whole
-	gate     chan struct{} // if set, each Decode takes a value from it first
-	closed   bool
+	rows     [][]float32 // logits of the last Decode by batch entry (nil: none asked)
+	bufs     [][]float32 // reused logits buffers
+	decodes  []int       // per Decode: entries after the prompt (summed over sequences)
+	batches  []int       // per Decode: entries
+	mixed    int         // Decodes holding prompt entries of one sequence and output entries of another
+	inPrompt int         // entries decoded at prompt positions
+	// promptRead is inPrompt, readable while the model runs.
+	promptRead atomic.Int64
+	maxSeqs    int           // most sequences in one Decode
+	done       [][]int32     // contents of sequences when they were removed whole
+	gate       chan struct{} // if set, each Decode takes a value from it first
+	closed     bool
 }
 
 var fakeWords = []string{
@@ -234,6 +237,7 @@ func (f *fakeModel) Decode(b *engine.Batch) error {
 		} else {
 			promptSeqs[b.Seq[i]] = true
 			f.inPrompt++
+			f.promptRead.Add(1)
 		}
 	}
 	for s := range promptSeqs {

@@ -63,6 +63,7 @@ type run struct {
 	addP   int       // prompt tokens in the batch being decoded
 	addG   int       // generated tokens in the batch being decoded
 	logits []float32 // the row to step on (set by the scheduler)
+	ready  bool      // the grammar's precomputation is done (precomputed)
 	queued time.Time // when the run was submitted
 	admit  time.Time // when it was admitted
 

@@ -28,6 +28,12 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Nothing to overlap the grammar's precomputation with (see
+	// scheduler.fill): wait for it, so that every draw gets the same
+	// precomputed states.
+	if err := con.compiled.Precompute(nil); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	p := nomodel.Params{Seed: uint64(o.seed), MaxBytes: o.maxBytes, MaxTokens: o.maxTokens,
 		Uniform: o.uniform, Policy: &o.policy}

@@ -229,6 +229,12 @@ func (s *scheduler) loop() {
 		s.cancel()
 		s.fill()
 		if s.batch.Len() == 0 {
+			if ch := s.precomputing(); ch != nil {
+				// Every run with something to decode waits for its
+				// grammar's precomputation (run.precomputed).
+				<-ch
+				continue
+			}
 			// Every run is waiting for a prefix that nothing decodes:
 			// cannot happen (the first run of a group decodes it).
 			s.failAll(errors.New("engine: scheduler: nothing to decode"))
@@ -491,9 +497,13 @@ func (s *scheduler) fill() {
 }
 
 // add puts up to room of r's pending tokens into b and returns how many.
-// The logits are wanted after the last pending one.
+// The logits are wanted after the last pending one, which waits while
+// r's grammar is being precomputed (see precomputed).
 func (r *run) add(b *Batch, room int) int {
 	n := min(r.pending(), room)
+	if n > 0 && n == r.pending() && !r.precomputed() {
+		n--
+	}
 	for i := range n {
 		if p := r.pdone + i; p < len(r.prompt) {
 			b.Add(r.seq, p, r.prompt[p], false)
@@ -509,6 +519,41 @@ func (r *run) add(b *Batch, room int) int {
 		b.Logits[r.row] = true
 	}
 	return n
+}
+
+// precomputed reports whether r's grammar has run its eager
+// precomputation (mask.Compiled.Precompute, started by the grammar cache
+// right after the compile). Until then r reads its prompt but is not
+// sampled, so that no step of the batch waits for a first use that the
+// precomputation would have done (and the states precomputed are those
+// of a plain compile). A precomputation that failed fails r.
+func (r *run) precomputed() bool {
+	if r.ready || r.con == nil {
+		return true
+	}
+	select {
+	case <-r.con.compiled.Precomputed():
+	default:
+		return false
+	}
+	r.ready = true
+	if err := r.con.compiled.Precompute(nil); err != nil {
+		r.err = err
+	}
+	return true
+}
+
+// precomputing returns the Precomputed channel of a run that waits for
+// its grammar's precomputation, nil if none does.
+func (s *scheduler) precomputing() <-chan struct{} {
+	for _, g := range s.groups {
+		for _, r := range g.runs {
+			if !r.ended() && !r.precomputed() {
+				return r.con.compiled.Precomputed()
+			}
+		}
+	}
+	return nil
 }
 
 // decoded books a successful decode: what each run has in the cache, the

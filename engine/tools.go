@@ -700,7 +700,7 @@ func (e *Engine) buildTools(ts *toolSpec, done <-chan struct{}) (*constraint, er
 	if err != nil {
 		return nil, err
 	}
-	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start, Done: done})
+	c, err := mask.CompileWith(g, e.vocab, mask.Options{Start: start, Done: done, Deferred: true})
 	if err != nil {
 		return nil, err
 	}

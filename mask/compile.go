@@ -305,6 +305,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	if err := c.runEager(); err != nil {
 		return nil, err
 	}
+	close(c.precomputed)
 	if canceled(c.cancel) {
 		return nil, ErrCanceled
 	}
@@ -329,11 +330,17 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 // reach are computed on first use. ErrTooAmbiguous and the limits of a
 // compile are returned as CompileWith would have returned them.
 func (c *Compiled) Precompute(done <-chan struct{}) error {
+	select {
+	case <-c.precomputed:
+		return c.eagerErr // (written before the close)
+	default:
+	}
 	c.lazyMu.Lock()
 	defer c.lazyMu.Unlock()
 	if c.plan == nil {
 		return c.eagerErr
 	}
+	defer close(c.precomputed)
 	t0 := time.Now()
 	c.cancel = done
 	err := c.runEager()
@@ -350,7 +357,8 @@ func (c *Compiled) Precompute(done <-chan struct{}) error {
 
 // Precomputed returns a channel closed once the eager part of the
 // compilation has run: at once for a compile without Options.Deferred,
-// else when Precompute returns.
+// else when Precompute returns; from then on Precompute returns its
+// result without waiting.
 func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 
 // MemoryBytes estimates the memory held by the compiled automaton and its
@@ -459,13 +467,11 @@ type eagerPlan struct {
 	tops               int
 }
 
-// runEager runs the eager phase planned by planLevel1, then drops the
-// plan and closes c.precomputed. After compilation it runs under lazyMu
-// (Precompute).
+// runEager runs the eager phase planned by planLevel1 and drops the plan.
+// After compilation it runs under lazyMu (Precompute).
 func (c *Compiled) runEager() error {
 	p := c.plan
 	c.plan = nil
-	defer close(c.precomputed)
 	c.eager = true
 	defer func() { c.eager = false }()
 	c.budgetStart = time.Now()
