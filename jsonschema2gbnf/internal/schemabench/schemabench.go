@@ -96,17 +96,21 @@ func Load(dir string) ([]*Case, error) {
 // Accept compiles a grammar for acceptance checks; the returned function
 // reports whether a document is a sentence of it. start is when the
 // schema's conversion began (a compiler's time budget may count from
-// it). The default is the reference Earley recognizer.
-type Accept func(g *gbnf.Grammar, start time.Time) (func(doc []byte) bool, error)
+// it). pre is the part of the preparation that a decoder overlaps with
+// reading the prompt (mask: the eager precomputation, see
+// mask.Options.Deferred), done before Accept returns and timed apart.
+// The default is the reference Earley recognizer.
+type Accept func(g *gbnf.Grammar, start time.Time) (accept func(doc []byte) bool, pre time.Duration, err error)
 
 // Earley is the reference acceptance check.
-func Earley(g *gbnf.Grammar, _ time.Time) (func([]byte) bool, error) {
+func Earley(g *gbnf.Grammar, _ time.Time) (func([]byte) bool, time.Duration, error) {
 	r := earley.New(g)
-	return r.Accepts, nil
+	return r.Accepts, 0, nil
 }
 
 // Matcher returns the acceptance check of the token-mask automaton over
-// vocabulary v: the grammar is compiled with mask.Compile and a document
+// vocabulary v: the grammar is compiled with mask.CompileWith (Deferred,
+// then Precompute, timed apart as the engine overlaps it) and a document
 // is accepted when AcceptBytes takes all of it and CanEnd holds. A
 // grammar the automaton cannot compile is reported in Result.PrepareErr
 // and its instances are not checked.
@@ -150,12 +154,19 @@ func (w *Walks) Run(r *Result) {
 // generations (w may be nil; see Walks.Run). The eager budget counts from
 // the start of the conversion (mask.Options.Start), as in the engine.
 func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
-	return func(g *gbnf.Grammar, start time.Time) (func([]byte) bool, error) {
+	return func(g *gbnf.Grammar, start time.Time) (func([]byte) bool, time.Duration, error) {
 		opt := opt
 		opt.Start = start
+		opt.Deferred = true
 		cm, err := mask.CompileWith(g, v, opt)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
+		}
+		t0 := time.Now()
+		err = cm.Precompute(opt.Done)
+		pre := time.Since(t0)
+		if err != nil {
+			return nil, pre, err
 		}
 		if w != nil {
 			w.last = cm
@@ -163,7 +174,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 		return func(doc []byte) bool {
 			m := cm.NewMatcher()
 			return m.AcceptBytes(doc) == nil && m.CanEnd()
-		}, nil
+		}, pre, nil
 	}
 }
 
@@ -235,7 +246,8 @@ type Result struct {
 	Warnings   int           `json:"-"`
 	ConvertDur time.Duration `json:"-"`
 	ParseDur   time.Duration `json:"-"` // gbnf parse of the converted grammar
-	PrepareDur time.Duration `json:"-"` // Accept's preparation of the grammar (mask: compile)
+	PrepareDur time.Duration `json:"-"` // Accept's preparation of the grammar (mask: compile), without PreDur
+	PreDur     time.Duration `json:"-"` // the part a decoder overlaps with the prompt (mask: Precompute)
 	PrepareErr string        `json:"-"` // Accept could not prepare the grammar (mask: a compile limit)
 	GrammarLen int           `json:"-"`
 	// With Walks: the slowest step and the most first-use work units in
@@ -376,8 +388,8 @@ func RunOne(c *Case, o Options) *Result {
 	t0 := time.Now()
 	// The preparation began r.ConvertDur+r.ParseDur ago, not counting the
 	// lenient conversion run in between (only the engine's path is timed).
-	accept, aerr := o.Accept(gr, t0.Add(-(r.ConvertDur + r.ParseDur)))
-	r.PrepareDur = time.Since(t0)
+	accept, pre, aerr := o.Accept(gr, t0.Add(-(r.ConvertDur + r.ParseDur)))
+	r.PrepareDur, r.PreDur = time.Since(t0)-pre, pre
 	if o.AfterPrepare != nil {
 		o.AfterPrepare(r)
 	}
