@@ -98,6 +98,7 @@ type CompileStats struct {
 	TopStates    int           // states that need level-1 data (stack tops, return states)
 	EagerStates  int           // of which computed at compile time (the rest on first use)
 	EagerWork    int64         // work units of the eager part (see DefaultEagerWork)
+	EagerNodes   int64         // of which: trie nodes stepped (one unit each)
 	SliceWork    int64         // work units spent making new slices of the vocabulary (not in EagerWork)
 	Duration     time.Duration // total compile time (vocabulary preparation excluded)
 	WalkDuration time.Duration // of which: level-1 trie walks
@@ -516,6 +517,7 @@ func (c *Compiled) runEager() error {
 	c.mu.Lock()
 	c.stats.EagerStates = eagerStates
 	c.stats.EagerWork = c.walker.units()
+	c.stats.EagerNodes = c.walker.nodes
 	c.stats.SliceWork = c.sliceWork
 	c.mu.Unlock()
 	return nil

@@ -34,6 +34,7 @@ type pwalkState struct {
 	recCross bool
 	patCount []int
 	work     int64 // work units (added to the walker's after the walk)
+	nodes    int64 // of which: trie nodes stepped
 }
 
 // addCross records cross point u for start i (and in the recording, once
@@ -104,7 +105,8 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 	}
 	w.pvisit(ps, qs, 0, 0, len(ps.gbuf), 0)
 	w.work += ps.work + int64(len(ps.touched)) + StateWorkUnits*int64(len(qs))
-	ps.work = 0
+	w.nodes += ps.nodes
+	ps.work, ps.nodes = 0, 0
 	if w.st.overflow {
 		return nil, ErrTooAmbiguous
 	}
@@ -233,6 +235,7 @@ func (w *walker) memoGroups(ps *pwalkState, qs []int32, u int32, glo, ghi int) i
 func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth int) {
 	t, a := w.t, w.a
 	ps.work += int64(ghi - glo)
+	ps.nodes += int64(ghi - glo)
 	if depth > 0 {
 		if toks := t.TokensAt(u); len(toks) > 0 {
 			for _, g := range ps.gbuf[glo:ghi] {
@@ -523,6 +526,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 	end := t.SubtreeEnd[u]
 	for v := u + 1; v < end; {
 		w.work++
+		w.nodes++
 		d := int(t.Depth[v])
 		p := &lv[d-1]
 		b := t.InByte[v]
@@ -746,6 +750,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 		stack = stack[:len(stack)-1]
 		groups := ps.lgrp[it.glo : it.glo+it.gn]
 		ps.work += int64(it.gn)
+		ps.nodes += int64(it.gn)
 		total, tight := 0, true
 		for _, g := range groups {
 			total += int(g.n)

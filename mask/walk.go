@@ -51,6 +51,7 @@ type walker struct {
 	bm        bulkMasks
 	scr       *scratch // borrowed from the vocabulary's pool between take and release
 	work      int64    // work units done (see DefaultEagerWork; with st.steps: units)
+	nodes     int64    // of which: trie nodes stepped (a unit each; CompileStats.EagerNodes)
 }
 
 // newWalker returns a walker for c; it needs a scratch (take) to walk.
@@ -171,6 +172,7 @@ func (w *walker) tokRefs(base node) {
 func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	t, a := w.t, w.a
 	w.work++
+	w.nodes++
 	top := len(w.buf)
 	cfg := w.buf[lo:hi]
 	if !start {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -19,7 +20,10 @@ import (
 // of time = a·units + b·states (relative error) that gives the state's
 // fixed cost b/a in units.
 func calibrate(cases []*schemabench.Case, v *mask.Vocab, every, runs int) {
-	type sample struct{ ns, units, states float64 }
+	type sample struct {
+		id                       string
+		ns, units, nodes, states float64
+	}
 	var ss []sample
 	for i, c := range cases {
 		if i%every != 0 {
@@ -46,7 +50,7 @@ func calibrate(cases []*schemabench.Case, v *mask.Vocab, every, runs int) {
 		if st.EagerWork < 20000 {
 			continue
 		}
-		ss = append(ss, sample{float64(best.Nanoseconds()), float64(st.EagerWork), float64(st.EagerStates)})
+		ss = append(ss, sample{c.ID(), float64(best.Nanoseconds()), float64(st.EagerWork), float64(st.EagerNodes), float64(st.EagerStates)})
 	}
 	if len(ss) == 0 {
 		fmt.Println("calibrate: no grammar")
@@ -58,16 +62,61 @@ func calibrate(cases []*schemabench.Case, v *mask.Vocab, every, runs int) {
 	}
 	sort.Float64s(per)
 	q := func(p int) float64 { return per[min(len(per)-1, len(per)*p/100)] }
-	fmt.Printf("calibrate: %d grammars (every %dth, fastest of %d): ns per work unit p5 %.1f, p25 %.1f, p50 %.1f, p75 %.1f, p95 %.1f\n",
-		len(ss), every, runs, q(5), q(25), q(50), q(75), q(95))
-	// Minimize Σ((a·u + b·s)/ns − 1)²: the normal equations of two unknowns.
-	var uu, vv, uv, u1, v1 float64
-	for _, s := range ss {
-		u, w := s.units/s.ns, s.states/s.ns
-		uu, vv, uv, u1, v1 = uu+u*u, vv+w*w, uv+u*w, u1+u, v1+w
+	fmt.Printf("calibrate: %d grammars (every %dth, fastest of %d): ns per work unit p5 %.1f, p25 %.1f, p50 %.1f, p75 %.1f, p95 %.1f, max %.1f\n",
+		len(ss), every, runs, q(5), q(25), q(50), q(75), q(95), per[len(per)-1])
+	// Minimize Σ((x·f)/ns − 1)² over the features f: the normal equations.
+	fit := func(feat func(s sample) []float64) []float64 {
+		k := len(feat(ss[0]))
+		m := make([][]float64, k)
+		for i := range m {
+			m[i] = make([]float64, k+1)
+		}
+		for _, s := range ss {
+			f := feat(s)
+			for i := range f {
+				f[i] /= s.ns
+			}
+			for i := range k {
+				for j := range k {
+					m[i][j] += f[i] * f[j]
+				}
+				m[i][k] += f[i]
+			}
+		}
+		for i := range k { // Gauss-Jordan
+			for r := range k {
+				if r != i {
+					x := m[r][i] / m[i][i]
+					for j := i; j <= k; j++ {
+						m[r][j] -= x * m[i][j]
+					}
+				}
+			}
+		}
+		x := make([]float64, k)
+		for i := range k {
+			x[i] = m[i][k] / m[i][i]
+		}
+		return x
 	}
-	det := uu*vv - uv*uv
-	a, b := (u1*vv-v1*uv)/det, (uu*v1-uv*u1)/det
-	fmt.Printf("calibrate: time ≈ %.2f ns·units + %.0f ns·states (a state's fixed cost ≈ %.0f units beyond mask.StateWorkUnits = %d)\n",
-		a, b, b/a, mask.StateWorkUnits)
+	relErr := func(pred func(s sample) float64) (p50, p90, worst float64) {
+		es := make([]float64, len(ss))
+		for i, s := range ss {
+			es[i] = math.Abs(pred(s)/s.ns - 1)
+		}
+		sort.Float64s(es)
+		return es[len(es)/2], es[len(es)*9/10], es[len(es)-1]
+	}
+	x := fit(func(s sample) []float64 { return []float64{s.units, s.states} })
+	e50, e90, emax := relErr(func(s sample) float64 { return x[0]*s.units + x[1]*s.states })
+	fmt.Printf("calibrate: time ≈ %.2f ns·units + %.0f ns·states (a state's fixed cost ≈ %.0f units beyond mask.StateWorkUnits = %d); relative error p50 %.2f, p90 %.2f, max %.2f\n",
+		x[0], x[1], x[1]/x[0], mask.StateWorkUnits, e50, e90, emax)
+	y := fit(func(s sample) []float64 { return []float64{s.units - s.nodes, s.nodes, s.states} })
+	e50, e90, emax = relErr(func(s sample) float64 { return y[0]*(s.units-s.nodes) + y[1]*s.nodes + y[2]*s.states })
+	fmt.Printf("calibrate: time ≈ %.2f ns·(units − nodes) + %.2f ns·nodes + %.0f ns·states (a node ≈ %.1f units); relative error p50 %.2f, p90 %.2f, max %.2f\n",
+		y[0], y[1], y[2], y[1]/y[0], e50, e90, emax)
+	sort.Slice(ss, func(i, j int) bool { return ss[i].ns/ss[i].units > ss[j].ns/ss[j].units })
+	for _, s := range ss[:min(8, len(ss))] {
+		fmt.Printf("calibrate: %-40s %.1f ns/unit, %.0f units, %.0f%% nodes, %.0f states\n", s.id, s.ns/s.units, s.units, 100*s.nodes/s.units, s.states)
+	}
 }
