@@ -28,11 +28,16 @@ func (e *Engine) generateNoModel(ctx context.Context, prompt string, o *options,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Nothing to overlap the grammar's precomputation with (see
-	// scheduler.fill): wait for it, so that every draw gets the same
-	// precomputed states.
-	if err := con.compiled.Precompute(nil); err != nil {
-		return nil, err
+	// The grammar's precomputation (run by the cache, see
+	// grammarCache.compile) is not waited for: a draw visits few states
+	// and computes those it needs (the same sets either way). Should it
+	// have failed already, that is the error.
+	select {
+	case <-con.compiled.Precomputed():
+		if err := con.compiled.Precompute(nil); err != nil {
+			return nil, err
+		}
+	default:
 	}
 	start := time.Now()
 	p := nomodel.Params{Seed: uint64(o.seed), MaxBytes: o.maxBytes, MaxTokens: o.maxTokens,
