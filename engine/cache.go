@@ -165,7 +165,7 @@ func (c *grammarCache) compile(e *cacheEntry, bctx context.Context, timeout time
 var precomputeGrammar = func(c *mask.Compiled) error { return c.Precompute(nil) }
 
 // store runs build for e and stores the outcome; it reports whether e
-// holds a constraint.
+// holds a constraint that someone wants.
 func (c *grammarCache) store(e *cacheEntry, bctx context.Context, timeout time.Duration, build func(done <-chan struct{}) (*constraint, error)) bool {
 	con, err := func() (con *constraint, err error) {
 		defer func() {
@@ -190,7 +190,7 @@ func (c *grammarCache) store(e *cacheEntry, bctx context.Context, timeout time.D
 		return false
 	}
 	if c.entries[e.key] != e {
-		return true // abandoned by every caller
+		return false // abandoned by every caller
 	}
 	e.size = c.sizeOf(con)
 	e.elem = c.lru.PushFront(e)

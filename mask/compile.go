@@ -506,7 +506,9 @@ func (c *Compiled) runEager() error {
 	}
 	eagerStates := 0
 	for q, need := range p.need {
-		if need && c.getLevel1(int32(q)) != nil {
+		// (Read without mu: every writer of level1 holds lazyMu, as we do
+		// after compilation.)
+		if need && c.level1[q] != nil {
 			eagerStates++
 		}
 	}
