@@ -281,6 +281,8 @@ type lowerer struct {
 	ruleFrame []int32
 	inlined   []*rx // lowered body of inlined rules (memo)
 	inlining  []bool
+	atoms     []int8 // per rule: 1 an atom (see atom), 2 not, 0 not known yet, 3 being decided
+	loopDepth int    // repetitions around the node being lowered
 
 	frames     []*frameDef
 	repKeys    map[string]int32
@@ -318,6 +320,15 @@ const (
 	// frameInlineBudget bounds the positions that inlined copies of shared
 	// rules add to one frame.
 	frameInlineBudget = 4096
+	// A shared rule that is an atom (see lowerer.atom) of at most this
+	// many positions is inlined into a repetition's body whatever the
+	// frame's budget (elsewhere it may stay a call): a JSON
+	// string's character with its escapes (kchar, char) takes 41-80
+	// positions with UTF-8, and called as a frame from a loop (kchar*)
+	// it makes the loop one of calls instead of a byte-class loop that a
+	// vocabulary slice serves, whose states each walk the trie:
+	// Snowplow/sp_137's key loop had a state of 1.3 million work units.
+	inlineAtomLeaves = 128
 	// inlineDupMin, plus the positions of every rule written once, bounds
 	// the positions that inlined copies of shared rules add to the whole
 	// grammar, so that inlining at most doubles the automaton of a large
@@ -362,6 +373,7 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 		ruleFrame:  make([]int32, n),
 		inlined:    make([]*rx, n),
 		inlining:   make([]bool, n),
+		atoms:      make([]int8, n),
 		repKeys:    map[string]int32{},
 		noUnroll:   noUnroll,
 		starFrames: starFrames,
@@ -751,6 +763,42 @@ func (l *lowerer) analyze() {
 	}
 }
 
+// atom reports whether rule id matches one short piece of text of a
+// fixed shape: its body has no repetition and no token reference, and
+// refers only to atoms (not recursive, so its strings are bounded).
+func (l *lowerer) atom(id gbnf.RuleID) bool {
+	switch l.atoms[id] {
+	case 1:
+		return true
+	case 2, 3:
+		return false
+	}
+	l.atoms[id] = 3
+	ok := l.atomNode(l.bodies[id])
+	l.atoms[id] = 2
+	if ok {
+		l.atoms[id] = 1
+	}
+	return ok
+}
+
+func (l *lowerer) atomNode(nd *gbnf.Node) bool {
+	switch nd.Op {
+	case gbnf.OpEmpty, gbnf.OpLiteral, gbnf.OpClass:
+		return true
+	case gbnf.OpSeq, gbnf.OpAlt:
+		for _, sub := range nd.Subs {
+			if !l.atomNode(sub) {
+				return false
+			}
+		}
+		return true
+	case gbnf.OpRule:
+		return !l.recursive[nd.Rule] && l.atom(nd.Rule)
+	}
+	return false
+}
+
 // estimate returns the number of positions of a node with inlined rules
 // expanded (frames count 1), and whether it loops over a wide class.
 func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
@@ -930,7 +978,8 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 			// frameInlineBudget (copies of copies grow quadratically, e.g.
 			// the "rest of the object" chains of a schema with a hundred
 			// optional properties). Otherwise it is called as a frame.
-			if l.refs[id] <= 1 || r.size() <= inlineSmallLeaves || l.frameSize+r.size() <= frameInlineBudget {
+			if l.refs[id] <= 1 || r.size() <= inlineSmallLeaves || l.frameSize+r.size() <= frameInlineBudget ||
+				l.loopDepth > 0 && r.size() <= inlineAtomLeaves && l.atom(id) {
 				if l.refs[id] > 1 && r.size() > inlineSmallLeaves {
 					l.frameSize += r.size()
 				}
@@ -1112,7 +1161,9 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 	if n == 0 {
 		return lastRx
 	}
+	l.loopDepth++
 	sub := l.lowerNode(nd.Subs[0])
+	l.loopDepth--
 	switch sub.op {
 	case rxNone:
 		if m == 0 {
