@@ -72,6 +72,10 @@ func (l *lowerer) subs(base int) []*Node {
 	return out
 }
 
+func newLowerer(s *scanner) *lowerer {
+	return &lowerer{s: s, ids: map[string]RuleID{}}
+}
+
 type repeatOp struct {
 	n  *Node
 	op Pos
@@ -84,7 +88,6 @@ func (l *lowerer) pos(p lexer.Position) Pos {
 }
 
 func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
-	l.ids = map[string]RuleID{}
 	if len(ast.Rules) == 0 {
 		l.errs.add(Pos{Line: 1, Col: 1}, "grammar has no rules")
 		return nil
@@ -93,26 +96,47 @@ func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	// llama.cpp, a later definition of the same name replaces the
 	// earlier one.
 	for _, ar := range ast.Rules {
-		if _, ok := l.ids[ar.Name]; ok {
-			continue
-		}
-		if len(l.rules) >= MaxRules {
-			l.errs.add(l.pos(ar.Pos), "more than %d rules (MaxRules)", MaxRules)
+		if l.declare(ar.Name, l.pos(ar.Pos)) == nil {
 			return nil
 		}
-		id := RuleID(len(l.rules))
-		l.ids[ar.Name] = id
-		l.rules = append(l.rules, &Rule{ID: id, Name: ar.Name})
 	}
 	for _, ar := range ast.Rules {
 		r := l.rules[l.ids[ar.Name]]
 		r.Pos = l.pos(ar.Pos)
-		l.repeats, l.prod = l.repeats[:0], 1
+		l.startBody()
 		r.Body = l.alts(ar.Body, 0)
-		if r.Body != nil && l.prod > MaxRepeatProduct {
-			l.checkRepeatProduct(r.Body, 1)
-		}
+		l.checkBody(r.Body)
 	}
+	return l.finish(root)
+}
+
+// declare returns the rule named name, giving it the next id if it has
+// none yet; nil (and an error at p) when that would pass MaxRules.
+func (l *lowerer) declare(name string, p Pos) *Rule {
+	if id, ok := l.ids[name]; ok {
+		return l.rules[id]
+	}
+	if len(l.rules) >= MaxRules {
+		l.errs.add(p, "more than %d rules (MaxRules)", MaxRules)
+		return nil
+	}
+	r := &Rule{ID: RuleID(len(l.rules)), Name: name}
+	l.ids[name] = r.ID
+	l.rules = append(l.rules, r)
+	return r
+}
+
+// startBody readies the repetition bookkeeping for a rule body.
+func (l *lowerer) startBody() { l.repeats, l.prod = l.repeats[:0], 1 }
+
+// checkBody enforces MaxRepeatProduct on a lowered rule body (nil after
+// an error); false when it is over.
+func (l *lowerer) checkBody(body *Node) bool {
+	return body == nil || l.prod <= MaxRepeatProduct || l.checkRepeatProduct(body, 1)
+}
+
+// finish resolves the rule references and the root.
+func (l *lowerer) finish(root string) *Grammar {
 	for _, n := range l.refs {
 		if _, ok := l.ids[n.TokenText]; !ok {
 			l.errs.add(n.Pos, "undefined rule %q", n.TokenText)
@@ -149,12 +173,22 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 			l.stack = l.stack[:base]
 			return nil
 		}
-		if n.Op == OpAlt { // a group of alternatives: splice
-			l.stack = append(l.stack, n.Subs...)
-		} else {
-			l.stack = append(l.stack, n)
-		}
+		l.addAlt(n)
 	}
+	return l.endAlts(base, p)
+}
+
+// addAlt pushes alternative n; a group of alternatives is spliced.
+func (l *lowerer) addAlt(n *Node) {
+	if n.Op == OpAlt {
+		l.stack = append(l.stack, n.Subs...)
+	} else {
+		l.stack = append(l.stack, n)
+	}
+}
+
+// endAlts pops the alternatives pushed since base, as one node at p.
+func (l *lowerer) endAlts(base int, p Pos) *Node {
 	if len(l.stack)-base == 1 {
 		n := l.stack[base]
 		l.stack = l.stack[:base]
@@ -164,7 +198,6 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 }
 
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
-	p := l.pos(sq.Pos)
 	base := len(l.stack)
 	for i := range sq.Items {
 		n := l.item(&sq.Items[i], depth)
@@ -172,26 +205,36 @@ func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 			l.stack = l.stack[:base]
 			return nil
 		}
-		switch n.Op {
-		case OpEmpty: // "" in a sequence adds nothing
-		case OpSeq:
-			l.stack = append(l.stack, n.Subs...)
-		default:
-			l.stack = append(l.stack, n)
-		}
+		l.addPart(n)
 	}
+	// The sequence starts at its first item's token, if it has any.
+	return l.endSeq(base, l.pos(sq.Pos))
+}
+
+// addPart pushes the sequence part n: "" adds nothing, a sequence is
+// spliced.
+func (l *lowerer) addPart(n *Node) {
+	switch n.Op {
+	case OpEmpty:
+	case OpSeq:
+		l.stack = append(l.stack, n.Subs...)
+	default:
+		l.stack = append(l.stack, n)
+	}
+}
+
+// endSeq pops the parts pushed since base, as one node; a sequence that
+// starts at p and has no parts is OpEmpty at p.
+func (l *lowerer) endSeq(base int, p Pos) *Node {
 	switch len(l.stack) - base {
 	case 0:
-		if len(sq.Items) > 0 {
-			p = l.pos(sq.Items[0].Primary.Pos)
-		}
 		return l.node(Node{Op: OpEmpty, Pos: p})
 	case 1:
 		n := l.stack[base]
 		l.stack = l.stack[:base]
 		return n
 	}
-	p = l.stack[base].Pos
+	p = l.stack[base].Pos // before subs pops it
 	return l.node(Node{Op: OpSeq, Pos: p, Subs: l.subs(base)})
 }
 
@@ -200,64 +243,78 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 		return nil
 	}
 	n := l.primary(&it.Primary, depth+len(it.Post))
-	if n == nil {
-		return nil
-	}
 	for i := range it.Post {
+		if n == nil {
+			break
+		}
 		pf := &it.Post[i]
-		l.stack = append(l.stack, n)
-		r := l.node(Node{Op: OpRepeat, Pos: n.Pos, Subs: l.subs(len(l.stack) - 1)})
-		l.repeats = append(l.repeats, repeatOp{r, l.pos(pf.Pos)})
-		switch pf.Kind {
-		case tkStar:
-			r.Min, r.Max = 0, Unbounded
-		case tkPlus:
-			r.Min, r.Max = 1, Unbounded
-		case tkQuestion:
-			r.Min, r.Max = 0, 1
-		default:
-			pp := l.pos(pf.Pos)
-			lo, ok := parseBound(pf.Min)
-			if !ok {
-				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Min, MaxRepeat)
-				return nil
-			}
-			r.Min, r.Max = lo, lo
-			if pf.Comma {
-				r.Max = Unbounded
-				if pf.Max != "" {
-					hi, ok := parseBound(pf.Max)
-					if !ok {
-						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Max, MaxRepeat)
-						return nil
-					}
-					if hi < lo {
-						l.errs.add(pp, "repetition {%d,%d} has its minimum above its maximum", lo, hi)
-						return nil
-					}
-					r.Max = hi
-				}
-			}
-		}
-		if l.prod <= MaxRepeatProduct {
-			l.prod *= repeatFactor(r)
-		}
-		n = r
+		n = l.repeat(n, pf.Kind, l.pos(pf.Pos), pf.Min, pf.Max, pf.Comma)
 	}
 	return n
 }
 
+// repeat wraps n in the repetition whose operator (tkStar, tkPlus,
+// tkQuestion, or tkLBrace for {lo}, {lo,} with comma, {lo,hi}) is at op.
+func (l *lowerer) repeat(n *Node, kind lexer.TokenType, op Pos, lo, hi string, comma bool) *Node {
+	l.stack = append(l.stack, n)
+	r := l.node(Node{Op: OpRepeat, Pos: n.Pos, Subs: l.subs(len(l.stack) - 1)})
+	l.repeats = append(l.repeats, repeatOp{r, op})
+	switch kind {
+	case tkStar:
+		r.Min, r.Max = 0, Unbounded
+	case tkPlus:
+		r.Min, r.Max = 1, Unbounded
+	case tkQuestion:
+		r.Min, r.Max = 0, 1
+	default:
+		min, ok := parseBound(lo)
+		if !ok {
+			l.errs.add(op, "repetition bound %s is over the limit %d (MaxRepeat)", lo, MaxRepeat)
+			return nil
+		}
+		r.Min, r.Max = min, min
+		if comma {
+			r.Max = Unbounded
+			if hi != "" {
+				max, ok := parseBound(hi)
+				if !ok {
+					l.errs.add(op, "repetition bound %s is over the limit %d (MaxRepeat)", hi, MaxRepeat)
+					return nil
+				}
+				if max < min {
+					l.errs.add(op, "repetition {%d,%d} has its minimum above its maximum", min, max)
+					return nil
+				}
+				r.Max = max
+			}
+		}
+	}
+	if l.prod <= MaxRepeatProduct {
+		l.prod *= repeatFactor(r)
+	}
+	return r
+}
+
 func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
-	p := l.pos(pr.Pos)
-	switch pr.Kind {
+	if pr.Kind == tkLParen {
+		return l.alts(pr.Group, depth+1)
+	}
+	return l.leaf(pr.Kind, l.pos(pr.Pos), pr.Name)
+}
+
+// leaf lowers an element of one token: its kind (tkString, tkClass,
+// tkDot, tkTokenRef, or tkName with the name), at p; literals, classes
+// and token references are decoded from the source there.
+func (l *lowerer) leaf(kind lexer.TokenType, p Pos, name string) *Node {
+	switch kind {
 	case tkString:
-		return l.literal(pr.Pos.Offset, p)
+		return l.literal(p.Offset, p)
 	case tkClass:
-		return l.class(pr.Pos.Offset, p)
+		return l.class(p.Offset, p)
 	case tkDot:
 		return l.node(Node{Op: OpClass, Pos: p, Negated: true})
 	case tkTokenRef:
-		ref, _, _ := scanTokenRef(l.s.src, pr.Pos.Offset) // checked by the scanner
+		ref, _, _ := scanTokenRef(l.s.src, p.Offset) // checked by the scanner
 		n := l.node(Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)})
 		if ref.byText {
 			n.Token = -1
@@ -266,13 +323,11 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 		return n
 	case tkName:
 		// The name waits in TokenText until all rules are known.
-		n := l.node(Node{Op: OpRule, Pos: p, TokenText: pr.Name})
+		n := l.node(Node{Op: OpRule, Pos: p, TokenText: name})
 		l.refs = append(l.refs, n)
 		return n
-	case tkLParen:
-		return l.alts(pr.Group, depth+1)
 	}
-	// Unreachable: astItem.Parse sets one of the above.
+	// Unreachable: astItem.Parse and the direct parser read only these.
 	l.errs.add(p, "internal error: empty element")
 	return nil
 }

@@ -295,7 +295,7 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 		// The parser stops at the invalid token at the latest.
 		return nil, ErrorList{s.invalid}
 	}
-	l := &lowerer{s: s}
+	l := newLowerer(s)
 	g := l.lower(ast, root)
 	if err := l.errs.err(); err != nil {
 		return nil, err
