@@ -62,9 +62,11 @@ func fuzzSeeds(f *testing.F) {
 	}
 }
 
-// FuzzParse: Parse never panics or hangs; an error is positioned inside
-// the source; a grammar prints to GBNF that parses back to an equal
-// grammar, and printing is a fixpoint.
+// FuzzParse: Parse never panics or hangs; it returns what the reference
+// path (participle) returns, grammar or error, and the direct parser
+// accepts exactly the valid grammars (checkDirect); an error is
+// positioned inside the source; a grammar prints to GBNF that parses back
+// to an equal grammar, and printing is a fixpoint.
 //
 // For short inputs it also checks the parser against the grammar of GBNF
 // (testdata/grammars/40-gbnf.txtar) run by the reference recognizer: what
@@ -80,6 +82,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
+		checkDirect(t, "input", src)
 		g, err := gbnf.Parse(src)
 		if err != nil {
 			if g != nil {

@@ -120,11 +120,8 @@ type scanner struct {
 	toks []ctok
 
 	lineStarts []int
-	line       int // lexPos: the line of the last position asked for
-
-	// scanLiteral's and scanClass's buffers
-	chars []litChar
-	items []classItem
+	line       int // linePos: the line of the last position asked for
+	defines    int // "::=" tokens: about how many rules
 
 	// fatal is set when scanning stopped at a limit (nesting depth):
 	// the parser must not run at all.
@@ -157,16 +154,16 @@ func (s *scanner) posAt(off int) Pos {
 	return Pos{Offset: off, Line: line, Col: off - s.lineStarts[line-1] + 1}
 }
 
-// lexPos is posAt for offsets asked for in increasing order (the
+// linePos is posAt for offsets asked for in increasing order (the
 // tokens): it moves a line cursor forward instead of searching.
-func (s *scanner) lexPos(off int) lexer.Position {
+func (s *scanner) linePos(off int) Pos {
 	if off < s.lineStarts[s.line-1] {
 		s.line = 1
 	}
 	for s.line < len(s.lineStarts) && s.lineStarts[s.line] <= off {
 		s.line++
 	}
-	return lexer.Position{Offset: off, Line: s.line, Column: off - s.lineStarts[s.line-1] + 1}
+	return Pos{Offset: off, Line: s.line, Col: off - s.lineStarts[s.line-1] + 1}
 }
 
 // ctok is a token in compact form: its type and its source span.
@@ -193,7 +190,8 @@ func (t ctok) isEOF() bool { return t.typ == int8(lexer.EOF) }
 // token returns toks[i] as participle's lexer.Token.
 func (s *scanner) token(i int) lexer.Token {
 	t := s.toks[i]
-	tok := lexer.Token{Type: t.Type(), Pos: s.lexPos(int(t.off))}
+	p := s.linePos(int(t.off))
+	tok := lexer.Token{Type: t.Type(), Pos: lexer.Position{Offset: p.Offset, Line: p.Line, Column: p.Col}}
 	switch tok.Type {
 	case lexer.EOF:
 	case tkEOL:
@@ -237,6 +235,10 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func (s *scanner) run() {
 	s.toks = make([]ctok, 0, len(s.src)/4+1)
 	for s.pos < len(s.src) {
+		if c := s.src[s.pos]; c == ' ' || c == '\t' {
+			s.pos++
+			continue
+		}
 		if le := s.next(); le != nil {
 			if s.fatal == nil {
 				s.invalid = &Error{Pos: s.posAt(le.off), Msg: le.msg}
@@ -281,16 +283,14 @@ func (s *scanner) next() *lexErr {
 			}
 		}
 	case c == '"':
-		chars, end, err := scanLiteral(src, start, s.chars[:0])
-		s.chars = chars
+		end, err := skipChars(src, start, '"')
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkString, start, end)
 	case c == '[':
-		items, _, end, err := scanClass(src, start, s.items[:0])
-		s.items = items
+		end, err := skipChars(src, start, ']')
 		if err != nil {
 			return err
 		}
@@ -346,6 +346,7 @@ func (s *scanner) next() *lexErr {
 	case c == ':':
 		if len(src)-start >= 3 && src[start:start+3] == "::=" {
 			s.pos += 3
+			s.defines++
 			s.emit(tkDefine, start, s.pos)
 			return nil
 		}
@@ -372,18 +373,23 @@ func (s *scanner) next() *lexErr {
 	return nil
 }
 
+// plainChar reports whether c is a char of a literal or class on its own:
+// ASCII, and neither an escape nor NUL. scanChar's first case, which its
+// callers test inline.
+func plainChar(c byte) bool { return c != '\\' && c != 0 && c < utf8.RuneSelf }
+
 // scanChar decodes one char of a literal or class at start, with exactly
 // llama.cpp's escapes, and returns the offset after it. The quote or
 // bracket that ends the literal is checked by the caller.
 func scanChar(src string, start int) (litChar, int, *lexErr) {
 	c := src[start]
+	if plainChar(c) {
+		return litChar{r: rune(c), off: start}, start + 1, nil
+	}
 	if c == 0 {
 		return litChar{}, 0, errAt(start, "NUL byte in grammar")
 	}
 	if c != '\\' {
-		if c < utf8.RuneSelf {
-			return litChar{r: rune(c), off: start}, start + 1, nil
-		}
 		r, size := utf8.DecodeRuneInString(src[start:])
 		if r == utf8.RuneError && size <= 1 {
 			return litChar{}, 0, errAt(start, "invalid UTF-8 byte 0x%02X", c)
@@ -448,6 +454,33 @@ func scanChar(src string, start int) (litChar, int, *lexErr) {
 	return litChar{r: rune(v), off: start}, p + hex, nil
 }
 
+// skipChars checks the string literal or class at start (its quote or
+// "[") and returns the offset after it: scanLiteral or scanClass without
+// decoding, so with the same errors. Each char of either is what
+// scanChar reads, up to the first term ('"' or ']') that is not part of
+// an escape; a class's "^" and "-" are chars of their own here. Runs of
+// plain ASCII are skipped a byte at a time.
+func skipChars(src string, start int, term byte) (int, *lexErr) {
+	for p := start + 1; ; {
+		for p < len(src) && src[p] != term && plainChar(src[p]) {
+			p++
+		}
+		switch {
+		case p >= len(src) && term == '"':
+			return 0, errAt(start, "unterminated string literal")
+		case p >= len(src):
+			return 0, errAt(start, "unterminated character class")
+		case src[p] == term:
+			return p + 1, nil
+		}
+		_, next, err := scanChar(src, p)
+		if err != nil {
+			return 0, err
+		}
+		p = next
+	}
+}
+
 // scanLiteral reads the string literal at start (its opening quote),
 // appends its chars to chars, and returns them and the offset after the
 // closing quote.
@@ -459,6 +492,11 @@ func scanLiteral(src string, start int, chars []litChar) ([]litChar, int, *lexEr
 		}
 		if src[p] == '"' {
 			return chars, p + 1, nil
+		}
+		if plainChar(src[p]) {
+			chars = append(chars, litChar{r: rune(src[p]), off: p})
+			p++
+			continue
 		}
 		ch, next, err := scanChar(src, p)
 		if err != nil {
@@ -489,9 +527,12 @@ func scanClass(src string, start int, items []classItem) ([]classItem, bool, int
 		if src[p] == ']' {
 			return items, negated, p + 1, nil
 		}
-		lo, next, err := scanChar(src, p)
-		if err != nil {
-			return items, false, 0, err
+		lo, next := litChar{r: rune(src[p]), off: p}, p+1
+		if !plainChar(src[p]) {
+			var err *lexErr
+			if lo, next, err = scanChar(src, p); err != nil {
+				return items, false, 0, err
+			}
 		}
 		p = next
 		it := classItem{lo: lo, hi: lo}
@@ -500,9 +541,12 @@ func scanClass(src string, start int, items []classItem) ([]classItem, bool, int
 			if p >= len(src) {
 				return items, false, 0, errAt(start, "unterminated character class")
 			}
-			hi, next, err := scanChar(src, p)
-			if err != nil {
-				return items, false, 0, err
+			hi, next := litChar{r: rune(src[p]), off: p}, p+1
+			if !plainChar(src[p]) {
+				var err *lexErr
+				if hi, next, err = scanChar(src, p); err != nil {
+					return items, false, 0, err
+				}
 			}
 			p = next
 			it.hi = hi

@@ -10,8 +10,10 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// lowerer turns the participle AST into the IR, checking what the syntax
-// cannot: references, ranges, code points, repetition bounds and limits.
+// lowerer builds the IR, checking what the syntax cannot: references,
+// ranges, code points, repetition bounds and limits. lower walks the
+// participle AST; the direct parser (direct.go) calls the same steps as
+// it reads the tokens.
 type lowerer struct {
 	s     *scanner
 	errs  errorCollector
@@ -30,43 +32,49 @@ type lowerer struct {
 	chars []litChar
 	items []classItem
 
-	// The nodes and their Subs are cut from chunks (node, subs): one
-	// allocation for many nodes. stack holds the parts of the sequences
-	// and alternatives being lowered.
-	nodes  []Node
-	ptrs   []*Node
-	stack  []*Node
-	chunks int
-	ranges []rune // class's buffer
+	// The rules, the nodes, their Subs and their Runes and Ranges are
+	// cut from chunks: one allocation for many. stack holds the parts of
+	// the sequences and alternatives being lowered.
+	ruleChunks chunks[Rule]
+	nodes      chunks[Node]
+	ptrs       chunks[*Node]
+	runes      chunks[rune]
+	stack      []*Node
+	ranges     []rune // class's buffer
 }
 
-// chunk is the size of the next chunk of nodes or pointers: small for
-// small grammars, growing to 1024.
-func (l *lowerer) chunk() int {
-	l.chunks++
-	return 16 << min(l.chunks/2, 6)
+// chunks hands out slices cut from larger allocations, which grow from
+// 16 to 1024 elements as they are used up: small for small grammars.
+type chunks[T any] struct {
+	free []T
+	n    int // chunks allocated
 }
 
-// node returns a pointer to a copy of n in the current chunk.
-func (l *lowerer) node(n Node) *Node {
-	if len(l.nodes) == 0 {
-		l.nodes = make([]Node, l.chunk())
+// take cuts k elements. The slice's capacity is its length, so that
+// appending to it never writes into a neighbour's.
+func (c *chunks[T]) take(k int) []T {
+	if len(c.free) < k {
+		c.n++
+		c.free = make([]T, max(k, 16<<min(c.n/2, 6)))
 	}
-	p := &l.nodes[0]
-	*p = n
-	l.nodes = l.nodes[1:]
-	return p
+	out := c.free[:k:k]
+	c.free = c.free[k:]
+	return out
 }
 
-// subs moves stack[base:] into a slice of its own (its capacity its
-// length, so that appending to it never writes into a neighbour's).
+// node returns a new node in the current chunk. The callers fill it in
+// place: copying a whole Node in costs a write barrier over all its
+// pointer fields while the collector runs (bulkBarrierPreWrite, a sixth
+// of Parse's instructions on Handwritten/allany20's grammar).
+func (l *lowerer) node(op Op, p Pos) *Node {
+	n := &l.nodes.take(1)[0]
+	n.Op, n.Pos = op, p
+	return n
+}
+
+// subs moves stack[base:] into a slice of its own.
 func (l *lowerer) subs(base int) []*Node {
-	k := len(l.stack) - base
-	if len(l.ptrs) < k {
-		l.ptrs = make([]*Node, max(k, l.chunk()))
-	}
-	out := l.ptrs[:k:k]
-	l.ptrs = l.ptrs[k:]
+	out := l.ptrs.take(len(l.stack) - base)
 	copy(out, l.stack[base:])
 	l.stack = l.stack[:base]
 	return out
@@ -120,7 +128,8 @@ func (l *lowerer) declare(name string, p Pos) *Rule {
 		l.errs.add(p, "more than %d rules (MaxRules)", MaxRules)
 		return nil
 	}
-	r := &Rule{ID: RuleID(len(l.rules)), Name: name}
+	r := &l.ruleChunks.take(1)[0]
+	r.ID, r.Name = RuleID(len(l.rules)), name
 	l.ids[name] = r.ID
 	l.rules = append(l.rules, r)
 	return r
@@ -138,12 +147,12 @@ func (l *lowerer) checkBody(body *Node) bool {
 // finish resolves the rule references and the root.
 func (l *lowerer) finish(root string) *Grammar {
 	for _, n := range l.refs {
-		if _, ok := l.ids[n.TokenText]; !ok {
+		id, ok := l.ids[n.TokenText]
+		if !ok {
 			l.errs.add(n.Pos, "undefined rule %q", n.TokenText)
 			continue
 		}
-		n.Rule = l.ids[n.TokenText]
-		n.TokenText = ""
+		n.Rule, n.TokenText = id, ""
 	}
 	rid, ok := l.ids[root]
 	if !ok {
@@ -194,7 +203,9 @@ func (l *lowerer) endAlts(base int, p Pos) *Node {
 		l.stack = l.stack[:base]
 		return n
 	}
-	return l.node(Node{Op: OpAlt, Pos: p, Subs: l.subs(base)})
+	n := l.node(OpAlt, p)
+	n.Subs = l.subs(base)
+	return n
 }
 
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
@@ -228,14 +239,15 @@ func (l *lowerer) addPart(n *Node) {
 func (l *lowerer) endSeq(base int, p Pos) *Node {
 	switch len(l.stack) - base {
 	case 0:
-		return l.node(Node{Op: OpEmpty, Pos: p})
+		return l.node(OpEmpty, p)
 	case 1:
 		n := l.stack[base]
 		l.stack = l.stack[:base]
 		return n
 	}
-	p = l.stack[base].Pos // before subs pops it
-	return l.node(Node{Op: OpSeq, Pos: p, Subs: l.subs(base)})
+	n := l.node(OpSeq, l.stack[base].Pos)
+	n.Subs = l.subs(base)
+	return n
 }
 
 func (l *lowerer) item(it *astItem, depth int) *Node {
@@ -257,7 +269,8 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 // tkQuestion, or tkLBrace for {lo}, {lo,} with comma, {lo,hi}) is at op.
 func (l *lowerer) repeat(n *Node, kind lexer.TokenType, op Pos, lo, hi string, comma bool) *Node {
 	l.stack = append(l.stack, n)
-	r := l.node(Node{Op: OpRepeat, Pos: n.Pos, Subs: l.subs(len(l.stack) - 1)})
+	r := l.node(OpRepeat, n.Pos)
+	r.Subs = l.subs(len(l.stack) - 1)
 	l.repeats = append(l.repeats, repeatOp{r, op})
 	switch kind {
 	case tkStar:
@@ -299,23 +312,25 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 	if pr.Kind == tkLParen {
 		return l.alts(pr.Group, depth+1)
 	}
-	return l.leaf(pr.Kind, l.pos(pr.Pos), pr.Name)
+	return l.leaf(pr.Kind, l.pos(pr.Pos), pr.Text)
 }
 
 // leaf lowers an element of one token: its kind (tkString, tkClass,
-// tkDot, tkTokenRef, or tkName with the name), at p; literals, classes
-// and token references are decoded from the source there.
-func (l *lowerer) leaf(kind lexer.TokenType, p Pos, name string) *Node {
+// tkDot, tkTokenRef or tkName) and source text, at p.
+func (l *lowerer) leaf(kind lexer.TokenType, p Pos, text string) *Node {
 	switch kind {
 	case tkString:
-		return l.literal(p.Offset, p)
+		return l.literal(text, p)
 	case tkClass:
 		return l.class(p.Offset, p)
 	case tkDot:
-		return l.node(Node{Op: OpClass, Pos: p, Negated: true})
+		n := l.node(OpClass, p)
+		n.Negated = true
+		return n
 	case tkTokenRef:
 		ref, _, _ := scanTokenRef(l.s.src, p.Offset) // checked by the scanner
-		n := l.node(Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)})
+		n := l.node(OpToken, p)
+		n.Negated, n.Token = ref.negated, int32(ref.id)
 		if ref.byText {
 			n.Token = -1
 			n.TokenText = ref.text
@@ -323,13 +338,24 @@ func (l *lowerer) leaf(kind lexer.TokenType, p Pos, name string) *Node {
 		return n
 	case tkName:
 		// The name waits in TokenText until all rules are known.
-		n := l.node(Node{Op: OpRule, Pos: p, TokenText: name})
+		n := l.node(OpRule, p)
+		n.TokenText = text
 		l.refs = append(l.refs, n)
 		return n
 	}
 	// Unreachable: astItem.Parse and the direct parser read only these.
 	l.errs.add(p, "internal error: empty element")
 	return nil
+}
+
+// plainText reports whether every byte of s is a plainChar.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainChar(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // scalar reports whether r is a Unicode scalar value (what UTF-8 text can hold).
@@ -345,13 +371,24 @@ func (l *lowerer) badRune(off int, r rune) {
 	l.errs.add(l.s.posAt(off), "U+%X is above U+10FFFF, the largest code point", r)
 }
 
-func (l *lowerer) literal(off int, p Pos) *Node {
-	chars, _, _ := scanLiteral(l.s.src, off, l.chars[:0]) // checked by the scanner
-	l.chars = chars
-	if len(chars) == 0 {
-		return l.node(Node{Op: OpEmpty, Pos: p})
+// literal lowers the string literal text (quotes included) at p.
+func (l *lowerer) literal(text string, p Pos) *Node {
+	body := text[1 : len(text)-1]
+	if body == "" {
+		return l.node(OpEmpty, p)
 	}
-	runes := make([]rune, len(chars))
+	if plainText(body) { // the common case: a rune a byte, all valid
+		runes := l.runes.take(len(body))
+		for i := range runes {
+			runes[i] = rune(body[i])
+		}
+		n := l.node(OpLiteral, p)
+		n.Runes = runes
+		return n
+	}
+	chars, _, _ := scanLiteral(l.s.src, p.Offset, l.chars[:0]) // checked by the scanner
+	l.chars = chars
+	runes := l.runes.take(len(chars))
 	ok := true
 	for i, c := range chars {
 		if !scalar(c.r) {
@@ -363,7 +400,9 @@ func (l *lowerer) literal(off int, p Pos) *Node {
 	if !ok {
 		return nil
 	}
-	return l.node(Node{Op: OpLiteral, Pos: p, Runes: runes})
+	n := l.node(OpLiteral, p)
+	n.Runes = runes
+	return n
 }
 
 func (l *lowerer) class(off int, p Pos) *Node {
@@ -405,7 +444,14 @@ func (l *lowerer) class(off int, p Pos) *Node {
 	if !ok {
 		return nil
 	}
-	return l.node(Node{Op: OpClass, Pos: p, Negated: negated, Ranges: NormalizeRanges(ranges)})
+	if !normalized(ranges) {
+		ranges = NormalizeRanges(ranges)
+	}
+	out := l.runes.take(len(ranges))
+	copy(out, ranges)
+	n := l.node(OpClass, p)
+	n.Negated, n.Ranges = negated, out
+	return n
 }
 
 // scalarRanges returns the scalar values of [lo, hi] as ranges.

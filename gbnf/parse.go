@@ -11,6 +11,13 @@ import (
 
 // The participle AST. Field names are exported for participle; the types
 // are not. Positions come from the tokens.
+//
+// This grammar is the definition of GBNF's syntax here, and its path
+// (participle, then the lowering of the AST) is the reference: Parse
+// reads a valid grammar with the direct parser (direct.go), which
+// follows this grammar token for token and is checked against this path
+// (TestDirectParser, FuzzParse), and leaves everything else, so every
+// error, to this path.
 
 // The source is parsed one rule at a time (the scanner's EOL tokens end
 // a rule), which keeps participle's bookkeeping per rule: parsing a whole
@@ -71,13 +78,13 @@ type astItem struct {
 }
 
 // astPrimary is an element: a token (Kind: tkString, tkClass, tkDot,
-// tkTokenRef or tkName, whose text is Name; literals, classes and token
-// references are decoded from the source at Pos when lowering) or a
-// group (Kind tkLParen).
+// tkTokenRef or tkName, whose source is Text; literals, classes and
+// token references are decoded from it when lowering) or a group (Kind
+// tkLParen).
 type astPrimary struct {
 	Pos   lexer.Position
 	Kind  lexer.TokenType
-	Name  string
+	Text  string
 	Group *astAlts
 }
 
@@ -98,10 +105,8 @@ func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	pr := &it.Primary
 	pr.Pos, pr.Kind = t.Pos, t.Type
 	switch t.Type {
-	case tkString, tkClass, tkDot, tkTokenRef:
-		lex.Next()
-	case tkName:
-		pr.Name = lex.Next().Value
+	case tkString, tkClass, tkDot, tkTokenRef, tkName:
+		pr.Text = lex.Next().Value
 	case tkLParen:
 		lex.Next()
 		g, err := parseGroup(lex)
@@ -275,7 +280,26 @@ func Parse(src string) (*Grammar, error) {
 }
 
 // ParseWithRoot parses GBNF source with the named rule as the root.
+//
+// A source without a lexical error is first read by the direct parser
+// (direct.go); what it leaves (every invalid grammar, and grammars at a
+// limit of participle's) goes through participle, the lowering of its AST,
+// and their errors.
 func ParseWithRoot(src, root string) (*Grammar, error) {
+	s, err := scan(src)
+	if err != nil {
+		return nil, err
+	}
+	if s.invalid == nil {
+		if g := parseDirect(s, root); g != nil {
+			return g, nil
+		}
+	}
+	return s.parseParticiple(root)
+}
+
+// scan runs the scanner on src; an error when src is over a limit.
+func scan(src string) (*scanner, error) {
 	if len(src) > MaxSourceBytes {
 		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("grammar is %d bytes, over the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}}
 	}
@@ -284,6 +308,12 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 	if s.fatal != nil {
 		return nil, ErrorList{s.fatal}
 	}
+	return s, nil
+}
+
+// parseParticiple parses the scanner's tokens with participle and lowers
+// the AST: the reference path, and the one that words the errors.
+func (s *scanner) parseParticiple(root string) (*Grammar, error) {
 	if e := s.countRules(); e != nil {
 		return nil, ErrorList{e}
 	}
