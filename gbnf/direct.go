@@ -25,16 +25,17 @@ import (
 // as fast as the participle path and allocates a fifth of its bytes
 // (BenchmarkParseLarge).
 type direct struct {
-	s *scanner
-	l *lowerer
-	i int // the next token
+	s    *scanner
+	l    *lowerer
+	toks []ctok // s.toks
+	i    int    // the next token
 }
 
 // parseDirect parses the scanner's tokens (which hold no lexical error)
 // with root as the root rule; nil when it leaves the source to the
 // participle path.
 func parseDirect(s *scanner, root string) *Grammar {
-	d := &direct{s: s, l: newLowerer(s)}
+	d := &direct{s: s, l: newLowerer(s), toks: s.toks}
 	if !d.declareAll() {
 		return nil
 	}
@@ -59,7 +60,7 @@ func parseDirect(s *scanner, root string) *Grammar {
 // follows an EOL (in a source the direct parser reads, every EOL ends a
 // rule).
 func (d *direct) declareAll() bool {
-	l, toks := d.l, d.s.toks
+	l, toks := d.l, d.toks
 	l.ids = make(map[string]RuleID, d.s.defines)
 	l.rules = make([]*Rule, 0, d.s.defines)
 	for i := 0; i+1 < len(toks); i++ {
@@ -72,14 +73,14 @@ func (d *direct) declareAll() bool {
 	return true
 }
 
-func (d *direct) peek() lexer.TokenType { return d.s.toks[d.i].Type() }
+func (d *direct) peek() lexer.TokenType { return d.toks[d.i].Type() }
 
 // pos is the position of token i (asked for in increasing order).
-func (d *direct) pos(i int) Pos { return d.s.linePos(int(d.s.toks[i].off)) }
+func (d *direct) pos(i int) Pos { return d.s.linePos(int(d.toks[i].off)) }
 
 // text is the source of token i.
 func (d *direct) text(i int) string {
-	t := d.s.toks[i]
+	t := d.toks[i]
 	return d.s.src[t.off:t.end]
 }
 
@@ -87,7 +88,7 @@ func (d *direct) text(i int) string {
 // before EOF), as astRule and parseRules do.
 func (d *direct) rule() bool {
 	l := d.l
-	if d.peek() != tkName || d.s.toks[d.i+1].Type() != tkDefine {
+	if d.peek() != tkName || d.toks[d.i+1].Type() != tkDefine {
 		return false
 	}
 	p := d.pos(d.i)
@@ -161,7 +162,7 @@ func (d *direct) item() (n *Node, h int) {
 	l := d.l
 	i := d.i
 	d.i++
-	if kind := d.s.toks[i].Type(); kind == tkLParen {
+	if kind := d.toks[i].Type(); kind == tkLParen {
 		n, h = d.alts()
 		if n == nil || d.peek() != tkRParen {
 			return nil, 0

@@ -204,15 +204,6 @@ func (s *scanner) token(i int) lexer.Token {
 	return tok
 }
 
-// tokens returns all the tokens as lexer.Tokens (for error messages).
-func (s *scanner) tokens() []lexer.Token {
-	out := make([]lexer.Token, len(s.toks))
-	for i := range s.toks {
-		out[i] = s.token(i)
-	}
-	return out
-}
-
 // lexErr stops scanning with a lexical error at off.
 type lexErr struct {
 	off int
@@ -235,7 +226,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func (s *scanner) run() {
 	s.toks = make([]ctok, 0, len(s.src)/4+1)
 	for s.pos < len(s.src) {
-		if c := s.src[s.pos]; c == ' ' || c == '\t' {
+		if c := s.src[s.pos]; c == ' ' || c == '\t' { // blanks
 			s.pos++
 			continue
 		}
@@ -253,15 +244,14 @@ func (s *scanner) run() {
 	s.emit(lexer.EOF, len(s.src), len(s.src))
 }
 
-// next scans one token (or skips one run of blanks).
+// next scans one token, comment or newline (run skips the blanks
+// between tokens itself).
 func (s *scanner) next() *lexErr {
 	src := s.src
 	start := s.pos
 	c := src[start]
-	switch {
-	case c == ' ' || c == '\t':
-		s.pos++
-	case c == '#':
+	switch c {
+	case '#':
 		for s.pos < len(src) && src[s.pos] != '\n' && src[s.pos] != '\r' {
 			r, size := utf8.DecodeRuneInString(src[s.pos:])
 			if r == 0 {
@@ -272,7 +262,7 @@ func (s *scanner) next() *lexErr {
 			}
 			s.pos += size
 		}
-	case c == '\n' || c == '\r':
+	case '\n', '\r':
 		s.pos++
 		switch s.lastType() {
 		case 0, tkEOL, tkDefine, tkPipe:
@@ -282,28 +272,28 @@ func (s *scanner) next() *lexErr {
 				s.emit(tkEOL, start, s.pos)
 			}
 		}
-	case c == '"':
+	case '"':
 		end, err := skipChars(src, start, '"')
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkString, start, end)
-	case c == '[':
+	case '[':
 		end, err := skipChars(src, start, ']')
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkClass, start, end)
-	case c == '<' || c == '!':
+	case '<', '!':
 		_, end, err := scanTokenRef(src, start)
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkTokenRef, start, end)
-	case c == '(':
+	case '(':
 		s.depth++
 		if s.depth > MaxDepth {
 			s.fatal = &Error{Pos: s.posAt(start), Msg: fmt.Sprintf("parentheses nested more than %d deep (limit MaxDepth)", MaxDepth)}
@@ -311,39 +301,39 @@ func (s *scanner) next() *lexErr {
 		}
 		s.pos++
 		s.emit(tkLParen, start, s.pos)
-	case c == ')':
+	case ')':
 		if s.depth > 0 {
 			s.depth--
 		}
 		s.pos++
 		s.emit(tkRParen, start, s.pos)
-	case c == '{':
+	case '{':
 		s.braces = true
 		s.pos++
 		s.emit(tkLBrace, start, s.pos)
-	case c == '}':
+	case '}':
 		s.braces = false
 		s.pos++
 		s.emit(tkRBrace, start, s.pos)
-	case c == ',':
+	case ',':
 		s.pos++
 		s.emit(tkComma, start, s.pos)
-	case c == '|':
+	case '|':
 		s.pos++
 		s.emit(tkPipe, start, s.pos)
-	case c == '.':
+	case '.':
 		s.pos++
 		s.emit(tkDot, start, s.pos)
-	case c == '*':
+	case '*':
 		s.pos++
 		s.emit(tkStar, start, s.pos)
-	case c == '+':
+	case '+':
 		s.pos++
 		s.emit(tkPlus, start, s.pos)
-	case c == '?':
+	case '?':
 		s.pos++
 		s.emit(tkQuestion, start, s.pos)
-	case c == ':':
+	case ':':
 		if len(src)-start >= 3 && src[start:start+3] == "::=" {
 			s.pos += 3
 			s.defines++
@@ -351,24 +341,27 @@ func (s *scanner) next() *lexErr {
 			return nil
 		}
 		return errAt(start, "expected ::=")
-	case s.braces && isDigit(c):
-		for s.pos < len(src) && isDigit(src[s.pos]) {
-			s.pos++
-		}
-		s.emit(tkInt, start, s.pos)
-	case isWordChar(c):
-		for s.pos < len(src) && isWordChar(src[s.pos]) {
-			s.pos++
-		}
-		s.emit(tkName, start, s.pos)
-	case c == 0:
-		return errAt(start, "NUL byte in grammar")
 	default:
-		r, size := utf8.DecodeRuneInString(src[start:])
-		if r == utf8.RuneError && size <= 1 {
-			return errAt(start, "invalid UTF-8 byte 0x%02X", c)
+		switch {
+		case s.braces && isDigit(c):
+			for s.pos < len(src) && isDigit(src[s.pos]) {
+				s.pos++
+			}
+			s.emit(tkInt, start, s.pos)
+		case isWordChar(c):
+			for s.pos < len(src) && isWordChar(src[s.pos]) {
+				s.pos++
+			}
+			s.emit(tkName, start, s.pos)
+		case c == 0:
+			return errAt(start, "NUL byte in grammar")
+		default:
+			r, size := utf8.DecodeRuneInString(src[start:])
+			if r == utf8.RuneError && size <= 1 {
+				return errAt(start, "invalid UTF-8 byte 0x%02X", c)
+			}
+			return errAt(start, "unexpected character %q", r)
 		}
-		return errAt(start, "unexpected character %q", r)
 	}
 	return nil
 }
@@ -455,11 +448,11 @@ func scanChar(src string, start int) (litChar, int, *lexErr) {
 }
 
 // skipChars checks the string literal or class at start (its quote or
-// "[") and returns the offset after it: scanLiteral or scanClass without
-// decoding, so with the same errors. Each char of either is what
-// scanChar reads, up to the first term ('"' or ']') that is not part of
-// an escape; a class's "^" and "-" are chars of their own here. Runs of
-// plain ASCII are skipped a byte at a time.
+// "[") and returns the offset after it. It reads what the lowerer decodes
+// (lowerer.literal, scanClass) without decoding it, so with the same
+// errors: each char is what scanChar reads, up to the first term ('"' or
+// ']') that is not part of an escape; a class's "^" and "-" are chars of
+// their own here. Runs of plain ASCII are skipped a byte at a time.
 func skipChars(src string, start int, term byte) (int, *lexErr) {
 	for p := start + 1; ; {
 		for p < len(src) && src[p] != term && plainChar(src[p]) {
@@ -477,32 +470,6 @@ func skipChars(src string, start int, term byte) (int, *lexErr) {
 		if err != nil {
 			return 0, err
 		}
-		p = next
-	}
-}
-
-// scanLiteral reads the string literal at start (its opening quote),
-// appends its chars to chars, and returns them and the offset after the
-// closing quote.
-func scanLiteral(src string, start int, chars []litChar) ([]litChar, int, *lexErr) {
-	p := start + 1
-	for {
-		if p >= len(src) {
-			return chars, 0, errAt(start, "unterminated string literal")
-		}
-		if src[p] == '"' {
-			return chars, p + 1, nil
-		}
-		if plainChar(src[p]) {
-			chars = append(chars, litChar{r: rune(src[p]), off: p})
-			p++
-			continue
-		}
-		ch, next, err := scanChar(src, p)
-		if err != nil {
-			return chars, 0, err
-		}
-		chars = append(chars, ch)
 		p = next
 	}
 }

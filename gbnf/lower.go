@@ -29,7 +29,7 @@ type lowerer struct {
 	prod    int
 
 	// literal's and class's buffers
-	chars []litChar
+	buf   []rune
 	items []classItem
 
 	// The rules, the nodes, their Subs and their Runes and Ranges are
@@ -40,7 +40,6 @@ type lowerer struct {
 	ptrs       chunks[*Node]
 	runes      chunks[rune]
 	stack      []*Node
-	ranges     []rune // class's buffer
 }
 
 // chunks hands out slices cut from larger allocations, which grow from
@@ -348,16 +347,6 @@ func (l *lowerer) leaf(kind lexer.TokenType, p Pos, text string) *Node {
 	return nil
 }
 
-// plainText reports whether every byte of s is a plainChar.
-func plainText(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !plainChar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // scalar reports whether r is a Unicode scalar value (what UTF-8 text can hold).
 func scalar(r rune) bool {
 	return 0 <= r && r <= unicode.MaxRune && (r < 0xD800 || r > 0xDFFF)
@@ -373,35 +362,33 @@ func (l *lowerer) badRune(off int, r rune) {
 
 // literal lowers the string literal text (quotes included) at p.
 func (l *lowerer) literal(text string, p Pos) *Node {
-	body := text[1 : len(text)-1]
+	body, off := text[1:len(text)-1], p.Offset+1
 	if body == "" {
 		return l.node(OpEmpty, p)
 	}
-	if plainText(body) { // the common case: a rune a byte, all valid
-		runes := l.runes.take(len(body))
-		for i := range runes {
-			runes[i] = rune(body[i])
-		}
-		n := l.node(OpLiteral, p)
-		n.Runes = runes
-		return n
-	}
-	chars, _, _ := scanLiteral(l.s.src, p.Offset, l.chars[:0]) // checked by the scanner
-	l.chars = chars
-	runes := l.runes.take(len(chars))
+	runes := l.buf[:0]
 	ok := true
-	for i, c := range chars {
+	for i := 0; i < len(body); {
+		if plainChar(body[i]) {
+			runes = append(runes, rune(body[i]))
+			i++
+			continue
+		}
+		c, next, _ := scanChar(l.s.src, off+i) // checked by the scanner
 		if !scalar(c.r) {
 			l.badRune(c.off, c.r)
 			ok = false
 		}
-		runes[i] = c.r
+		runes = append(runes, c.r)
+		i = next - off
 	}
+	l.buf = runes
 	if !ok {
 		return nil
 	}
 	n := l.node(OpLiteral, p)
-	n.Runes = runes
+	n.Runes = l.runes.take(len(runes))
+	copy(n.Runes, runes)
 	return n
 }
 
@@ -412,7 +399,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 		l.errs.add(p, "empty character class")
 		return nil
 	}
-	ranges := l.ranges[:0]
+	ranges := l.buf[:0]
 	ok := true
 	for _, it := range items {
 		lo, hi := it.lo.r, it.hi.r
@@ -440,7 +427,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 			continue
 		}
 	}
-	l.ranges = ranges
+	l.buf = ranges
 	if !ok {
 		return nil
 	}

@@ -3,6 +3,7 @@ package gbnf
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/alecthomas/participle/v2"
@@ -356,30 +357,28 @@ func (s *scanner) syntaxError(err error) *Error {
 func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 	t := ute.Unexpected
 	what := describe(t)
-	// Find the previous token to say what the parser was doing.
-	toks := s.tokens()
-	prev := lexer.Token{}
-	for i, tk := range toks {
-		if tk.Pos.Offset >= t.Pos.Offset {
-			if i > 0 {
-				prev = toks[i-1]
-			}
-			break
-		}
+	// The token before it says what the parser was doing. (Over the
+	// scanner's compact tokens: their offsets increase.)
+	i := sort.Search(len(s.toks), func(i int) bool { return int(s.toks[i].off) >= t.Pos.Offset })
+	var prev lexer.TokenType
+	if 0 < i && i < len(s.toks) {
+		prev = s.toks[i-1].Type()
 	}
+	// prev is a rule head: first, or after an EOL.
+	ruleStart := i == 1 || i > 1 && s.toks[i-2].Type() == tkEOL
 	switch {
-	case prev.Type == tkLBrace:
+	case prev == tkLBrace:
 		return fmt.Sprintf("unexpected %s in repetition (expected a number)", what)
-	case prev.Type == tkComma:
+	case prev == tkComma:
 		return fmt.Sprintf("unexpected %s in repetition (expected a number or \"}\")", what)
-	case prev.Type == tkInt:
+	case prev == tkInt:
 		return fmt.Sprintf("unexpected %s in repetition (expected \",\" or \"}\")", what)
-	case prev.Type == tkEOL || prev.Type == 0:
+	case prev == tkEOL || prev == 0:
 		if t.Type == tkPipe {
 			return fmt.Sprintf("unexpected %s at the start of a line (an alternative continues on the next line only after a trailing \"|\", or inside parentheses)", what)
 		}
 		return fmt.Sprintf("unexpected %s (expected a rule: name ::= ...)", what)
-	case prev.Type == tkName && t.Type != tkDefine && ruleStart(toks, prev):
+	case prev == tkName && t.Type != tkDefine && ruleStart:
 		return fmt.Sprintf("unexpected %s (expected ::= after the rule name)", what)
 	case t.Type == tkDefine:
 		return fmt.Sprintf("unexpected %s (a rule must start on a new line)", what)
@@ -387,7 +386,7 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 		return fmt.Sprintf("unexpected %s (no open parenthesis)", what)
 	case t.Type == lexer.EOF && s.depth > 0:
 		return fmt.Sprintf("unexpected %s (unclosed parenthesis)", what)
-	case t.Type == tkEOL && openParenBefore(toks, t.Pos.Offset):
+	case t.Type == tkEOL && openParen(s.toks[:i]):
 		return fmt.Sprintf("unexpected %s", what)
 	case t.Type == tkStar || t.Type == tkPlus || t.Type == tkQuestion || t.Type == tkLBrace:
 		return fmt.Sprintf("unexpected %s (a repetition needs an element before it)", what)
@@ -395,23 +394,11 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 	return fmt.Sprintf("unexpected %s (expected an element, \"|\", or the end of the rule)", what)
 }
 
-// ruleStart reports whether name token t starts a line (a rule head).
-func ruleStart(toks []lexer.Token, t lexer.Token) bool {
-	for i, tk := range toks {
-		if tk.Pos.Offset == t.Pos.Offset {
-			return i == 0 || toks[i-1].Type == tkEOL
-		}
-	}
-	return false
-}
-
-func openParenBefore(toks []lexer.Token, off int) bool {
+// openParen reports whether toks leave a parenthesis open.
+func openParen(toks []ctok) bool {
 	d := 0
 	for _, tk := range toks {
-		if tk.Pos.Offset >= off {
-			break
-		}
-		switch tk.Type {
+		switch tk.Type() {
 		case tkLParen:
 			d++
 		case tkRParen:
