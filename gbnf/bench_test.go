@@ -43,16 +43,16 @@ func BenchmarkParse(b *testing.B) {
 
 // corpusGrammar converts the JSONSchemaBench schema at path in strict
 // mode; ok is false when strict mode rejects it.
-func corpusGrammar(b *testing.B, path string) (src string, ok bool) {
+func corpusGrammar(tb testing.TB, path string) (src string, ok bool) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	var doc struct {
 		Schema json.RawMessage `json:"schema"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	g, err := jsonschema2gbnf.Convert(doc.Schema)
 	return g, err == nil

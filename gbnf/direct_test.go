@@ -1,7 +1,6 @@
 package gbnf_test
 
 import (
-	"encoding/json"
 	"flag"
 	"io/fs"
 	"math/rand"
@@ -12,9 +11,7 @@ import (
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
-	"github.com/structgen/structgen/internal/grammartest"
 	"github.com/structgen/structgen/internal/sharedtest"
-	"github.com/structgen/structgen/jsonschema2gbnf"
 )
 
 var directDump = flag.String("directdump", "", "TestDirectParser: also compare the two parsers on every .gbnf file under this folder (schemabench -dump DIR writes the converter's 4,476 grammars there)")
@@ -70,19 +67,7 @@ func mutations(rng *rand.Rand, src string, n int) []string {
 // mutations of all the small ones. With -directdump DIR, also on every
 // grammar under DIR.
 func TestDirectParser(t *testing.T) {
-	var srcs []string
-	for _, tt := range printTests {
-		srcs = append(srcs, tt.src)
-	}
-	for _, tt := range errorTests {
-		srcs = append(srcs, tt.src)
-	}
-	for _, tt := range leftRecursionTests {
-		srcs = append(srcs, tt.src)
-	}
-	for _, c := range grammartest.Cases(t) {
-		srcs = append(srcs, c.Grammar)
-	}
+	srcs := testSources(t)
 	// Groups and repetitions nested up to MaxDepth and one past it, the
 	// repetitions inside the innermost group or after the groups.
 	for _, g := range []int{0, 1, 500, gbnf.MaxDepth - 1, gbnf.MaxDepth} {
@@ -94,52 +79,13 @@ func TestDirectParser(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewSource(16))
-	names := []string{"root", "a", "b-2", "3c", "-", "x-y-z"}
 	for i := 0; i < 500; i++ {
-		x := &irGen{rng: rng, nRules: 1 + rng.Intn(len(names))}
-		g := &gbnf.Grammar{}
-		for id := 0; id < x.nRules; id++ {
-			g.Rules = append(g.Rules, &gbnf.Rule{ID: gbnf.RuleID(id), Name: names[id], Body: x.node(4)})
-		}
-		srcs = append(srcs, g.String())
+		srcs = append(srcs, randomGrammar(rng).String())
 	}
 	if shared, _ := sharedtest.Find(); shared != "" {
-		paths, _ := filepath.Glob(filepath.Join(shared, "corpus", "llama-grammars", "*.gbnf"))
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srcs = append(srcs, string(b))
-		}
-		for _, name := range []string{"llama-grammar-parser-cases.json", "llama-grammar-cases.json"} {
-			b, err := os.ReadFile(filepath.Join(shared, "corpus", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cases []struct {
-				Grammar string `json:"grammar"`
-			}
-			if err := json.Unmarshal(b, &cases); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range cases {
-				srcs = append(srcs, c.Grammar)
-			}
-		}
 		schemas, _ := filepath.Glob(filepath.Join(shared, "corpus", "jsonschemabench", "*", "*.json"))
 		for i := 3; i < len(schemas); i += 8 {
-			raw, err := os.ReadFile(schemas[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc struct {
-				Schema json.RawMessage `json:"schema"`
-			}
-			if err := json.Unmarshal(raw, &doc); err != nil {
-				t.Fatal(err)
-			}
-			if src, err := jsonschema2gbnf.Convert(doc.Schema); err == nil {
+			if src, ok := corpusGrammar(t, schemas[i]); ok {
 				srcs = append(srcs, src)
 			}
 		}
