@@ -99,9 +99,9 @@ type tokenRef struct {
 
 // scanner is the GBNF lexer. It reads the whole source up front, so that
 // the newline rules and the nesting limit are applied before the
-// (recursive) participle parser runs. It checks literals, classes and
-// token references; the lowering decodes them again from the source at
-// the token's offset (decoding is cheaper than keeping the results).
+// (recursive) parsers run. It checks literals, classes and token
+// references; the lowering decodes them again from the token's text
+// (decoding is cheaper than keeping the results).
 //
 // Newlines: llama.cpp ends a rule at a newline, except inside parentheses
 // and right after "::=" or "|" (and between rules, where blank lines are
@@ -115,8 +115,9 @@ type scanner struct {
 	braces bool // inside {...}: digits lex as tkInt
 
 	// toks are the tokens, EOF last, in compact form: no pointers for
-	// the collector to scan, and a fifth of lexer.Token's size.
-	// parseRules turns them into lexer.Tokens a few rules at a time.
+	// the collector to scan, and a fifth of lexer.Token's size. The
+	// direct parser reads them as they are; parseRules turns them into
+	// lexer.Tokens for participle a few rules at a time.
 	toks []ctok
 
 	lineStarts []int

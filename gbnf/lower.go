@@ -279,25 +279,23 @@ func (l *lowerer) repeat(n *Node, kind lexer.TokenType, op Pos, lo, hi string, c
 	case tkQuestion:
 		r.Min, r.Max = 0, 1
 	default:
-		min, ok := parseBound(lo)
-		if !ok {
+		var ok bool
+		if r.Min, ok = parseBound(lo); !ok {
 			l.errs.add(op, "repetition bound %s is over the limit %d (MaxRepeat)", lo, MaxRepeat)
 			return nil
 		}
-		r.Min, r.Max = min, min
+		r.Max = r.Min
 		if comma {
 			r.Max = Unbounded
 			if hi != "" {
-				max, ok := parseBound(hi)
-				if !ok {
+				if r.Max, ok = parseBound(hi); !ok {
 					l.errs.add(op, "repetition bound %s is over the limit %d (MaxRepeat)", hi, MaxRepeat)
 					return nil
 				}
-				if max < min {
-					l.errs.add(op, "repetition {%d,%d} has its minimum above its maximum", min, max)
+				if r.Max < r.Min {
+					l.errs.add(op, "repetition {%d,%d} has its minimum above its maximum", r.Min, r.Max)
 					return nil
 				}
-				r.Max = max
 			}
 		}
 	}
