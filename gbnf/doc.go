@@ -37,9 +37,9 @@
 // "compile" is mask.Compile with a 257-token byte vocabulary or Llama-3:
 //
 //	limit             value       bounds                                worst case allowed, measured
-//	MaxSourceBytes    4 MiB       grammar text: parse time and memory   4 MiB of dense rules: parse 0.11-0.15 s,
+//	MaxSourceBytes    4 MiB       grammar text: parse time and memory   4 MiB of dense rules: parse 0.1-0.2 s,
 //	                              (the IR; for an invalid grammar the   130 MB allocated, 100 MB kept; the same with
-//	                              direct parser's attempt, then the     an undefined rule in the last one: 0.9-1.1 s,
+//	                              direct parser's attempt, then the     an undefined rule in the last one: 0.75-1.1 s,
 //	                              participle AST)                       630 MB allocated — the most any one input costs
 //	MaxRules          65,536      rules (dense per-rule tables)         root ::= r0 | … | r65534: parse and compile
 //	                                                                    1.9 s, 230 MB live (the parse: 0.05 s)

@@ -11,7 +11,7 @@ const (
 	// parser gives up where it finds the problem, and the participle path
 	// (about 5 MB/s, 120 bytes allocated per source byte) reads the whole
 	// source again for the error. So 4 MiB caps a hostile input at about a
-	// second (0.9-1.1 s measured under load, for 4 MiB of dense rules whose
+	// second (0.75-1.1 s measured under load, for 4 MiB of dense rules whose
 	// last one refers to an undefined rule), while leaving room far beyond
 	// hand-written grammars and the grammars JSON Schema conversion
 	// produces (tens of KB, at most 1.6 MB on JSONSchemaBench).
