@@ -41,6 +41,23 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// corpusGrammar converts the JSONSchemaBench schema at path in strict
+// mode; ok is false when strict mode rejects it.
+func corpusGrammar(tb testing.TB, path string) (src string, ok bool) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var doc struct {
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		tb.Fatal(err)
+	}
+	g, err := jsonschema2gbnf.Convert(doc.Schema)
+	return g, err == nil
+}
+
 // BenchmarkParseCorpus measures Parse on what it mostly reads: the
 // grammars jsonschema2gbnf writes for the JSONSchemaBench corpus. It
 // converts every 8th schema (in path order) once, then parses all their
@@ -50,18 +67,8 @@ func BenchmarkParseCorpus(b *testing.B) {
 	var srcs []string
 	size := 0
 	for i := 0; i < len(paths); i += 8 {
-		raw, err := os.ReadFile(paths[i])
-		if err != nil {
-			b.Fatal(err)
-		}
-		var doc struct {
-			Schema json.RawMessage `json:"schema"`
-		}
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			b.Fatal(err)
-		}
-		g, err := jsonschema2gbnf.Convert(doc.Schema)
-		if err != nil {
+		g, ok := corpusGrammar(b, paths[i])
+		if !ok {
 			continue // not convertible in strict mode: not a grammar to parse
 		}
 		srcs = append(srcs, g)
@@ -75,6 +82,33 @@ func BenchmarkParseCorpus(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkParseLarge measures Parse on the converter's largest grammars
+// of the JSONSchemaBench corpus, one at a time: Handwritten/allany20
+// (1.6 MB), Github_ultra/o48661 (1.4 MB) and JsonSchemaStore/detekt-1.22.0
+// (1.0 MB), in MB/s.
+func BenchmarkParseLarge(b *testing.B) {
+	dir := sharedtest.Path(b, "corpus", "jsonschemabench")
+	for _, bc := range []struct{ name, path string }{
+		{"allany20", "Handwritten/allany20.json"},
+		{"o48661", "Github_ultra/o48661.json"},
+		{"detekt", "JsonSchemaStore/detekt-1.22.0.json"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			src, ok := corpusGrammar(b, filepath.Join(dir, bc.path))
+			if !ok {
+				b.Fatalf("%s does not convert in strict mode", bc.path)
+			}
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := gbnf.Parse(src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

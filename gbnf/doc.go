@@ -18,13 +18,17 @@
 // MaxTokenID) is an error naming the limit.
 //
 // A Grammar returned by Parse is never modified afterwards and is safe for
-// concurrent use; so is an Analysis. Parsing runs at about 4-7 MB/s on
-// one core (BenchmarkParse, BenchmarkParseCorpus: 0.15-0.25 µs per byte;
-// participle's work on each rule and its top-level alternatives is about
-// half of it, building the IR a quarter); analyses are linear in the
-// grammar size times a few fixpoint rounds (rules are evaluated callees
-// first, so a rule with 65,535 alternatives is evaluated once, not once
-// per callee).
+// concurrent use; so is an Analysis. A valid grammar parses at about
+// 30-70 MB/s on one core (BenchmarkParseCorpus, BenchmarkParseLarge: the
+// converter's JSONSchemaBench grammars; 15 MB/s on small hand-written
+// ones such as BenchmarkParse's JSON grammar, 40-50 µs for a median 1.6 KB
+// converter grammar): a direct parser reads the tokens straight into the
+// IR, and building the IR (a Node per element) and the collector's work
+// on it are most of the cost. An invalid grammar goes through participle,
+// the definition of the syntax and the source of every error, at about
+// 5 MB/s. Analyses are linear in the grammar size times a few fixpoint
+// rounds (rules are evaluated callees first, so a rule with 65,535
+// alternatives is evaluated once, not once per callee).
 //
 // # Limits
 //
@@ -33,11 +37,12 @@
 // "compile" is mask.Compile with a 257-token byte vocabulary or Llama-3:
 //
 //	limit             value       bounds                                worst case allowed, measured
-//	MaxSourceBytes    4 MiB       grammar text: parse time and memory   4 MiB of dense rules: parse 0.6 s, 530 MB
-//	                              (the AST, then the IR)                allocated, 100 MB kept — the most any one
-//	                                                                    input costs
+//	MaxSourceBytes    4 MiB       grammar text: parse time and memory   4 MiB of dense rules: parse 0.1-0.2 s,
+//	                              (the IR; for an invalid grammar the   130 MB allocated, 100 MB kept; the same with
+//	                              direct parser's attempt, then the     an undefined rule in the last one: 0.75-1.1 s,
+//	                              participle AST)                       630 MB allocated — the most any one input costs
 //	MaxRules          65,536      rules (dense per-rule tables)         root ::= r0 | … | r65534: parse and compile
-//	                                                                    1.9 s, 230 MB live (the parse: 0.3 s)
+//	                                                                    1.9 s, 230 MB live (the parse: 0.05 s)
 //	MaxDepth          1,000       nesting of groups and node trees      999 nested groups: parse and compile
 //	                              (recursion depth everywhere)          (Llama-3) 12 ms
 //	MaxRepeat         100,000     m, n in {m,n} (counter width)         "a"{100000}: compile and accept 100,000

@@ -1,70 +1,29 @@
 package gbnf_test
 
 import (
-	"encoding/json"
 	"errors"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
 	"github.com/structgen/structgen/internal/grammartest"
-	"github.com/structgen/structgen/internal/sharedtest"
 )
 
-// fuzzSeeds adds the corpus (when ../shared is there), the regression
-// suite and the table tests as seeds.
+// fuzzSeeds adds the table tests, the regression suite and the corpus
+// (when ../shared is there) as seeds.
 func fuzzSeeds(f *testing.F) {
-	for _, tt := range printTests {
-		f.Add(tt.src)
-	}
-	for _, tt := range errorTests {
-		f.Add(tt.src)
-	}
-	for _, tt := range leftRecursionTests {
-		f.Add(tt.src)
-	}
-	if dir, err := grammartest.Dir(); err == nil {
-		if cases, err := grammartest.Load(dir); err == nil {
-			for _, c := range cases {
-				f.Add(c.Grammar)
-			}
-		}
-	}
-	shared, _ := sharedtest.Find()
-	if shared == "" {
-		return
-	}
-	paths, _ := filepath.Glob(filepath.Join(shared, "corpus", "llama-grammars", "*.gbnf"))
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(string(b))
-		}
-	}
-	var cases []struct {
-		Grammar string `json:"grammar"`
-	}
-	for _, name := range []string{"llama-grammar-parser-cases.json", "llama-grammar-cases.json"} {
-		b, err := os.ReadFile(filepath.Join(shared, "corpus", name))
-		if err != nil {
-			continue
-		}
-		cases = cases[:0]
-		if json.Unmarshal(b, &cases) == nil {
-			for _, c := range cases {
-				if c.Grammar != "" {
-					f.Add(c.Grammar)
-				}
-			}
-		}
+	for _, src := range testSources(f) {
+		f.Add(src)
 	}
 }
 
-// FuzzParse: Parse never panics or hangs; an error is positioned inside
-// the source; a grammar prints to GBNF that parses back to an equal
-// grammar, and printing is a fixpoint.
+// FuzzParse: Parse never panics or hangs; it returns what the reference
+// path (participle) returns, grammar or error, and the direct parser
+// accepts exactly the valid grammars (checkDirect); an error is
+// positioned inside the source; a grammar prints to GBNF that parses back
+// to an equal grammar, and printing is a fixpoint.
 //
 // For short inputs it also checks the parser against the grammar of GBNF
 // (testdata/grammars/40-gbnf.txtar) run by the reference recognizer: what
@@ -80,6 +39,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
+		checkDirect(t, "input", src)
 		g, err := gbnf.Parse(src)
 		if err != nil {
 			if g != nil {

@@ -99,9 +99,9 @@ type tokenRef struct {
 
 // scanner is the GBNF lexer. It reads the whole source up front, so that
 // the newline rules and the nesting limit are applied before the
-// (recursive) participle parser runs. It checks literals, classes and
-// token references; the lowering decodes them again from the source at
-// the token's offset (decoding is cheaper than keeping the results).
+// (recursive) parsers run. It checks literals, classes and token
+// references; the lowering decodes them again from the token's text
+// (decoding is cheaper than keeping the results).
 //
 // Newlines: llama.cpp ends a rule at a newline, except inside parentheses
 // and right after "::=" or "|" (and between rules, where blank lines are
@@ -115,16 +115,14 @@ type scanner struct {
 	braces bool // inside {...}: digits lex as tkInt
 
 	// toks are the tokens, EOF last, in compact form: no pointers for
-	// the collector to scan, and a fifth of lexer.Token's size.
-	// parseRules turns them into lexer.Tokens a few rules at a time.
+	// the collector to scan, and a fifth of lexer.Token's size. The
+	// direct parser reads them as they are; parseRules turns them into
+	// lexer.Tokens for participle a few rules at a time.
 	toks []ctok
 
 	lineStarts []int
-	line       int // lexPos: the line of the last position asked for
-
-	// scanLiteral's and scanClass's buffers
-	chars []litChar
-	items []classItem
+	line       int // linePos: the line of the last position asked for
+	defines    int // "::=" tokens: about how many rules
 
 	// fatal is set when scanning stopped at a limit (nesting depth):
 	// the parser must not run at all.
@@ -157,16 +155,16 @@ func (s *scanner) posAt(off int) Pos {
 	return Pos{Offset: off, Line: line, Col: off - s.lineStarts[line-1] + 1}
 }
 
-// lexPos is posAt for offsets asked for in increasing order (the
+// linePos is posAt for offsets asked for in increasing order (the
 // tokens): it moves a line cursor forward instead of searching.
-func (s *scanner) lexPos(off int) lexer.Position {
+func (s *scanner) linePos(off int) Pos {
 	if off < s.lineStarts[s.line-1] {
 		s.line = 1
 	}
 	for s.line < len(s.lineStarts) && s.lineStarts[s.line] <= off {
 		s.line++
 	}
-	return lexer.Position{Offset: off, Line: s.line, Column: off - s.lineStarts[s.line-1] + 1}
+	return Pos{Offset: off, Line: s.line, Col: off - s.lineStarts[s.line-1] + 1}
 }
 
 // ctok is a token in compact form: its type and its source span.
@@ -193,7 +191,8 @@ func (t ctok) isEOF() bool { return t.typ == int8(lexer.EOF) }
 // token returns toks[i] as participle's lexer.Token.
 func (s *scanner) token(i int) lexer.Token {
 	t := s.toks[i]
-	tok := lexer.Token{Type: t.Type(), Pos: s.lexPos(int(t.off))}
+	p := s.linePos(int(t.off))
+	tok := lexer.Token{Type: t.Type(), Pos: lexer.Position{Offset: p.Offset, Line: p.Line, Column: p.Col}}
 	switch tok.Type {
 	case lexer.EOF:
 	case tkEOL:
@@ -204,15 +203,6 @@ func (s *scanner) token(i int) lexer.Token {
 		tok.Value = s.src[t.off:t.end]
 	}
 	return tok
-}
-
-// tokens returns all the tokens as lexer.Tokens (for error messages).
-func (s *scanner) tokens() []lexer.Token {
-	out := make([]lexer.Token, len(s.toks))
-	for i := range s.toks {
-		out[i] = s.token(i)
-	}
-	return out
 }
 
 // lexErr stops scanning with a lexical error at off.
@@ -237,6 +227,10 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func (s *scanner) run() {
 	s.toks = make([]ctok, 0, len(s.src)/4+1)
 	for s.pos < len(s.src) {
+		if c := s.src[s.pos]; c == ' ' || c == '\t' { // blanks
+			s.pos++
+			continue
+		}
 		if le := s.next(); le != nil {
 			if s.fatal == nil {
 				s.invalid = &Error{Pos: s.posAt(le.off), Msg: le.msg}
@@ -251,15 +245,14 @@ func (s *scanner) run() {
 	s.emit(lexer.EOF, len(s.src), len(s.src))
 }
 
-// next scans one token (or skips one run of blanks).
+// next scans one token, comment or newline (run skips the blanks
+// between tokens itself).
 func (s *scanner) next() *lexErr {
 	src := s.src
 	start := s.pos
 	c := src[start]
-	switch {
-	case c == ' ' || c == '\t':
-		s.pos++
-	case c == '#':
+	switch c {
+	case '#':
 		for s.pos < len(src) && src[s.pos] != '\n' && src[s.pos] != '\r' {
 			r, size := utf8.DecodeRuneInString(src[s.pos:])
 			if r == 0 {
@@ -270,7 +263,7 @@ func (s *scanner) next() *lexErr {
 			}
 			s.pos += size
 		}
-	case c == '\n' || c == '\r':
+	case '\n', '\r':
 		s.pos++
 		switch s.lastType() {
 		case 0, tkEOL, tkDefine, tkPipe:
@@ -280,30 +273,28 @@ func (s *scanner) next() *lexErr {
 				s.emit(tkEOL, start, s.pos)
 			}
 		}
-	case c == '"':
-		chars, end, err := scanLiteral(src, start, s.chars[:0])
-		s.chars = chars
+	case '"':
+		end, err := skipChars(src, start, '"')
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkString, start, end)
-	case c == '[':
-		items, _, end, err := scanClass(src, start, s.items[:0])
-		s.items = items
+	case '[':
+		end, err := skipChars(src, start, ']')
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkClass, start, end)
-	case c == '<' || c == '!':
+	case '<', '!':
 		_, end, err := scanTokenRef(src, start)
 		if err != nil {
 			return err
 		}
 		s.pos = end
 		s.emit(tkTokenRef, start, end)
-	case c == '(':
+	case '(':
 		s.depth++
 		if s.depth > MaxDepth {
 			s.fatal = &Error{Pos: s.posAt(start), Msg: fmt.Sprintf("parentheses nested more than %d deep (limit MaxDepth)", MaxDepth)}
@@ -311,79 +302,88 @@ func (s *scanner) next() *lexErr {
 		}
 		s.pos++
 		s.emit(tkLParen, start, s.pos)
-	case c == ')':
+	case ')':
 		if s.depth > 0 {
 			s.depth--
 		}
 		s.pos++
 		s.emit(tkRParen, start, s.pos)
-	case c == '{':
+	case '{':
 		s.braces = true
 		s.pos++
 		s.emit(tkLBrace, start, s.pos)
-	case c == '}':
+	case '}':
 		s.braces = false
 		s.pos++
 		s.emit(tkRBrace, start, s.pos)
-	case c == ',':
+	case ',':
 		s.pos++
 		s.emit(tkComma, start, s.pos)
-	case c == '|':
+	case '|':
 		s.pos++
 		s.emit(tkPipe, start, s.pos)
-	case c == '.':
+	case '.':
 		s.pos++
 		s.emit(tkDot, start, s.pos)
-	case c == '*':
+	case '*':
 		s.pos++
 		s.emit(tkStar, start, s.pos)
-	case c == '+':
+	case '+':
 		s.pos++
 		s.emit(tkPlus, start, s.pos)
-	case c == '?':
+	case '?':
 		s.pos++
 		s.emit(tkQuestion, start, s.pos)
-	case c == ':':
+	case ':':
 		if len(src)-start >= 3 && src[start:start+3] == "::=" {
 			s.pos += 3
+			s.defines++
 			s.emit(tkDefine, start, s.pos)
 			return nil
 		}
 		return errAt(start, "expected ::=")
-	case s.braces && isDigit(c):
-		for s.pos < len(src) && isDigit(src[s.pos]) {
-			s.pos++
-		}
-		s.emit(tkInt, start, s.pos)
-	case isWordChar(c):
-		for s.pos < len(src) && isWordChar(src[s.pos]) {
-			s.pos++
-		}
-		s.emit(tkName, start, s.pos)
-	case c == 0:
-		return errAt(start, "NUL byte in grammar")
 	default:
-		r, size := utf8.DecodeRuneInString(src[start:])
-		if r == utf8.RuneError && size <= 1 {
-			return errAt(start, "invalid UTF-8 byte 0x%02X", c)
+		switch {
+		case s.braces && isDigit(c):
+			for s.pos < len(src) && isDigit(src[s.pos]) {
+				s.pos++
+			}
+			s.emit(tkInt, start, s.pos)
+		case isWordChar(c):
+			for s.pos < len(src) && isWordChar(src[s.pos]) {
+				s.pos++
+			}
+			s.emit(tkName, start, s.pos)
+		case c == 0:
+			return errAt(start, "NUL byte in grammar")
+		default:
+			r, size := utf8.DecodeRuneInString(src[start:])
+			if r == utf8.RuneError && size <= 1 {
+				return errAt(start, "invalid UTF-8 byte 0x%02X", c)
+			}
+			return errAt(start, "unexpected character %q", r)
 		}
-		return errAt(start, "unexpected character %q", r)
 	}
 	return nil
 }
+
+// plainChar reports whether c is a char of a literal or class on its own:
+// ASCII, and neither an escape nor NUL. scanChar's first case, which its
+// callers test inline.
+func plainChar(c byte) bool { return c != '\\' && c != 0 && c < utf8.RuneSelf }
 
 // scanChar decodes one char of a literal or class at start, with exactly
 // llama.cpp's escapes, and returns the offset after it. The quote or
 // bracket that ends the literal is checked by the caller.
 func scanChar(src string, start int) (litChar, int, *lexErr) {
 	c := src[start]
+	if plainChar(c) {
+		return litChar{r: rune(c), off: start}, start + 1, nil
+	}
 	if c == 0 {
 		return litChar{}, 0, errAt(start, "NUL byte in grammar")
 	}
 	if c != '\\' {
-		if c < utf8.RuneSelf {
-			return litChar{r: rune(c), off: start}, start + 1, nil
-		}
 		r, size := utf8.DecodeRuneInString(src[start:])
 		if r == utf8.RuneError && size <= 1 {
 			return litChar{}, 0, errAt(start, "invalid UTF-8 byte 0x%02X", c)
@@ -448,23 +448,29 @@ func scanChar(src string, start int) (litChar, int, *lexErr) {
 	return litChar{r: rune(v), off: start}, p + hex, nil
 }
 
-// scanLiteral reads the string literal at start (its opening quote),
-// appends its chars to chars, and returns them and the offset after the
-// closing quote.
-func scanLiteral(src string, start int, chars []litChar) ([]litChar, int, *lexErr) {
-	p := start + 1
-	for {
-		if p >= len(src) {
-			return chars, 0, errAt(start, "unterminated string literal")
+// skipChars checks the string literal or class at start (its quote or
+// "[") and returns the offset after it. It reads what the lowerer decodes
+// (lowerer.literal, scanClass) without decoding it, so with the same
+// errors: each char is what scanChar reads, up to the first term ('"' or
+// ']') that is not part of an escape; a class's "^" and "-" are chars of
+// their own here. Runs of plain ASCII are skipped a byte at a time.
+func skipChars(src string, start int, term byte) (int, *lexErr) {
+	for p := start + 1; ; {
+		for p < len(src) && src[p] != term && plainChar(src[p]) {
+			p++
 		}
-		if src[p] == '"' {
-			return chars, p + 1, nil
+		switch {
+		case p >= len(src) && term == '"':
+			return 0, errAt(start, "unterminated string literal")
+		case p >= len(src):
+			return 0, errAt(start, "unterminated character class")
+		case src[p] == term:
+			return p + 1, nil
 		}
-		ch, next, err := scanChar(src, p)
+		_, next, err := scanChar(src, p)
 		if err != nil {
-			return chars, 0, err
+			return 0, err
 		}
-		chars = append(chars, ch)
 		p = next
 	}
 }
@@ -489,9 +495,12 @@ func scanClass(src string, start int, items []classItem) ([]classItem, bool, int
 		if src[p] == ']' {
 			return items, negated, p + 1, nil
 		}
-		lo, next, err := scanChar(src, p)
-		if err != nil {
-			return items, false, 0, err
+		lo, next := litChar{r: rune(src[p]), off: p}, p+1
+		if !plainChar(src[p]) {
+			var err *lexErr
+			if lo, next, err = scanChar(src, p); err != nil {
+				return items, false, 0, err
+			}
 		}
 		p = next
 		it := classItem{lo: lo, hi: lo}
@@ -500,9 +509,12 @@ func scanClass(src string, start int, items []classItem) ([]classItem, bool, int
 			if p >= len(src) {
 				return items, false, 0, errAt(start, "unterminated character class")
 			}
-			hi, next, err := scanChar(src, p)
-			if err != nil {
-				return items, false, 0, err
+			hi, next := litChar{r: rune(src[p]), off: p}, p+1
+			if !plainChar(src[p]) {
+				var err *lexErr
+				if hi, next, err = scanChar(src, p); err != nil {
+					return items, false, 0, err
+				}
 			}
 			p = next
 			it.hi = hi

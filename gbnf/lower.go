@@ -10,8 +10,10 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// lowerer turns the participle AST into the IR, checking what the syntax
-// cannot: references, ranges, code points, repetition bounds and limits.
+// lowerer builds the IR, checking what the syntax cannot: references,
+// ranges, code points, repetition bounds and limits. lower walks the
+// participle AST; the direct parser (direct.go) calls the same steps as
+// it reads the tokens.
 type lowerer struct {
 	s     *scanner
 	errs  errorCollector
@@ -27,49 +29,58 @@ type lowerer struct {
 	prod    int
 
 	// literal's and class's buffers
-	chars []litChar
+	buf   []rune
 	items []classItem
 
-	// The nodes and their Subs are cut from chunks (node, subs): one
-	// allocation for many nodes. stack holds the parts of the sequences
-	// and alternatives being lowered.
-	nodes  []Node
-	ptrs   []*Node
-	stack  []*Node
-	chunks int
-	ranges []rune // class's buffer
+	// The rules, the nodes, their Subs and their Runes and Ranges are
+	// cut from chunks: one allocation for many. stack holds the parts of
+	// the sequences and alternatives being lowered.
+	ruleChunks chunks[Rule]
+	nodes      chunks[Node]
+	ptrs       chunks[*Node]
+	runes      chunks[rune]
+	stack      []*Node
 }
 
-// chunk is the size of the next chunk of nodes or pointers: small for
-// small grammars, growing to 1024.
-func (l *lowerer) chunk() int {
-	l.chunks++
-	return 16 << min(l.chunks/2, 6)
+// chunks hands out slices cut from larger allocations, which grow from
+// 16 to 1024 elements as they are used up: small for small grammars.
+type chunks[T any] struct {
+	free []T
+	n    int // chunks allocated
 }
 
-// node returns a pointer to a copy of n in the current chunk.
-func (l *lowerer) node(n Node) *Node {
-	if len(l.nodes) == 0 {
-		l.nodes = make([]Node, l.chunk())
+// take cuts k elements. The slice's capacity is its length, so that
+// appending to it never writes into a neighbour's.
+func (c *chunks[T]) take(k int) []T {
+	if len(c.free) < k {
+		c.n++
+		c.free = make([]T, max(k, 16<<min(c.n/2, 6)))
 	}
-	p := &l.nodes[0]
-	*p = n
-	l.nodes = l.nodes[1:]
-	return p
+	out := c.free[:k:k]
+	c.free = c.free[k:]
+	return out
 }
 
-// subs moves stack[base:] into a slice of its own (its capacity its
-// length, so that appending to it never writes into a neighbour's).
+// node returns a new node in the current chunk. The callers fill it in
+// place: copying a whole Node in costs a write barrier over all its
+// pointer fields while the collector runs (bulkBarrierPreWrite, a sixth
+// of Parse's instructions on Handwritten/allany20's grammar).
+func (l *lowerer) node(op Op, p Pos) *Node {
+	n := &l.nodes.take(1)[0]
+	n.Op, n.Pos = op, p
+	return n
+}
+
+// subs moves stack[base:] into a slice of its own.
 func (l *lowerer) subs(base int) []*Node {
-	k := len(l.stack) - base
-	if len(l.ptrs) < k {
-		l.ptrs = make([]*Node, max(k, l.chunk()))
-	}
-	out := l.ptrs[:k:k]
-	l.ptrs = l.ptrs[k:]
+	out := l.ptrs.take(len(l.stack) - base)
 	copy(out, l.stack[base:])
 	l.stack = l.stack[:base]
 	return out
+}
+
+func newLowerer(s *scanner) *lowerer {
+	return &lowerer{s: s, ids: map[string]RuleID{}}
 }
 
 type repeatOp struct {
@@ -84,7 +95,6 @@ func (l *lowerer) pos(p lexer.Position) Pos {
 }
 
 func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
-	l.ids = map[string]RuleID{}
 	if len(ast.Rules) == 0 {
 		l.errs.add(Pos{Line: 1, Col: 1}, "grammar has no rules")
 		return nil
@@ -93,33 +103,55 @@ func (l *lowerer) lower(ast *astGrammar, root string) *Grammar {
 	// llama.cpp, a later definition of the same name replaces the
 	// earlier one.
 	for _, ar := range ast.Rules {
-		if _, ok := l.ids[ar.Name]; ok {
-			continue
-		}
-		if len(l.rules) >= MaxRules {
-			l.errs.add(l.pos(ar.Pos), "more than %d rules (MaxRules)", MaxRules)
+		if l.declare(ar.Name, l.pos(ar.Pos)) == nil {
 			return nil
 		}
-		id := RuleID(len(l.rules))
-		l.ids[ar.Name] = id
-		l.rules = append(l.rules, &Rule{ID: id, Name: ar.Name})
 	}
 	for _, ar := range ast.Rules {
 		r := l.rules[l.ids[ar.Name]]
 		r.Pos = l.pos(ar.Pos)
-		l.repeats, l.prod = l.repeats[:0], 1
+		l.startBody()
 		r.Body = l.alts(ar.Body, 0)
-		if r.Body != nil && l.prod > MaxRepeatProduct {
-			l.checkRepeatProduct(r.Body, 1)
-		}
+		l.checkBody(r.Body)
 	}
+	return l.finish(root)
+}
+
+// declare returns the rule named name, giving it the next id if it has
+// none yet; nil (and an error at p) when that would pass MaxRules.
+func (l *lowerer) declare(name string, p Pos) *Rule {
+	if id, ok := l.ids[name]; ok {
+		return l.rules[id]
+	}
+	if len(l.rules) >= MaxRules {
+		l.errs.add(p, "more than %d rules (MaxRules)", MaxRules)
+		return nil
+	}
+	r := &l.ruleChunks.take(1)[0]
+	r.ID, r.Name = RuleID(len(l.rules)), name
+	l.ids[name] = r.ID
+	l.rules = append(l.rules, r)
+	return r
+}
+
+// startBody readies the repetition bookkeeping for a rule body.
+func (l *lowerer) startBody() { l.repeats, l.prod = l.repeats[:0], 1 }
+
+// checkBody enforces MaxRepeatProduct on a lowered rule body (nil after
+// an error); false when it is over.
+func (l *lowerer) checkBody(body *Node) bool {
+	return body == nil || l.prod <= MaxRepeatProduct || l.checkRepeatProduct(body, 1)
+}
+
+// finish resolves the rule references and the root.
+func (l *lowerer) finish(root string) *Grammar {
 	for _, n := range l.refs {
-		if _, ok := l.ids[n.TokenText]; !ok {
+		id, ok := l.ids[n.TokenText]
+		if !ok {
 			l.errs.add(n.Pos, "undefined rule %q", n.TokenText)
 			continue
 		}
-		n.Rule = l.ids[n.TokenText]
-		n.TokenText = ""
+		n.Rule, n.TokenText = id, ""
 	}
 	rid, ok := l.ids[root]
 	if !ok {
@@ -149,22 +181,33 @@ func (l *lowerer) alts(a *astAlts, depth int) *Node {
 			l.stack = l.stack[:base]
 			return nil
 		}
-		if n.Op == OpAlt { // a group of alternatives: splice
-			l.stack = append(l.stack, n.Subs...)
-		} else {
-			l.stack = append(l.stack, n)
-		}
+		l.addAlt(n)
 	}
+	return l.endAlts(base, p)
+}
+
+// addAlt pushes alternative n; a group of alternatives is spliced.
+func (l *lowerer) addAlt(n *Node) {
+	if n.Op == OpAlt {
+		l.stack = append(l.stack, n.Subs...)
+	} else {
+		l.stack = append(l.stack, n)
+	}
+}
+
+// endAlts pops the alternatives pushed since base, as one node at p.
+func (l *lowerer) endAlts(base int, p Pos) *Node {
 	if len(l.stack)-base == 1 {
 		n := l.stack[base]
 		l.stack = l.stack[:base]
 		return n
 	}
-	return l.node(Node{Op: OpAlt, Pos: p, Subs: l.subs(base)})
+	n := l.node(OpAlt, p)
+	n.Subs = l.subs(base)
+	return n
 }
 
 func (l *lowerer) seq(sq *astSeq, depth int) *Node {
-	p := l.pos(sq.Pos)
 	base := len(l.stack)
 	for i := range sq.Items {
 		n := l.item(&sq.Items[i], depth)
@@ -172,27 +215,38 @@ func (l *lowerer) seq(sq *astSeq, depth int) *Node {
 			l.stack = l.stack[:base]
 			return nil
 		}
-		switch n.Op {
-		case OpEmpty: // "" in a sequence adds nothing
-		case OpSeq:
-			l.stack = append(l.stack, n.Subs...)
-		default:
-			l.stack = append(l.stack, n)
-		}
+		l.addPart(n)
 	}
+	// The sequence starts at its first item's token, if it has any.
+	return l.endSeq(base, l.pos(sq.Pos))
+}
+
+// addPart pushes the sequence part n: "" adds nothing, a sequence is
+// spliced.
+func (l *lowerer) addPart(n *Node) {
+	switch n.Op {
+	case OpEmpty:
+	case OpSeq:
+		l.stack = append(l.stack, n.Subs...)
+	default:
+		l.stack = append(l.stack, n)
+	}
+}
+
+// endSeq pops the parts pushed since base, as one node; a sequence that
+// starts at p and has no parts is OpEmpty at p.
+func (l *lowerer) endSeq(base int, p Pos) *Node {
 	switch len(l.stack) - base {
 	case 0:
-		if len(sq.Items) > 0 {
-			p = l.pos(sq.Items[0].Primary.Pos)
-		}
-		return l.node(Node{Op: OpEmpty, Pos: p})
+		return l.node(OpEmpty, p)
 	case 1:
 		n := l.stack[base]
 		l.stack = l.stack[:base]
 		return n
 	}
-	p = l.stack[base].Pos
-	return l.node(Node{Op: OpSeq, Pos: p, Subs: l.subs(base)})
+	n := l.node(OpSeq, l.stack[base].Pos)
+	n.Subs = l.subs(base)
+	return n
 }
 
 func (l *lowerer) item(it *astItem, depth int) *Node {
@@ -200,65 +254,80 @@ func (l *lowerer) item(it *astItem, depth int) *Node {
 		return nil
 	}
 	n := l.primary(&it.Primary, depth+len(it.Post))
-	if n == nil {
-		return nil
-	}
 	for i := range it.Post {
+		if n == nil {
+			break
+		}
 		pf := &it.Post[i]
-		l.stack = append(l.stack, n)
-		r := l.node(Node{Op: OpRepeat, Pos: n.Pos, Subs: l.subs(len(l.stack) - 1)})
-		l.repeats = append(l.repeats, repeatOp{r, l.pos(pf.Pos)})
-		switch pf.Kind {
-		case tkStar:
-			r.Min, r.Max = 0, Unbounded
-		case tkPlus:
-			r.Min, r.Max = 1, Unbounded
-		case tkQuestion:
-			r.Min, r.Max = 0, 1
-		default:
-			pp := l.pos(pf.Pos)
-			lo, ok := parseBound(pf.Min)
-			if !ok {
-				l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Min, MaxRepeat)
-				return nil
-			}
-			r.Min, r.Max = lo, lo
-			if pf.Comma {
-				r.Max = Unbounded
-				if pf.Max != "" {
-					hi, ok := parseBound(pf.Max)
-					if !ok {
-						l.errs.add(pp, "repetition bound %s is over the limit %d (MaxRepeat)", pf.Max, MaxRepeat)
-						return nil
-					}
-					if hi < lo {
-						l.errs.add(pp, "repetition {%d,%d} has its minimum above its maximum", lo, hi)
-						return nil
-					}
-					r.Max = hi
-				}
-			}
-		}
-		if l.prod <= MaxRepeatProduct {
-			l.prod *= repeatFactor(r)
-		}
-		n = r
+		n = l.repeat(n, pf.Kind, l.pos(pf.Pos), pf.Min, pf.Max, pf.Comma)
 	}
 	return n
 }
 
+// repeat wraps n in the repetition whose operator (tkStar, tkPlus,
+// tkQuestion, or tkLBrace for {lo}, {lo,} with comma, {lo,hi}) is at op.
+func (l *lowerer) repeat(n *Node, kind lexer.TokenType, op Pos, lo, hi string, comma bool) *Node {
+	l.stack = append(l.stack, n)
+	r := l.node(OpRepeat, n.Pos)
+	r.Subs = l.subs(len(l.stack) - 1)
+	l.repeats = append(l.repeats, repeatOp{r, op})
+	switch kind {
+	case tkStar:
+		r.Min, r.Max = 0, Unbounded
+	case tkPlus:
+		r.Min, r.Max = 1, Unbounded
+	case tkQuestion:
+		r.Min, r.Max = 0, 1
+	default:
+		var ok bool
+		if r.Min, ok = parseBound(lo); !ok {
+			l.errs.add(op, "repetition bound %s is over the limit %d (MaxRepeat)", lo, MaxRepeat)
+			return nil
+		}
+		r.Max = r.Min
+		if comma {
+			r.Max = Unbounded
+			if hi != "" {
+				if r.Max, ok = parseBound(hi); !ok {
+					l.errs.add(op, "repetition bound %s is over the limit %d (MaxRepeat)", hi, MaxRepeat)
+					return nil
+				}
+				if r.Max < r.Min {
+					l.errs.add(op, "repetition {%d,%d} has its minimum above its maximum", r.Min, r.Max)
+					return nil
+				}
+			}
+		}
+	}
+	if l.prod <= MaxRepeatProduct {
+		l.prod *= repeatFactor(r)
+	}
+	return r
+}
+
 func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
-	p := l.pos(pr.Pos)
-	switch pr.Kind {
+	if pr.Kind == tkLParen {
+		return l.alts(pr.Group, depth+1)
+	}
+	return l.leaf(pr.Kind, l.pos(pr.Pos), pr.Text)
+}
+
+// leaf lowers an element of one token: its kind (tkString, tkClass,
+// tkDot, tkTokenRef or tkName) and source text, at p.
+func (l *lowerer) leaf(kind lexer.TokenType, p Pos, text string) *Node {
+	switch kind {
 	case tkString:
-		return l.literal(pr.Pos.Offset, p)
+		return l.literal(text, p)
 	case tkClass:
-		return l.class(pr.Pos.Offset, p)
+		return l.class(p.Offset, p)
 	case tkDot:
-		return l.node(Node{Op: OpClass, Pos: p, Negated: true})
+		n := l.node(OpClass, p)
+		n.Negated = true
+		return n
 	case tkTokenRef:
-		ref, _, _ := scanTokenRef(l.s.src, pr.Pos.Offset) // checked by the scanner
-		n := l.node(Node{Op: OpToken, Pos: p, Negated: ref.negated, Token: int32(ref.id)})
+		ref, _, _ := scanTokenRef(l.s.src, p.Offset) // checked by the scanner
+		n := l.node(OpToken, p)
+		n.Negated, n.Token = ref.negated, int32(ref.id)
 		if ref.byText {
 			n.Token = -1
 			n.TokenText = ref.text
@@ -266,13 +335,12 @@ func (l *lowerer) primary(pr *astPrimary, depth int) *Node {
 		return n
 	case tkName:
 		// The name waits in TokenText until all rules are known.
-		n := l.node(Node{Op: OpRule, Pos: p, TokenText: pr.Name})
+		n := l.node(OpRule, p)
+		n.TokenText = text
 		l.refs = append(l.refs, n)
 		return n
-	case tkLParen:
-		return l.alts(pr.Group, depth+1)
 	}
-	// Unreachable: astItem.Parse sets one of the above.
+	// Unreachable: astItem.Parse and the direct parser read only these.
 	l.errs.add(p, "internal error: empty element")
 	return nil
 }
@@ -290,25 +358,36 @@ func (l *lowerer) badRune(off int, r rune) {
 	l.errs.add(l.s.posAt(off), "U+%X is above U+10FFFF, the largest code point", r)
 }
 
-func (l *lowerer) literal(off int, p Pos) *Node {
-	chars, _, _ := scanLiteral(l.s.src, off, l.chars[:0]) // checked by the scanner
-	l.chars = chars
-	if len(chars) == 0 {
-		return l.node(Node{Op: OpEmpty, Pos: p})
+// literal lowers the string literal text (quotes included) at p.
+func (l *lowerer) literal(text string, p Pos) *Node {
+	body, off := text[1:len(text)-1], p.Offset+1
+	if body == "" {
+		return l.node(OpEmpty, p)
 	}
-	runes := make([]rune, len(chars))
+	runes := l.buf[:0]
 	ok := true
-	for i, c := range chars {
+	for i := 0; i < len(body); {
+		if plainChar(body[i]) {
+			runes = append(runes, rune(body[i]))
+			i++
+			continue
+		}
+		c, next, _ := scanChar(l.s.src, off+i) // checked by the scanner
 		if !scalar(c.r) {
 			l.badRune(c.off, c.r)
 			ok = false
 		}
-		runes[i] = c.r
+		runes = append(runes, c.r)
+		i = next - off
 	}
+	l.buf = runes
 	if !ok {
 		return nil
 	}
-	return l.node(Node{Op: OpLiteral, Pos: p, Runes: runes})
+	n := l.node(OpLiteral, p)
+	n.Runes = l.runes.take(len(runes))
+	copy(n.Runes, runes)
+	return n
 }
 
 func (l *lowerer) class(off int, p Pos) *Node {
@@ -318,7 +397,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 		l.errs.add(p, "empty character class")
 		return nil
 	}
-	ranges := l.ranges[:0]
+	ranges := l.buf[:0]
 	ok := true
 	for _, it := range items {
 		lo, hi := it.lo.r, it.hi.r
@@ -346,11 +425,18 @@ func (l *lowerer) class(off int, p Pos) *Node {
 			continue
 		}
 	}
-	l.ranges = ranges
+	l.buf = ranges
 	if !ok {
 		return nil
 	}
-	return l.node(Node{Op: OpClass, Pos: p, Negated: negated, Ranges: NormalizeRanges(ranges)})
+	if !normalized(ranges) {
+		ranges = NormalizeRanges(ranges)
+	}
+	out := l.runes.take(len(ranges))
+	copy(out, ranges)
+	n := l.node(OpClass, p)
+	n.Negated, n.Ranges = negated, out
+	return n
 }
 
 // scalarRanges returns the scalar values of [lo, hi] as ranges.

@@ -9,7 +9,6 @@ import (
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
 	"github.com/structgen/structgen/internal/grammartest"
-	"github.com/structgen/structgen/internal/sharedtest"
 )
 
 // metaGrammar loads the GBNF grammar of GBNF from the regression suite.
@@ -54,28 +53,9 @@ func TestMetaGrammar(t *testing.T) {
 	}
 	r := earley.New(meta)
 	var srcs []string
-	for _, tt := range printTests {
-		srcs = append(srcs, tt.src)
-	}
-	for _, tt := range errorTests {
-		srcs = append(srcs, tt.src)
-	}
-	for _, tt := range leftRecursionTests {
-		srcs = append(srcs, tt.src)
-	}
-	for _, cs := range grammartest.Cases(t) {
-		if len(cs.Grammar) < 2000 {
-			srcs = append(srcs, cs.Grammar)
-		}
-	}
-	if dir, _ := sharedtest.Find(); dir != "" {
-		paths, _ := filepath.Glob(filepath.Join(dir, "corpus", "llama-grammars", "*.gbnf"))
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srcs = append(srcs, string(b))
+	for _, src := range testSources(t) {
+		if len(src) < 2000 {
+			srcs = append(srcs, src)
 		}
 	}
 	checked := 0

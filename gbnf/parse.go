@@ -3,6 +3,7 @@ package gbnf
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/alecthomas/participle/v2"
@@ -11,6 +12,13 @@ import (
 
 // The participle AST. Field names are exported for participle; the types
 // are not. Positions come from the tokens.
+//
+// This grammar is the definition of GBNF's syntax here, and its path
+// (participle, then the lowering of the AST) is the reference: Parse
+// reads a valid grammar with the direct parser (direct.go), which
+// follows this grammar token for token and is checked against this path
+// (TestDirectParser, FuzzParse), and leaves everything else, so every
+// error, to this path.
 
 // The source is parsed one rule at a time (the scanner's EOL tokens end
 // a rule), which keeps participle's bookkeeping per rule: parsing a whole
@@ -71,13 +79,13 @@ type astItem struct {
 }
 
 // astPrimary is an element: a token (Kind: tkString, tkClass, tkDot,
-// tkTokenRef or tkName, whose text is Name; literals, classes and token
-// references are decoded from the source at Pos when lowering) or a
-// group (Kind tkLParen).
+// tkTokenRef or tkName, whose source is Text; literals, classes and
+// token references are decoded from it when lowering) or a group (Kind
+// tkLParen).
 type astPrimary struct {
 	Pos   lexer.Position
 	Kind  lexer.TokenType
-	Name  string
+	Text  string
 	Group *astAlts
 }
 
@@ -98,10 +106,8 @@ func (it *astItem) Parse(lex *lexer.PeekingLexer) error {
 	pr := &it.Primary
 	pr.Pos, pr.Kind = t.Pos, t.Type
 	switch t.Type {
-	case tkString, tkClass, tkDot, tkTokenRef:
-		lex.Next()
-	case tkName:
-		pr.Name = lex.Next().Value
+	case tkString, tkClass, tkDot, tkTokenRef, tkName:
+		pr.Text = lex.Next().Value
 	case tkLParen:
 		lex.Next()
 		g, err := parseGroup(lex)
@@ -275,7 +281,26 @@ func Parse(src string) (*Grammar, error) {
 }
 
 // ParseWithRoot parses GBNF source with the named rule as the root.
+//
+// A source without a lexical error is first read by the direct parser
+// (direct.go); what it leaves (every invalid grammar, and grammars at a
+// limit of participle's) goes through participle, the lowering of its AST,
+// and their errors.
 func ParseWithRoot(src, root string) (*Grammar, error) {
+	s, err := scan(src)
+	if err != nil {
+		return nil, err
+	}
+	if s.invalid == nil {
+		if g := parseDirect(s, root); g != nil {
+			return g, nil
+		}
+	}
+	return s.parseParticiple(root)
+}
+
+// scan runs the scanner on src; an error when src is over a limit.
+func scan(src string) (*scanner, error) {
 	if len(src) > MaxSourceBytes {
 		return nil, ErrorList{{Pos: Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("grammar is %d bytes, over the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}}
 	}
@@ -284,6 +309,12 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 	if s.fatal != nil {
 		return nil, ErrorList{s.fatal}
 	}
+	return s, nil
+}
+
+// parseParticiple parses the scanner's tokens with participle and lowers
+// the AST: the reference path, and the one that words the errors.
+func (s *scanner) parseParticiple(root string) (*Grammar, error) {
 	if e := s.countRules(); e != nil {
 		return nil, ErrorList{e}
 	}
@@ -295,7 +326,7 @@ func ParseWithRoot(src, root string) (*Grammar, error) {
 		// The parser stops at the invalid token at the latest.
 		return nil, ErrorList{s.invalid}
 	}
-	l := &lowerer{s: s}
+	l := newLowerer(s)
 	g := l.lower(ast, root)
 	if err := l.errs.err(); err != nil {
 		return nil, err
@@ -326,30 +357,28 @@ func (s *scanner) syntaxError(err error) *Error {
 func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 	t := ute.Unexpected
 	what := describe(t)
-	// Find the previous token to say what the parser was doing.
-	toks := s.tokens()
-	prev := lexer.Token{}
-	for i, tk := range toks {
-		if tk.Pos.Offset >= t.Pos.Offset {
-			if i > 0 {
-				prev = toks[i-1]
-			}
-			break
-		}
+	// The token before it says what the parser was doing. (Over the
+	// scanner's compact tokens: their offsets increase.)
+	i := sort.Search(len(s.toks), func(i int) bool { return int(s.toks[i].off) >= t.Pos.Offset })
+	var prev lexer.TokenType
+	if 0 < i && i < len(s.toks) {
+		prev = s.toks[i-1].Type()
 	}
+	// prev is a rule head: first, or after an EOL.
+	ruleStart := i == 1 || i > 1 && s.toks[i-2].Type() == tkEOL
 	switch {
-	case prev.Type == tkLBrace:
+	case prev == tkLBrace:
 		return fmt.Sprintf("unexpected %s in repetition (expected a number)", what)
-	case prev.Type == tkComma:
+	case prev == tkComma:
 		return fmt.Sprintf("unexpected %s in repetition (expected a number or \"}\")", what)
-	case prev.Type == tkInt:
+	case prev == tkInt:
 		return fmt.Sprintf("unexpected %s in repetition (expected \",\" or \"}\")", what)
-	case prev.Type == tkEOL || prev.Type == 0:
+	case prev == tkEOL || prev == 0:
 		if t.Type == tkPipe {
 			return fmt.Sprintf("unexpected %s at the start of a line (an alternative continues on the next line only after a trailing \"|\", or inside parentheses)", what)
 		}
 		return fmt.Sprintf("unexpected %s (expected a rule: name ::= ...)", what)
-	case prev.Type == tkName && t.Type != tkDefine && ruleStart(toks, prev):
+	case prev == tkName && t.Type != tkDefine && ruleStart:
 		return fmt.Sprintf("unexpected %s (expected ::= after the rule name)", what)
 	case t.Type == tkDefine:
 		return fmt.Sprintf("unexpected %s (a rule must start on a new line)", what)
@@ -357,7 +386,7 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 		return fmt.Sprintf("unexpected %s (no open parenthesis)", what)
 	case t.Type == lexer.EOF && s.depth > 0:
 		return fmt.Sprintf("unexpected %s (unclosed parenthesis)", what)
-	case t.Type == tkEOL && openParenBefore(toks, t.Pos.Offset):
+	case t.Type == tkEOL && openParen(s.toks[:i]):
 		return fmt.Sprintf("unexpected %s", what)
 	case t.Type == tkStar || t.Type == tkPlus || t.Type == tkQuestion || t.Type == tkLBrace:
 		return fmt.Sprintf("unexpected %s (a repetition needs an element before it)", what)
@@ -365,23 +394,11 @@ func (s *scanner) unexpected(ute *participle.UnexpectedTokenError) string {
 	return fmt.Sprintf("unexpected %s (expected an element, \"|\", or the end of the rule)", what)
 }
 
-// ruleStart reports whether name token t starts a line (a rule head).
-func ruleStart(toks []lexer.Token, t lexer.Token) bool {
-	for i, tk := range toks {
-		if tk.Pos.Offset == t.Pos.Offset {
-			return i == 0 || toks[i-1].Type == tkEOL
-		}
-	}
-	return false
-}
-
-func openParenBefore(toks []lexer.Token, off int) bool {
+// openParen reports whether toks leave a parenthesis open.
+func openParen(toks []ctok) bool {
 	d := 0
 	for _, tk := range toks {
-		if tk.Pos.Offset >= off {
-			break
-		}
-		switch tk.Type {
+		switch tk.Type() {
 		case tkLParen:
 			d++
 		case tkRParen:

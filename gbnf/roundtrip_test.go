@@ -124,18 +124,24 @@ func (x *irGen) node(depth int) *gbnf.Node {
 	}
 }
 
+// randomGrammar builds a random grammar of one to six rules in the IR.
+func randomGrammar(rng *rand.Rand) *gbnf.Grammar {
+	names := []string{"root", "a", "b-2", "3c", "-", "x-y-z"}
+	x := &irGen{rng: rng, nRules: 1 + rng.Intn(len(names))}
+	g := &gbnf.Grammar{}
+	for id := 0; id < x.nRules; id++ {
+		g.Rules = append(g.Rules, &gbnf.Rule{ID: gbnf.RuleID(id), Name: names[id], Body: x.node(4)})
+	}
+	return g
+}
+
 // TestPrintRandomIR prints random grammars built directly in the IR
 // (normal form, every kind of node, code points the printer must escape)
 // and parses them back: the result must be equal.
 func TestPrintRandomIR(t *testing.T) {
 	rng := rand.New(rand.NewSource(6))
-	names := []string{"root", "a", "b-2", "3c", "-", "x-y-z"}
 	for i := 0; i < 3000; i++ {
-		x := &irGen{rng: rng, nRules: 1 + rng.Intn(len(names))}
-		g := &gbnf.Grammar{}
-		for id := 0; id < x.nRules; id++ {
-			g.Rules = append(g.Rules, &gbnf.Rule{ID: gbnf.RuleID(id), Name: names[id], Body: x.node(4)})
-		}
+		g := randomGrammar(rng)
 		src := g.String()
 		g2, err := gbnf.Parse(src)
 		if err != nil {
