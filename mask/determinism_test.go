@@ -211,18 +211,7 @@ func TestDeferredPrecompute(t *testing.T) {
 func TestPrecomputeCanceled(t *testing.T) {
 	cases, v := loadBench(t)
 	bc := cases[1]
-	g, err := gbnf.Parse(grammarOf(t, bc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := mask.Compile(g, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := mask.CompileWith(g, v, mask.Options{Deferred: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref, c := plainAndDeferred(t, bc, v)
 	done := make(chan struct{})
 	close(done)
 	if err := c.Precompute(done); !errors.Is(err, mask.ErrCanceled) {

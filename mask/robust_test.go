@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/benchcases"
 	"github.com/structgen/structgen/internal/earley"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/mask"
@@ -45,12 +46,8 @@ func TestConcurrentMatchers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got := replayCounts(t, c, bc.Tokens)
-			for i := range want {
-				if got[i] != want[i] {
-					errs <- fmt.Errorf("step %d: %d allowed, single-threaded %d", i, got[i], want[i])
-					return
-				}
+			if err := replayAgainst(t, c, bc.Tokens, want); err != nil {
+				errs <- fmt.Errorf("%w (a single-threaded replay)", err)
 			}
 		}()
 	}
@@ -68,19 +65,8 @@ func TestConcurrentMatchers(t *testing.T) {
 func TestConcurrentMatchersPrecompute(t *testing.T) {
 	cases, v := loadBench(t)
 	for _, bc := range cases[:2] {
-		g, err := gbnf.Parse(grammarOf(t, bc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, c := plainAndDeferred(t, bc, v)
 		want := replayCounts(t, ref, bc.Tokens)
-		c, err := mask.CompileWith(g, v, mask.Options{Deferred: true})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var wg sync.WaitGroup
 		errs := make(chan error, 5)
 		wg.Add(1)
@@ -94,12 +80,8 @@ func TestConcurrentMatchersPrecompute(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got := replayCounts(t, c, bc.Tokens)
-				for i := range want {
-					if got[i] != want[i] {
-						errs <- fmt.Errorf("%s step %d: %d allowed, plain compile %d", bc.ID, i, got[i], want[i])
-						return
-					}
+				if err := replayAgainst(t, c, bc.Tokens, want); err != nil {
+					errs <- fmt.Errorf("%s: %w (a plain compile)", bc.ID, err)
 				}
 			}()
 		}
@@ -123,19 +105,8 @@ func TestConcurrentMatchersPrecompute(t *testing.T) {
 func TestPrecomputeYields(t *testing.T) {
 	cases, v := loadBench(t)
 	bc := cases[1]
-	g, err := gbnf.Parse(grammarOf(t, bc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := mask.Compile(g, v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref, c := plainAndDeferred(t, bc, v)
 	want := replayCounts(t, ref, bc.Tokens[:1])
-	c, err := mask.CompileWith(g, v, mask.Options{Deferred: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := make(chan struct{})
 	var once sync.Once
 	defer mask.SetEagerBatchHook(func(hc *mask.Compiled) {
@@ -162,6 +133,35 @@ func TestPrecomputeYields(t *testing.T) {
 	if c.Yields() == 0 {
 		t.Error("Precompute never let the matcher go first")
 	}
+}
+
+// plainAndDeferred compiles bench case bc plainly and with
+// Options.Deferred (not precomputed yet).
+func plainAndDeferred(t *testing.T, bc *benchcases.Case, v *mask.Vocab) (ref, c *mask.Compiled) {
+	t.Helper()
+	g, err := gbnf.Parse(grammarOf(t, bc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref, err = mask.Compile(g, v); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = mask.CompileWith(g, v, mask.Options{Deferred: true}); err != nil {
+		t.Fatal(err)
+	}
+	return ref, c
+}
+
+// replayAgainst replays toks on c and compares the allowed counts with
+// want (replayCounts of a reference).
+func replayAgainst(t testing.TB, c *mask.Compiled, toks []int32, want []int) error {
+	got := replayCounts(t, c, toks)
+	for i := range want {
+		if got[i] != want[i] {
+			return fmt.Errorf("step %d: %d allowed, want %d", i, got[i], want[i])
+		}
+	}
+	return nil
 }
 
 func replayCounts(t testing.TB, c *mask.Compiled, toks []int32) []int {
