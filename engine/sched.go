@@ -504,6 +504,9 @@ func (r *run) add(b *Batch, room int) int {
 	if n > 0 && n == r.pending() && !r.precomputed() {
 		n--
 	}
+	if r.ended() {
+		return 0 // (its precomputation failed)
+	}
 	for i := range n {
 		if p := r.pdone + i; p < len(r.prompt) {
 			b.Add(r.seq, p, r.prompt[p], false)
