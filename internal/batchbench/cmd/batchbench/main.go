@@ -22,8 +22,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/structgen/structgen/engine"
 	"github.com/structgen/structgen/engine/llamacpp"
@@ -55,6 +58,8 @@ func run() error {
 		prompt    = flag.String("prompt", "An order, please:", "prompt of every request")
 		schemaArg = flag.String("schema", "", "JSON Schema (default: the bench's order schema)")
 		cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+		newEvery  = flag.Int("new-schemas", 0, "instead of the batch table: time to first token of one generation per JSONSchemaBench schema not compiled before (every Nth that converts), one at a time, with -prompt repeated -prompt-repeat times")
+		repeat    = flag.Int("prompt-repeat", 20, "with -new-schemas: copies of -prompt")
 	)
 	flag.Parse()
 	if *cpuProf != "" {
@@ -141,6 +146,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if *newEvery > 0 {
+		return newSchemas(eng, dir, *newEvery, strings.Repeat(*prompt+" ", *repeat))
+	}
 	fmt.Printf("model %s (%d tokens, context %d, %d sequences), schema %s, %d tokens per generation at most, %d requests per client, %d runs\n\n",
 		filepath.Base(path), m.VocabSize(), ctxSize, maxConc, filepath.Base(schemaPath), budget, *perClient, *runs)
 	ctx := context.Background()
@@ -197,4 +205,58 @@ func modelPath(arg, shared string) (string, func(), error) {
 		return path, func() { os.RemoveAll(tmp) }, nil
 	}
 	return arg, func() {}, nil
+}
+
+// newSchemas generates once with each of every nth JSONSchemaBench schema
+// that converts (each compiled for the first time: a cache miss), one
+// generation at a time, and prints the percentiles of the time to the
+// first token and of the prompt's prefill: what a request with a new
+// schema waits for (its compile, then the part of the grammar's
+// precomputation its prefill did not hide).
+func newSchemas(eng *engine.Engine, dir string, every int, prompt string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "corpus", "jsonschemabench", "*", "*.json"))
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	var ttft, prefill []time.Duration
+	toks := 0
+	for i, f := range files {
+		if i%every != 0 {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var c struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		if json.Unmarshal(raw, &c) != nil {
+			continue
+		}
+		if _, err := jsonschema2gbnf.Convert(c.Schema); err != nil {
+			continue
+		}
+		res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(2))
+		if err != nil {
+			continue // a compile limit, a budget too small for the schema
+		}
+		ttft = append(ttft, res.Stats.TimeToFirstToken)
+		prefill = append(prefill, res.Stats.Prefill)
+		toks = res.Stats.PromptTokens
+	}
+	if len(ttft) == 0 {
+		return fmt.Errorf("no schema generated")
+	}
+	pct := func(xs []time.Duration) string {
+		slices.Sort(xs)
+		n := len(xs)
+		r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+		return fmt.Sprintf("p50 %v, p90 %v, p95 %v, p99 %v, max %v", r(xs[n/2]), r(xs[n*9/10]), r(xs[n*95/100]), r(xs[n*99/100]), r(xs[n-1]))
+	}
+	fmt.Printf("%d generations, each with a new schema (of every %dth schema, those that convert), prompt %d tokens\n", len(ttft), every, toks)
+	fmt.Printf("time to first token: %s\n", pct(ttft))
+	fmt.Printf("prefill:             %s\n", pct(prefill))
+	return nil
 }
