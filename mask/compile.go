@@ -163,7 +163,12 @@ const (
 	// development machine: the median over the eager compilations of
 	// every 7th JSONSchemaBench grammar (-calibrate 7 above; fastest of
 	// 5 runs each, quiet machine): median 8.0 ns, half of them between
-	// 7.5 and 8.7 ns, 90% between 6.8 and 12.3 ns.
+	// 7.5 and 8.7 ns, 90% between 6.8 and 12.3 ns. The kinds of unit
+	// differ: fitted apart (-calibrate's three-term fit, 2026-11-24), a
+	// trie node stepped (CompileStats.EagerNodes) costs about 3.9 times
+	// another unit (22.6 against 5.8 ns), so grammars whose walks step
+	// many nodes run at up to 23 ns per unit (their eager part takes 2-3
+	// times the nominal time of its units).
 	WorkUnitNanos = 8
 	// DefaultEagerTimeout is the safety net of the eager part: however
 	// little work is done, it stops this long after it started. It is
