@@ -2,13 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,36 +32,6 @@ var knownUnsound = map[string]string{
 	"JsonSchemaStore/base":    "the same editor definition as base-04",
 }
 
-type corpusSchema struct {
-	id     string
-	schema []byte
-}
-
-func loadSchemas(t *testing.T) []corpusSchema {
-	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(files)
-	var out []corpusSchema
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Schema json.RawMessage `json:"schema"`
-		}
-		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		rel, _ := filepath.Rel(dir, f)
-		out = append(out, corpusSchema{strings.TrimSuffix(rel, ".json"), doc.Schema})
-	}
-	return out
-}
-
 // TestNoModelCorpus draws 20 realistic instances of every schema of the
 // corpus sample that converts strictly; Generate validates each with
 // santhosh-tekuri/jsonschema, so any invalid instance fails the test.
@@ -73,7 +39,10 @@ func TestNoModelCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("corpus run skipped in -short mode")
 	}
-	schemas := loadSchemas(t)
+	schemas, err := sharedtest.CorpusSchemas(sharedtest.Dir(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stride := nomodelCorpusStride
 	if *corpusFull {
 		stride = 1
@@ -86,7 +55,7 @@ func TestNoModelCorpus(t *testing.T) {
 		if i%stride != 0 {
 			continue
 		}
-		e, err := engine.New(nil, engine.WithSchema(c.schema), engine.WithDates(today, 0))
+		e, err := engine.New(nil, engine.WithSchema(c.Schema), engine.WithDates(today, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,15 +72,15 @@ func TestNoModelCorpus(t *testing.T) {
 			}
 			var ve *engine.ValidationError
 			if errors.As(err, &ve) {
-				if why, ok := knownUnsound[c.id]; ok {
-					t.Logf("%s seed %d: known grammar bug (%s): %v", c.id, k, why, ve.Err)
+				if why, ok := knownUnsound[c.ID]; ok {
+					t.Logf("%s seed %d: known grammar bug (%s): %v", c.ID, k, why, ve.Err)
 					continue
 				}
-				t.Errorf("%s seed %d: invalid instance %.300s: %v", c.id, k, ve.Output, ve.Err)
+				t.Errorf("%s seed %d: invalid instance %.300s: %v", c.ID, k, ve.Output, ve.Err)
 				continue
 			}
 			if err != nil {
-				t.Errorf("%s seed %d: %v", c.id, k, err)
+				t.Errorf("%s seed %d: %v", c.ID, k, err)
 				continue
 			}
 			instances++

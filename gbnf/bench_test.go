@@ -1,9 +1,7 @@
 package gbnf_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,17 +42,11 @@ func BenchmarkParse(b *testing.B) {
 // corpusGrammar converts the JSONSchemaBench schema at path in strict
 // mode; ok is false when strict mode rejects it.
 func corpusGrammar(tb testing.TB, path string) (src string, ok bool) {
-	raw, err := os.ReadFile(path)
+	schema, err := sharedtest.ReadSchema(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var doc struct {
-		Schema json.RawMessage `json:"schema"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		tb.Fatal(err)
-	}
-	g, err := jsonschema2gbnf.Convert(doc.Schema)
+	g, err := jsonschema2gbnf.Convert(schema)
 	return g, err == nil
 }
 

@@ -1,9 +1,7 @@
 package mask_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -81,32 +79,19 @@ func TestSlicesEqualWalksCorpus(t *testing.T) {
 		t.Skip("corpus sample")
 	}
 	_, v := loadBench(t)
-	files, err := filepath.Glob(filepath.Join(sharedtest.Dir(t), "corpus", "jsonschemabench", "*", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus schemas: %v", err)
+	schemas, err := sharedtest.CorpusSchemas(sharedtest.Dir(t), 80)
+	if err != nil {
+		t.Fatal(err)
 	}
 	n := 0
-	for i, f := range files {
-		if i%80 != 0 {
-			continue
-		}
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Schema json.RawMessage `json:"schema"`
-		}
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			t.Fatal(err)
-		}
-		src, err := jsonschema2gbnf.Convert(doc.Schema)
+	for _, cs := range schemas {
+		src, err := jsonschema2gbnf.Convert(cs.Schema)
 		if err != nil {
 			continue
 		}
-		t.Run(filepath.Base(f), func(t *testing.T) {
+		t.Run(filepath.Base(cs.Path), func(t *testing.T) {
 			ref, _, lazy := compileSliced(t, src, v)
-			sameMasks(t, ref, lazy, nil, 3, 60, uint64(i))
+			sameMasks(t, ref, lazy, nil, 3, 60, uint64(cs.Index))
 		})
 		n++
 	}

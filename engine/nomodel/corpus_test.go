@@ -1,10 +1,6 @@
 package nomodel_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/structgen/structgen/engine/nomodel"
@@ -26,24 +22,14 @@ func TestCorpusSources(t *testing.T) {
 	if testing.Short() {
 		t.Skip("corpus run skipped in -short mode")
 	}
-	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
-	sort.Strings(files)
+	schemas, err := sharedtest.CorpusSchemas(sharedtest.Dir(t), corpusStride)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var tot nomodel.Stats
 	n := 0
-	for i, f := range files {
-		if i%corpusStride != 0 {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct{ Schema json.RawMessage }
-		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatal(err)
-		}
-		src, err := jsonschema2gbnf.Convert(doc.Schema)
+	for _, cs := range schemas {
+		src, err := jsonschema2gbnf.Convert(cs.Schema)
 		if err != nil {
 			continue
 		}
@@ -55,14 +41,14 @@ func TestCorpusSources(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		sch := prepare(t, doc.Schema)
+		sch := prepare(t, cs.Schema)
 		s, err := nomodel.NewSampler(c, nomodel.Params{Seed: 1, Schema: sch, MaxBytes: 1 << 16})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 20 {
 			if _, err := s.Next(); err != nil {
-				t.Fatalf("%s: %v", f, err)
+				t.Fatalf("%s: %v", cs.Path, err)
 			}
 		}
 		st := s.Stats()

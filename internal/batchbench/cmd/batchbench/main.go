@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -214,27 +213,13 @@ func modelPath(arg, shared string) (string, func(), error) {
 // schema waits for (its compile, then the part of the grammar's
 // precomputation its prefill did not hide).
 func newSchemas(eng *engine.Engine, dir string, every int, prompt string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "corpus", "jsonschemabench", "*", "*.json"))
+	schemas, err := sharedtest.CorpusSchemas(dir, every)
 	if err != nil {
 		return err
 	}
-	sort.Strings(files)
 	var ttft, prefill []time.Duration
 	toks := 0
-	for i, f := range files {
-		if i%every != 0 {
-			continue
-		}
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var c struct {
-			Schema json.RawMessage `json:"schema"`
-		}
-		if json.Unmarshal(raw, &c) != nil {
-			continue
-		}
+	for _, c := range schemas {
 		if _, err := jsonschema2gbnf.Convert(c.Schema); err != nil {
 			continue
 		}
