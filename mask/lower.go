@@ -284,14 +284,12 @@ type lowerer struct {
 	atoms     []int8 // per rule: 1 an atom (see atom), 2 not, 0 not known yet, 3 being decided
 	loopDepth int    // repetitions around the node being lowered
 
-	frames     []*frameDef
-	repKeys    map[string]int32
-	noUnroll   bool
-	starFrames map[string]bool // bodies whose unbounded loops become counting frames
-	starKeys   map[string]bool // bodies of unbounded loops met (inlined as stars)
-	frameSize  int             // positions of shared rules inlined into the frame being lowered
-	classes    map[string]*rx  // classRx's memo
-	err        error
+	frames    []*frameDef
+	repKeys   map[string]int32
+	noUnroll  bool
+	frameSize int            // positions of shared rules inlined into the frame being lowered
+	classes   map[string]*rx // classRx's memo
+	err       error
 }
 
 // Unrolling thresholds for X{m,n}: small repetitions are unrolled into
@@ -341,59 +339,27 @@ const (
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
 // are unrolled (the fallback when unrolling blows up the automaton).
 func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error) {
-	frames, l, err := lowerOnce(g, v, noUnroll, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	// An unbounded loop X* whose body X also makes a counting frame X{m,n}
-	// becomes the counting frame X{0,} too: the two share one walk of the
-	// body's (typically large) region — e.g. a schema's plain strings
-	// (char*) and its length-bounded ones (char{1,80}).
-	share := map[string]bool{}
-	for _, f := range frames {
-		if f.repeat && l.starKeys[f.bodyKey] {
-			share[f.bodyKey] = true
-		}
-	}
-	if len(share) == 0 {
-		return frames, nil
-	}
-	frames, _, err = lowerOnce(g, v, noUnroll, share, l)
-	return frames, err
-}
-
-// lowerOnce lowers g; the rules' rewritten bodies and their analysis
-// (which do not depend on noUnroll or starFrames) are taken from prev
-// if it is not nil.
-func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]bool, prev *lowerer) ([]*frameDef, *lowerer, error) {
 	n := len(g.Rules)
 	l := &lowerer{
-		g:          g,
-		v:          v,
-		ruleFrame:  make([]int32, n),
-		inlined:    make([]*rx, n),
-		inlining:   make([]bool, n),
-		atoms:      make([]int8, n),
-		repKeys:    map[string]int32{},
-		noUnroll:   noUnroll,
-		starFrames: starFrames,
-		starKeys:   map[string]bool{},
+		g:         g,
+		v:         v,
+		ruleFrame: make([]int32, n),
+		inlined:   make([]*rx, n),
+		inlining:  make([]bool, n),
+		atoms:     make([]int8, n),
+		repKeys:   map[string]int32{},
+		noUnroll:  noUnroll,
 	}
 	for i := range g.Rules {
 		l.ruleFrame[i] = -1
 	}
-	if prev != nil {
-		l.bodies, l.nullable, l.reachable, l.recursive = prev.bodies, prev.nullable, prev.reachable, prev.recursive
-		l.refs, l.heavy, l.inline = prev.refs, prev.heavy, prev.inline
-	} else {
-		l.bodies = make([]*gbnf.Node, n)
-		for i, r := range g.Rules {
-			l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
-		}
-		l.analyze()
+	l.bodies = make([]*gbnf.Node, n)
+	for i, r := range g.Rules {
+		l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
 	}
+	l.analyze()
 	if !l.reachable[g.Root] {
-		return nil, nil, fmt.Errorf("root rule %d out of range", g.Root)
+		return nil, fmt.Errorf("root rule %d out of range", g.Root)
 	}
 	// Frames for the root and every rule that is not inlined; the root is
 	// frame 0.
@@ -413,13 +379,13 @@ func lowerOnce(g *gbnf.Grammar, v *Vocab, noUnroll bool, starFrames map[string]b
 		l.frameSize = 0
 		f.body = l.lowerNode(l.bodies[id])
 		if l.err != nil {
-			return nil, nil, l.err
+			return nil, l.err
 		}
 		if f.body.size() > MaxPositions {
-			return nil, nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
+			return nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
 		}
 	}
-	return l.frames, l, l.err
+	return l.frames, l.err
 }
 
 // leftRecursionMsg starts the error of a grammar with left recursion.
@@ -1188,16 +1154,6 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 	if l.noUnroll {
 		unroll = count <= 1
 	}
-	if unroll && !bounded && m == 0 && last == nil {
-		var kb strings.Builder
-		sub.key(&kb)
-		if l.starFrames[kb.String()] {
-			unroll = false
-		} else {
-			l.starKeys[kb.String()] = true
-		}
-	}
-
 	if unroll {
 		parts := make([]*rx, 0, m+2)
 		for range m {
