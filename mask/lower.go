@@ -730,8 +730,9 @@ func (l *lowerer) analyze() {
 }
 
 // atom reports whether rule id matches one short piece of text of a
-// fixed shape: its body has no repetition and no token reference, and
-// refers only to atoms (not recursive, so its strings are bounded).
+// fixed shape: its body has no token reference, no repetition but a few
+// copies that are always unrolled (hex{4}), and refers only to atoms (not
+// recursive, so its strings are bounded).
 func (l *lowerer) atom(id gbnf.RuleID) bool {
 	switch l.atoms[id] {
 	case 1:
@@ -761,6 +762,9 @@ func (l *lowerer) atomNode(nd *gbnf.Node) bool {
 		return true
 	case gbnf.OpRule:
 		return !l.recursive[nd.Rule] && l.atom(nd.Rule)
+	case gbnf.OpRepeat:
+		// A few copies, always unrolled (hex{4} in a JSON escape).
+		return !l.noUnroll && nd.Max != gbnf.Unbounded && nd.Max <= unrollAlways && l.atomNode(nd.Subs[0])
 	}
 	return false
 }
