@@ -655,7 +655,7 @@ func (c *Compiled) level1Repeat(q int32) error {
 }
 
 // level1Plain computes level 1 of states of ordinary frames, in batches
-// of 64 parallel walks, then adds what their calls contribute.
+// of 64 parallel walks, each completed by what its calls contribute (finishLevel1).
 func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	w := c.walker
 	ps := &pwalkState{}
@@ -686,7 +686,6 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	// States that use a slice of the vocabulary (see slice.go) need no
 	// walk of their own but their exits'.
 	localOf := make(map[int32]*level1, len(todo))
-	var sliced []int32
 	rest := todo[:0]
 	for _, q := range todo {
 		u, ok := c.sliceFor(q)
@@ -703,7 +702,9 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			return ErrTooAmbiguous
 		}
 		localOf[q] = l
-		sliced = append(sliced, q)
+		if err := c.finishLevel1(q, l, budgeted); err != nil {
+			return err
+		}
 	}
 	todo = rest
 	// Batch states with similar futures together: same frame and same
@@ -763,7 +764,6 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		borrowers = append(borrowers, q)
 	}
 	todo = append(donors, borrowers...)
-	local := make([]*level1, len(todo))
 	// Batches of up to 64 starts. Under a budget, a batch is also bounded
 	// by its estimated work (at least one start), so that it overruns the
 	// budget by little (the walks of a batch cannot be interrupted): a
@@ -784,7 +784,6 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		}
 		if budgeted && c.overBudget() {
 			// Stop here: the states not done are computed on first use.
-			todo, local = todo[:i], local[:i]
 			break
 		}
 		size = min(64, len(todo)-i)
@@ -828,64 +827,74 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			}
 			localOf[q] = ls[j]
 		}
-		copy(local[i:], ls)
+		for j, q := range batch {
+			if err := c.finishLevel1(q, ls[j], budgeted); err != nil {
+				return err
+			}
+		}
 	}
-	for _, q := range sliced {
-		todo = append(todo, q)
-		local = append(local, localOf[q])
+	return nil
+}
+
+// finishLevel1 stores state q's level 1, given l, that of its local walk:
+// for each call, it adds the tokens that enter the callee and the level
+// below the callee's cross points in the return state. It is done as soon
+// as q's walk is, so that the budget pays for the calls of the states it
+// walked: left to the end, they were what the budget ran out on, and a
+// state whose walk had been paid for was left to first use for the most
+// expensive part of it (JsonSchemaStore/bxci: 161,489 units). Past the
+// budget (budgeted), a state with calls is left to its first use, which
+// computes it whole.
+func (c *Compiled) finishLevel1(q int32, l *level1, budgeted bool) error {
+	calls := c.a.states[q].calls
+	if len(calls) == 0 {
+		c.setLevel1(q, l)
+		return nil
 	}
+	if budgeted {
+		c.yieldEager()
+		if c.overBudget() {
+			// What the calls add needs the callees' entry sets, computed
+			// (transitively) on demand.
+			return nil
+		}
+	}
+	w := c.walker
 	b := w.scr.builder()
 	defer w.scr.putBuilder(b)
-	for i, q := range todo {
-		l := local[i]
-		calls := c.a.states[q].calls
-		if len(calls) == 0 {
-			c.setLevel1(q, l)
+	w.addSet(b, &l.full)
+	cross := append([]int32(nil), l.plain.cross...)
+	for _, e := range calls {
+		en, err := c.enterFrame(e.callee)
+		if err != nil {
+			return err
+		}
+		w.addSet(b, en.in)
+		for _, s := range en.also {
+			w.addSet(b, s)
+		}
+		if len(en.cross) == 0 {
 			continue
 		}
-		if budgeted {
-			c.yieldEager()
-		}
-		if budgeted && c.overBudget() {
-			// What the calls add needs the callees' entry sets, computed
-			// (transitively) on demand: past the budget, leave the state
-			// to its first use.
-			continue
-		}
-		w.addSet(b, &l.full)
-		cross := append([]int32(nil), l.plain.cross...)
-		for _, e := range calls {
-			en, err := c.enterFrame(e.callee)
+		k := [2]int32{e.callee, e.ret}
+		x := c.conts[k]
+		if x == nil {
+			x, err = c.walker.runLevel(en.cross, node{e.ret, 0, predsBoundary})
 			if err != nil {
 				return err
 			}
-			w.addSet(b, en.in)
-			for _, s := range en.also {
-				w.addSet(b, s)
-			}
-			if len(en.cross) == 0 {
-				continue
-			}
-			k := [2]int32{e.callee, e.ret}
-			x := c.conts[k]
-			if x == nil {
-				x, err = c.walker.runLevel(en.cross, node{e.ret, 0, predsBoundary})
-				if err != nil {
-					return err
-				}
-				c.conts[k] = x
-			}
-			w.addSet(b, x.in)
-			for _, s := range x.also {
-				w.addSet(b, s)
-			}
-			cross = append(cross, x.cross...)
+			c.conts[k] = x
 		}
-		nl := &level1{full: w.build(b)}
-		slices.Sort(cross)
-		nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
-		c.setLevel1(q, nl)
+		w.addSet(b, x.in)
+		for _, s := range x.also {
+			w.addSet(b, s)
+		}
+		cross = append(cross, x.cross...)
 	}
+	nl := &level1{full: w.build(b)}
+	slices.Sort(cross)
+	nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
+	c.setLevel1(q, nl)
 	return nil
 }
 
