@@ -32,6 +32,15 @@ var sliceGrammars = map[string]string{
 	"bounded-min": `root ::= "(" [^()]{3,} ")"`,
 	"min-length":  `root ::= "\"" [^"\\\x00-\x1f]{3} [^"\\\x00-\x1f]* "\"" | "<" [a-z]{2} [a-z0-9_]* ">"`,
 	"identifiers": `root ::= (id (" " | "+" | "(") )+ id` + "\n" + `id ::= ("let" | "in" | [a-z] [a-z0-9_]*)`,
+	// Deeper levels and call continuations in loops over wide classes:
+	// the text after a word-limit repetition (a frame that pops inside a
+	// token), a call's continuation in a loop, one on a chain (minimum
+	// length).
+	"word-limit": `root ::= "{\"a\":" text "," "\"b\":" text2 "}"` + "\n" +
+		`text ::= "\"" (word+ sep+){0,3} word+ "\""` + "\n" +
+		`text2 ::= "\"" ("" | (word+ sep+){0,5} word+) "\""` + "\n" +
+		`word ::= [^\x00- "\\] | "\\" ["\\b] | "\\u000" [0-7bef]` + "\n" + `sep ::= " " | "\\" [fnrt]`,
+	"call-then-loop": `root ::= ("<" tag ">" [^<>]*)+ "." [^.]{2,} "."` + "\n" + `tag ::= [a-z]+ | "x" [0-9]`,
 }
 
 // TestSlicesEqualWalks compiles grammars with loops over wide classes
