@@ -83,6 +83,7 @@ type Compiled struct {
 	sliceWork   int64         // slice work of the eager phase so far (copied into stats.SliceWork)
 	lazyWork    atomic.Int64  // work units of the computations on first use
 	lazyCount   atomic.Int64  // their number
+	lazyNanos   atomic.Int64  // their time (see LazyTime)
 
 	cancel <-chan struct{} // Options.Done: ends the eager phase and fails the compile
 
@@ -591,6 +592,15 @@ func (c *Compiled) addSliceWork(work int64) {
 func (c *Compiled) LazyWork() (n, units int64) {
 	return c.lazyCount.Load(), c.lazyWork.Load()
 }
+
+// LazyTime returns the time spent so far in the computations on first use
+// that LazyWork counts (their walks and the sets they make; not the wait
+// of a matcher for another's computation): what first visits cost on
+// this machine, under its load.
+func (c *Compiled) LazyTime() time.Duration { return time.Duration(c.lazyNanos.Load()) }
+
+// addLazyTime adds the time since t0 to LazyTime.
+func (c *Compiled) addLazyTime(t0 time.Time) { c.lazyNanos.Add(int64(time.Since(t0))) }
 
 // setLevel1 stores level-1 data. After compilation, readers (entryFor)
 // take c.mu; lazy computations are serialized by c.lazyMu.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // A Matcher follows one sequence through a Compiled grammar: it accepts
@@ -479,10 +480,12 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		}
 		// A first-use walk counts against FillMask's MaxStepWork.
 		m.st.work += levelWalkCost
+		t0 := time.Now()
 		w0 := w.units()
 		w.take()
 		x, err = w.runLevel(rest, pn)
 		w.release()
+		c.addLazyTime(t0)
 		c.lazyWork.Add(w.units() - w0)
 		if len(rest) >= perNodeCross && w.units()-w0 >= perNodeMinWork {
 			// Expensive: other cross points below pn's class (another
@@ -561,6 +564,7 @@ type nodeLevelKey struct {
 // pattern).
 func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error) {
 	c := m.c
+	defer c.addLazyTime(time.Now())
 	parts := make([]*ctxEntry, len(rest))
 	var w *walker
 	for i, u := range rest {

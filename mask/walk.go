@@ -2,6 +2,7 @@ package mask
 
 import (
 	"slices"
+	"time"
 
 	"github.com/structgen/structgen/vocab"
 )
@@ -435,6 +436,7 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 	if e != nil {
 		return e
 	}
+	defer c.addLazyTime(time.Now())
 	need, avail := c.counterClass(n)
 	e = &ctxEntry{in: c.costFiltered(l, avail)}
 	if l.slice != nil && avail <= c.maxLen {
@@ -583,11 +585,13 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		c.lazyWalker.bm = c.lazyBM
 		c.lazyBM = bulkMasks{}
 	}
+	t0 := time.Now()
 	c.walker = c.lazyWalker
 	c.walker.take()
 	u0 := c.walker.units()
 	c.subMemo = map[subKey]*subResult{}
 	defer func() {
+		c.addLazyTime(t0)
 		c.lazyWork.Add(c.walker.units() - u0)
 		c.lazyCount.Add(1)
 		c.walker.release()

@@ -34,7 +34,7 @@ func main() {
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
-	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step) to this TSV file")
+	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, µs) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
 	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
@@ -157,6 +157,7 @@ func main() {
 			fmt.Printf("  slowest step (mask + accept): %s\n", pcts(wk.Max))
 			fmt.Printf("  first-use work units, per step with some (n=%d): %s\n", len(wk.FirstUse), upcts(wk.FirstUse))
 			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
+			fmt.Printf("  first-use time (mask.Compiled.LazyTime), the most in one step per grammar: %s\n", pcts(wk.FirstUseTime))
 		}
 	}
 }
@@ -273,7 +274,7 @@ func writeDump(dir string, rs []*schemabench.Result) error {
 // conversion's).
 func writeTimes(path string, rs []*schemabench.Result) error {
 	var b strings.Builder
-	b.WriteString("id\tgrammar\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\tslowest_step_us\tfirst_use_units\tprecompute_us\n")
+	b.WriteString("id\tgrammar\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\tslowest_step_us\tfirst_use_units\tprecompute_us\tfirst_use_us\n")
 	for _, r := range rs {
 		if r.Strict != "ok" && r.WalkSlowest == 0 {
 			continue
@@ -282,7 +283,7 @@ func writeTimes(path string, rs []*schemabench.Result) error {
 		if r.Strict != "ok" {
 			mode = "lenient"
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds())
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -131,6 +131,9 @@ type Walks struct {
 	// the most in one step.
 	FirstUse    []int64
 	FirstUseMax []int64
+	// Timed: per grammar, the most time (mask.Compiled.LazyTime) the
+	// computations on first use took in one step.
+	FirstUseTime []time.Duration
 
 	last *mask.Compiled // the grammar prepared last, not yet walked
 }
@@ -142,11 +145,12 @@ func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
-	first, slowest, most := w.run(w.last)
-	r.WalkSlowest, r.WalkFirstUse = slowest, most
+	first, slowest, most, mostTime := w.run(w.last)
+	r.WalkSlowest, r.WalkFirstUse, r.WalkFirstUseTime = slowest, most, mostTime
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
 	w.FirstUseMax = append(w.FirstUseMax, most)
+	w.FirstUseTime = append(w.FirstUseTime, mostTime)
 	w.last = nil
 }
 
@@ -187,7 +191,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // garbage (every conversion and compile before) would otherwise be
 // collected during the steps, charging mark assists and pauses of the
 // whole corpus to whichever grammar happens to be walking.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64, mostTime time.Duration) {
 	runtime.GC()
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
@@ -197,6 +201,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64
 		m := cm.NewMatcher()
 		for step := 0; step < w.Steps; step++ {
 			_, u0 := cm.LazyWork()
+			l0 := cm.LazyTime()
 			t0 := time.Now()
 			m.FillMask(bits)
 			d := time.Since(t0)
@@ -204,6 +209,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64
 				w.FirstUse = append(w.FirstUse, u1-u0)
 				most = max(most, u1-u0)
 			}
+			mostTime = max(mostTime, cm.LazyTime()-l0)
 			if g == 0 && step == 0 {
 				first = d
 			}
@@ -227,7 +233,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64
 			}
 		}
 	}
-	return first, slowest, most
+	return first, slowest, most, mostTime
 }
 
 // Result is the outcome for one schema.
@@ -252,9 +258,10 @@ type Result struct {
 	GrammarLen int           `json:"-"`
 	// With Walks: the slowest step and the most first-use work units in
 	// one step (Walks.Run).
-	WalkSlowest  time.Duration `json:"-"`
-	WalkFirstUse int64         `json:"-"`
-	Failures     []string      `json:"-"` // instances that disagree
+	WalkSlowest      time.Duration `json:"-"`
+	WalkFirstUse     int64         `json:"-"`
+	WalkFirstUseTime time.Duration `json:"-"`
+	Failures         []string      `json:"-"` // instances that disagree
 	// With Options.Keep: the strict and lenient outputs (the grammar, or
 	// the error's text), to compare converter versions byte for byte.
 	StrictOut, LenientOut string `json:"-"`
