@@ -226,3 +226,25 @@ func TestPrecomputeCanceled(t *testing.T) {
 		t.Errorf("masks after a canceled Precompute differ from a plain compile's")
 	}
 }
+
+// TestLazyTime: the computations on first use are timed (LazyTime) as
+// they are counted (LazyWork): nothing before the first mask, some time
+// once a mask needed a state the eager part left out.
+func TestLazyTime(t *testing.T) {
+	cases, v := loadBench(t)
+	g, err := gbnf.Parse(grammarOf(t, cases[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, units := c.LazyWork(); n != 0 || units != 0 || c.LazyTime() != 0 {
+		t.Fatalf("before any mask: LazyWork %d, %d units, LazyTime %v", n, units, c.LazyTime())
+	}
+	c.NewMatcher().FillMask(make([]uint32, c.Words()))
+	if n, units := c.LazyWork(); n == 0 || units == 0 || c.LazyTime() <= 0 {
+		t.Fatalf("after the first mask: LazyWork %d, %d units, LazyTime %v", n, units, c.LazyTime())
+	}
+}
