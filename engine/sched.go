@@ -282,6 +282,14 @@ func (s *scheduler) worker(jobs <-chan *run) {
 func (s *scheduler) admit() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The gauges, however the loop ends: submit's queue bound reads
+	// Active (a stale 0 after two admissions let a burst past
+	// WithMaxQueue, TestQueueBurst).
+	defer func() {
+		s.stats.Queued = len(s.queue)
+		s.stats.Active = s.active()
+		s.stats.Cells = s.used
+	}()
 	for len(s.queue) > 0 {
 		g := s.queue[0]
 		need, free := 0, 0
@@ -334,9 +342,6 @@ func (s *scheduler) admit() {
 		s.groups = append(s.groups, g)
 		s.stats.Admitted++
 	}
-	s.stats.Queued = len(s.queue)
-	s.stats.Active = s.active()
-	s.stats.Cells = s.used
 }
 
 // keptBy is the cells the prompt kept in seq holds (0 for none or -1).
