@@ -638,11 +638,27 @@ func (l *lowerer) analyze() {
 		}
 	}
 	inComp := make([]bool, n)
+	// Each round removes one member of every cyclic component and looks
+	// for cycles again, only inside the components of the round before
+	// (removing rules only splits them): a component that loses one
+	// rule per round (274 rounds in Handwritten/allany1) costs its own
+	// size per round, not the whole grammar's. Within a round, a
+	// component's choice depends only on the rules removed before the
+	// round (the components that reach it come later in Tarjan's order),
+	// so the order in which they are found does not matter.
+	var active []int32
+	for id := range n {
+		if l.reachable[id] {
+			active = append(active, int32(id))
+		}
+	}
+	var sc sccScratch
 	for {
-		comps := sccs(n, edges, removed, l.reachable)
+		comps := sc.sccs(edges, removed, active)
 		if len(comps) == 0 {
 			break
 		}
+		active = active[:0]
 		for _, comp := range comps {
 			// Pick the member that breaks the most cycles: the largest
 			// product of in- and out-degree inside the component; ties go
@@ -679,6 +695,11 @@ func (l *lowerer) analyze() {
 			}
 			l.recursive[best] = true
 			removed[best] = true
+			for _, u := range comp {
+				if u != best {
+					active = append(active, u)
+				}
+			}
 		}
 	}
 
@@ -1398,17 +1419,34 @@ func utf8Sequences(lo, hi rune, f func([]byteRange)) {
 	f(seq)
 }
 
+// sccScratch holds the lists of sccs, kept from one round of analyze's
+// feedback-vertex choice to the next.
+type sccScratch struct {
+	index, low []int32
+	inSet      []bool // the vertices sccs looks at
+	onStack    []bool
+	stack      []int32
+}
+
 // sccs returns the strongly connected components with a cycle (several
 // members, or one with a self-reference) of the reference graph
-// restricted to reachable, not removed rules (Tarjan's algorithm).
-func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
-	index := make([]int32, n)
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
+// restricted to the vertices verts that are not removed (Tarjan's
+// algorithm); each component's members are sorted. The components use
+// fresh lists; verts may be reused by the caller.
+func (sc *sccScratch) sccs(edges [][]int32, removed []bool, verts []int32) [][]int32 {
+	n := len(edges)
+	if len(sc.index) < n {
+		sc.index, sc.low = make([]int32, n), make([]int32, n)
+		sc.inSet, sc.onStack = make([]bool, n), make([]bool, n)
 	}
-	var stack []int32
+	index, low, onStack := sc.index, sc.low, sc.onStack
+	for _, u := range verts {
+		if !removed[u] {
+			sc.inSet[u] = true
+			index[u] = -1
+		}
+	}
+	stack := sc.stack[:0]
 	var out [][]int32
 	next := int32(0)
 	var strong func(u int32)
@@ -1419,7 +1457,7 @@ func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
 		onStack[u] = true
 		self := false
 		for _, w := range edges[u] {
-			if removed[w] || !reachable[w] {
+			if !sc.inSet[w] {
 				continue
 			}
 			if w == u {
@@ -1449,10 +1487,14 @@ func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
 			}
 		}
 	}
-	for u := range n {
-		if reachable[u] && !removed[u] && index[u] < 0 {
-			strong(int32(u))
+	for _, u := range verts {
+		if sc.inSet[u] && index[u] < 0 {
+			strong(u)
 		}
 	}
+	for _, u := range verts {
+		sc.inSet[u] = false
+	}
+	sc.stack = stack
 	return out
 }
