@@ -192,16 +192,16 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 	var cut [257]bool
 	cut[0], cut[256] = true, true
 	var visit func(r *rx)
-	seen := map[*rx]bool{} // nodes with subexpressions (they may be shared)
+	pass := rxPasses.Add(1) // nodes with subexpressions may be shared: each is visited once
 	visit = func(r *rx) {
 		if r.op == rxByte {
 			cut[r.lo] = true
 			cut[int(r.hi)+1] = true
 		}
-		if len(r.subs) == 0 || seen[r] {
+		if len(r.subs) == 0 || r.visited == pass {
 			return
 		}
-		seen[r] = true
+		r.visited = pass
 		for _, s := range r.subs {
 			visit(s)
 		}

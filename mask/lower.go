@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/structgen/structgen/gbnf"
@@ -50,12 +51,20 @@ const (
 type rx struct {
 	op     rxOp
 	lo, hi byte
-	subs   []*rx
-	frame  int32
-	tok    int32
 	neg    bool
-	leaves int // positions one visit creates (capped), for size limits
+	frame  int32
+	subs   []*rx
+	tok    int32
+	// visited is the pass (rxPasses) that last visited this node, in
+	// passes over a lowering's expressions that visit each node with
+	// subexpressions once (computeClasses). Only such nodes are marked:
+	// they belong to one lowering, while leaves may be shared (byteNodes).
+	visited uint32
+	leaves  int // positions one visit creates (capped), for size limits
 }
+
+// rxPasses numbers the passes that mark rx.visited.
+var rxPasses atomic.Uint32
 
 func (r *rx) size() int { return r.leaves }
 
