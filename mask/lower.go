@@ -593,23 +593,46 @@ func altOf(ns []*gbnf.Node, pos gbnf.Pos) *gbnf.Node {
 // the inlining decision of every rule.
 func (l *lowerer) analyze() {
 	n := len(l.g.Rules)
+	// Reference graph, and each rule's size with references counting 1
+	// (for the inlining budget below): one pass over the bodies.
+	edges := make([][]int32, n)
+	own := make([]int, n)
+	for id := range n {
+		own[id] = refSize(l.bodies[id], &edges[id])
+	}
+	// Nullability: one pass over the bodies, then only the rules that
+	// refer to a rule found nullable are looked at again.
 	l.nullable = make([]bool, n)
-	for changed := true; changed; {
-		changed = false
+	var work []int32
+	for id := range n {
+		if l.nodeNullable(l.bodies[id]) {
+			l.nullable[id] = true
+			work = append(work, int32(id))
+		}
+	}
+	if len(work) > 0 {
+		callers := make([][]int32, n)
 		for id := range n {
-			if !l.nullable[id] && l.nodeNullable(l.bodies[id]) {
-				l.nullable[id] = true
-				changed = true
+			for _, w := range edges[id] {
+				if w >= 0 && int(w) < n {
+					callers[w] = append(callers[w], int32(id))
+				}
+			}
+		}
+		for len(work) > 0 {
+			w := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, id := range callers[w] {
+				if !l.nullable[id] && l.nodeNullable(l.bodies[id]) {
+					l.nullable[id] = true
+					work = append(work, id)
+				}
 			}
 		}
 	}
 
-	// Reference graph, reachability and use counts.
-	edges := make([][]int32, n)
+	// Reachability and use counts.
 	l.refs = make([]int, n)
-	for id := range n {
-		walkRefs(l.bodies[id], func(to gbnf.RuleID) { edges[id] = append(edges[id], int32(to)) })
-	}
 	l.reachable = make([]bool, n)
 	stack := []int32{int32(l.g.Root)}
 	l.reachable[l.g.Root] = true
@@ -726,8 +749,7 @@ func (l *lowerer) analyze() {
 	dupBudget := inlineDupMin
 	for id := range n {
 		if l.reachable[id] {
-			own, _ := l.estimate(l.bodies[id], size) // nothing is inlined yet: references count 1
-			dupBudget = min(dupBudget+own, MaxPositions)
+			dupBudget = min(dupBudget+own[id], MaxPositions)
 		}
 	}
 	dup := 0
@@ -835,6 +857,42 @@ func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
 		heavy = heavy || h
 	}
 	return total, heavy
+}
+
+// refSize appends the rules nd refers to (as walkRefs finds them) to
+// *refs and returns estimate's size of nd with no rule inlined
+// (references count 1), in one pass.
+func refSize(nd *gbnf.Node, refs *[]int32) int {
+	size, sum := 0, false
+	switch nd.Op {
+	case gbnf.OpLiteral:
+		for _, r := range nd.Runes {
+			size += utf8.RuneLen(max(r, 0))
+		}
+	case gbnf.OpClass:
+		size = 4
+	case gbnf.OpRule:
+		*refs = append(*refs, int32(nd.Rule))
+		size = 1
+	case gbnf.OpToken:
+		size = 1
+	case gbnf.OpRepeat:
+	default:
+		sum = true
+	}
+	for i, s := range nd.Subs {
+		n := refSize(s, refs)
+		switch {
+		case sum:
+			size = min(size+n, MaxPositions)
+		case nd.Op == gbnf.OpRepeat && i == 0:
+			size = n
+		}
+	}
+	if nd.Op == gbnf.OpRepeat && nd.Max != gbnf.Unbounded && nd.Max <= unrollNarrowMax {
+		size = min(size*max(nd.Max, 1), MaxPositions)
+	}
+	return size
 }
 
 // classWidth is a cheap upper estimate of the number of first bytes of a
