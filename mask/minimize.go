@@ -204,31 +204,30 @@ func (cr *classReps) compute(a *automaton, lo, hi int, rep []uint8) {
 		cr.size[r]++
 	}
 	// Check: in every state, a class has an edge iff its representative
-	// has one, to the same target.
+	// has one, to the same target. A row is in class order (as the
+	// construction appends it) and a representative is the smallest
+	// class of its group, so it comes before the classes it stands for.
 	for i := range cr.row {
 		cr.row[i] = -1
 	}
 	for q := lo; q < hi; q++ {
 		row := a.sTarget[a.sStart[q]:a.sStart[q+1]]
 		cls := a.sClass[a.sStart[q]:a.sStart[q+1]]
-		for i, t := range row {
-			if t >= 0 {
-				cr.row[cls[i]] = t
-				cr.cnt[rep[cls[i]]] = 0
-			}
-		}
 		ok := true
 		for i, t := range row {
 			if t >= 0 {
-				r := rep[cls[i]]
-				ok = ok && cr.row[r] == t
-				cr.cnt[r]++
+				c := cls[i]
+				if r := rep[c]; r == c {
+					cr.row[c], cr.cnt[c] = t, 1
+				} else {
+					ok = ok && cr.row[r] == t
+					cr.cnt[r]++
+				}
 			}
 		}
 		for i, t := range row {
-			if t >= 0 {
-				c := cls[i]
-				ok = ok && (rep[c] != c || cr.cnt[c] == cr.size[c])
+			if c := cls[i]; t >= 0 && rep[c] == c {
+				ok = ok && cr.cnt[c] == cr.size[c]
 				cr.row[c] = -1
 			}
 		}
