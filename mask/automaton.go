@@ -1121,6 +1121,10 @@ func (a *automaton) minimize() {
 			rep = append(rep, int32(q))
 		}
 	}
+	empty := make([]int32, a.nc) // a row without transitions
+	for c := range empty {
+		empty[c] = -1
+	}
 	for _, q := range rep {
 		st := a.states[q]
 		for i := range st.calls {
@@ -1130,11 +1134,8 @@ func (a *automaton) minimize() {
 			st.toks[i].next = newID[block[st.toks[i].next]]
 		}
 		states = append(states, st)
-		row := trans[len(trans) : len(trans)+a.nc]
-		trans = trans[:len(trans)+a.nc]
-		for c := range row {
-			row[c] = -1
-		}
+		trans = append(trans, empty...)
+		row := trans[len(trans)-a.nc:]
 		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
 			if t := a.sTarget[i]; t >= 0 {
 				row[a.sClass[i]] = newID[block[t]]
