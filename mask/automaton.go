@@ -65,9 +65,10 @@ type automaton struct {
 	classLo []byte     // first byte of each class (classes are byte intervals)
 	classHi []byte     // last byte of each class
 	trans   []int32    // state*nc + class → next state, or -1 (after minimization)
-	// Until minimization, transitions are sparse (most states have few):
-	// state q's are sClass/sTarget[sStart[q]:sStart[q+1]], by class; a
-	// pruned one has target -1.
+	// During the construction, transitions are also sparse (most states
+	// have few): state q's are sClass/sTarget[sStart[q]:sStart[q+1]], by
+	// class; before minimization a pruned one has target -1, after it
+	// there are none such (and the dense table has the same rows).
 	sStart  []int32
 	sClass  []uint8
 	sTarget []int32
@@ -149,7 +150,7 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	s := frameScratches.Get().(*frameScratch)
 	a.scratch = s
 	defer func() {
-		if a.sTarget != nil { // (minimize gave them back)
+		if a.sTarget != nil { // (stopped before minimization)
 			s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
 		}
 		frameScratches.Put(s)
@@ -183,6 +184,9 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	a.computeFlags()
 	a.computeMinLen()
 	a.computeFollow()
+	// The sparse rows (minimize's compacted copy, which the passes above
+	// read) go back to the scratch with it.
+	a.sStart, a.sClass, a.sTarget = nil, nil, nil
 	return a, nil
 }
 
@@ -192,16 +196,16 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 	var cut [257]bool
 	cut[0], cut[256] = true, true
 	var visit func(r *rx)
-	seen := map[*rx]bool{} // nodes with subexpressions (they may be shared)
+	pass := rxPasses.Add(1) // nodes with subexpressions may be shared: each is visited once
 	visit = func(r *rx) {
 		if r.op == rxByte {
 			cut[r.lo] = true
 			cut[int(r.hi)+1] = true
 		}
-		if len(r.subs) == 0 || seen[r] {
+		if len(r.subs) == 0 || r.visited == pass {
 			return
 		}
-		seen[r] = true
+		r.visited = pass
 		for _, s := range r.subs {
 			visit(s)
 		}
@@ -851,12 +855,10 @@ func (a *automaton) computeFlags() {
 	for q := range a.states {
 		st := &a.states[q]
 		f := &a.frames[st.frame]
-		hasTrans := false
-		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
-			if t >= 0 {
-				hasTrans = true
-				a.states[t].flags |= stTop
-			}
+		row := a.sTarget[a.sStart[q]:a.sStart[q+1]] // (sparse: all present)
+		hasTrans := len(row) > 0
+		for _, t := range row {
+			a.states[t].flags |= stTop
 		}
 		for _, e := range st.toks {
 			a.states[e.next].flags |= stTop
@@ -891,10 +893,8 @@ func (a *automaton) computeReachPop() {
 			st.flags |= stReachPop
 			continue
 		}
-		for _, t := range a.trans[q*a.nc : (q+1)*a.nc] {
-			if t >= 0 {
-				rev[t] = append(rev[t], int32(q))
-			}
+		for _, t := range a.sTarget[a.sStart[q]:a.sStart[q+1]] {
+			rev[t] = append(rev[t], int32(q))
 		}
 		for _, e := range st.toks {
 			rev[e.next] = append(rev[e.next], int32(q))
@@ -1037,11 +1037,8 @@ func (a *automaton) computeFollow() {
 	stateBytes := func(b *byteBits, q int32) bool {
 		changed := false
 		var local byteBits
-		row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
-		for c, t := range row {
-			if t >= 0 {
-				a.addClassBytes(&local, c)
-			}
+		for _, c := range a.sClass[a.sStart[q]:a.sStart[q+1]] {
+			a.addClassBytes(&local, int(c))
 		}
 		for _, e := range a.states[q].calls {
 			local.union(&a.first[e.callee])
@@ -1121,7 +1118,16 @@ func (a *automaton) minimize() {
 			rep = append(rep, int32(q))
 		}
 	}
-	for _, q := range rep {
+	empty := make([]int32, a.nc) // a row without transitions
+	for c := range empty {
+		empty[c] = -1
+	}
+	// The sparse rows of the kept states, renumbered and without absent
+	// transitions, are compacted in place for the passes after
+	// minimization (a few entries per state instead of nc): kept states
+	// are in order, so a row's new place never comes after its old one.
+	w := int32(0)
+	for nq, q := range rep {
 		st := a.states[q]
 		for i := range st.calls {
 			st.calls[i].ret = newID[block[st.calls[i].ret]]
@@ -1130,29 +1136,32 @@ func (a *automaton) minimize() {
 			st.toks[i].next = newID[block[st.toks[i].next]]
 		}
 		states = append(states, st)
-		row := trans[len(trans) : len(trans)+a.nc]
-		trans = trans[:len(trans)+a.nc]
-		for c := range row {
-			row[c] = -1
-		}
-		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
-			if t := a.sTarget[i]; t >= 0 {
-				row[a.sClass[i]] = newID[block[t]]
+		trans = append(trans, empty...)
+		row := trans[len(trans)-a.nc:]
+		lo, hi := a.sStart[q], a.sStart[q+1]
+		a.sStart[nq] = w
+		for k := lo; k < hi; k++ {
+			if t := a.sTarget[k]; t >= 0 {
+				t = newID[block[t]]
+				row[a.sClass[k]] = t
+				a.sClass[w], a.sTarget[w] = a.sClass[k], t
+				w++
 			}
 		}
 	}
+	a.sStart[len(rep)] = w
+	a.sStart, a.sClass, a.sTarget = a.sStart[:len(rep)+1], a.sClass[:w], a.sTarget[:w]
 	for fi := range a.frames {
 		a.frames[fi].start = newID[block[a.frames[fi].start]]
 	}
 	a.states, a.trans = states, trans
-	a.sStart, a.sClass, a.sTarget = nil, nil, nil
 }
 
-// byteTargets returns the byte-class targets of state q: its row of the
-// dense table, or before minimization its sparse targets (without their
-// classes); -1 entries are absent transitions.
+// byteTargets returns the byte-class targets of state q: during the
+// construction its sparse targets (without their classes), after it its
+// row of the dense table; -1 entries are absent transitions.
 func (a *automaton) byteTargets(q int) []int32 {
-	if a.trans == nil {
+	if a.sStart != nil {
 		return a.sTarget[a.sStart[q]:a.sStart[q+1]]
 	}
 	return a.trans[q*a.nc : (q+1)*a.nc]

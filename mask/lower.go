@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/structgen/structgen/gbnf"
@@ -50,12 +51,20 @@ const (
 type rx struct {
 	op     rxOp
 	lo, hi byte
-	subs   []*rx
-	frame  int32
-	tok    int32
 	neg    bool
-	leaves int // positions one visit creates (capped), for size limits
+	frame  int32
+	subs   []*rx
+	tok    int32
+	// visited is the pass (rxPasses) that last visited this node, in
+	// passes over a lowering's expressions that visit each node with
+	// subexpressions once (computeClasses). Only such nodes are marked:
+	// they belong to one lowering, while leaves may be shared (byteNodes).
+	visited uint32
+	leaves  int // positions one visit creates (capped), for size limits
 }
+
+// rxPasses numbers the passes that mark rx.visited.
+var rxPasses atomic.Uint32
 
 func (r *rx) size() int { return r.leaves }
 
@@ -584,23 +593,46 @@ func altOf(ns []*gbnf.Node, pos gbnf.Pos) *gbnf.Node {
 // the inlining decision of every rule.
 func (l *lowerer) analyze() {
 	n := len(l.g.Rules)
+	// Reference graph, and each rule's size with references counting 1
+	// (for the inlining budget below): one pass over the bodies.
+	edges := make([][]int32, n)
+	own := make([]int, n)
+	for id := range n {
+		own[id] = refSize(l.bodies[id], &edges[id])
+	}
+	// Nullability: one pass over the bodies, then only the rules that
+	// refer to a rule found nullable are looked at again.
 	l.nullable = make([]bool, n)
-	for changed := true; changed; {
-		changed = false
+	var work []int32
+	for id := range n {
+		if l.nodeNullable(l.bodies[id]) {
+			l.nullable[id] = true
+			work = append(work, int32(id))
+		}
+	}
+	if len(work) > 0 {
+		callers := make([][]int32, n)
 		for id := range n {
-			if !l.nullable[id] && l.nodeNullable(l.bodies[id]) {
-				l.nullable[id] = true
-				changed = true
+			for _, w := range edges[id] {
+				if w >= 0 && int(w) < n {
+					callers[w] = append(callers[w], int32(id))
+				}
+			}
+		}
+		for len(work) > 0 {
+			w := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, id := range callers[w] {
+				if !l.nullable[id] && l.nodeNullable(l.bodies[id]) {
+					l.nullable[id] = true
+					work = append(work, id)
+				}
 			}
 		}
 	}
 
-	// Reference graph, reachability and use counts.
-	edges := make([][]int32, n)
+	// Reachability and use counts.
 	l.refs = make([]int, n)
-	for id := range n {
-		walkRefs(l.bodies[id], func(to gbnf.RuleID) { edges[id] = append(edges[id], int32(to)) })
-	}
 	l.reachable = make([]bool, n)
 	stack := []int32{int32(l.g.Root)}
 	l.reachable[l.g.Root] = true
@@ -638,11 +670,27 @@ func (l *lowerer) analyze() {
 		}
 	}
 	inComp := make([]bool, n)
+	// Each round removes one member of every cyclic component and looks
+	// for cycles again, only inside the components of the round before
+	// (removing rules only splits them): a component that loses one
+	// rule per round (274 rounds in Handwritten/allany1) costs its own
+	// size per round, not the whole grammar's. Within a round, a
+	// component's choice depends only on the rules removed before the
+	// round (the components that reach it come later in Tarjan's order),
+	// so the order in which they are found does not matter.
+	var active []int32
+	for id := range n {
+		if l.reachable[id] {
+			active = append(active, int32(id))
+		}
+	}
+	var sc sccScratch
 	for {
-		comps := sccs(n, edges, removed, l.reachable)
+		comps := sc.sccs(edges, removed, active)
 		if len(comps) == 0 {
 			break
 		}
+		active = active[:0]
 		for _, comp := range comps {
 			// Pick the member that breaks the most cycles: the largest
 			// product of in- and out-degree inside the component; ties go
@@ -679,6 +727,11 @@ func (l *lowerer) analyze() {
 			}
 			l.recursive[best] = true
 			removed[best] = true
+			for _, u := range comp {
+				if u != best {
+					active = append(active, u)
+				}
+			}
 		}
 	}
 
@@ -696,8 +749,7 @@ func (l *lowerer) analyze() {
 	dupBudget := inlineDupMin
 	for id := range n {
 		if l.reachable[id] {
-			own, _ := l.estimate(l.bodies[id], size) // nothing is inlined yet: references count 1
-			dupBudget = min(dupBudget+own, MaxPositions)
+			dupBudget = min(dupBudget+own[id], MaxPositions)
 		}
 	}
 	dup := 0
@@ -805,6 +857,42 @@ func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
 		heavy = heavy || h
 	}
 	return total, heavy
+}
+
+// refSize appends the rules nd refers to (as walkRefs finds them) to
+// *refs and returns estimate's size of nd with no rule inlined
+// (references count 1), in one pass.
+func refSize(nd *gbnf.Node, refs *[]int32) int {
+	size, sum := 0, false
+	switch nd.Op {
+	case gbnf.OpLiteral:
+		for _, r := range nd.Runes {
+			size += utf8.RuneLen(max(r, 0))
+		}
+	case gbnf.OpClass:
+		size = 4
+	case gbnf.OpRule:
+		*refs = append(*refs, int32(nd.Rule))
+		size = 1
+	case gbnf.OpToken:
+		size = 1
+	case gbnf.OpRepeat:
+	default:
+		sum = true
+	}
+	for i, s := range nd.Subs {
+		n := refSize(s, refs)
+		switch {
+		case sum:
+			size = min(size+n, MaxPositions)
+		case nd.Op == gbnf.OpRepeat && i == 0:
+			size = n
+		}
+	}
+	if nd.Op == gbnf.OpRepeat && nd.Max != gbnf.Unbounded && nd.Max <= unrollNarrowMax {
+		size = min(size*max(nd.Max, 1), MaxPositions)
+	}
+	return size
 }
 
 // classWidth is a cheap upper estimate of the number of first bytes of a
@@ -1398,17 +1486,34 @@ func utf8Sequences(lo, hi rune, f func([]byteRange)) {
 	f(seq)
 }
 
+// sccScratch holds the lists of sccs, kept from one round of analyze's
+// feedback-vertex choice to the next.
+type sccScratch struct {
+	index, low []int32
+	inSet      []bool // the vertices sccs looks at
+	onStack    []bool
+	stack      []int32
+}
+
 // sccs returns the strongly connected components with a cycle (several
 // members, or one with a self-reference) of the reference graph
-// restricted to reachable, not removed rules (Tarjan's algorithm).
-func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
-	index := make([]int32, n)
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
+// restricted to the vertices verts that are not removed (Tarjan's
+// algorithm); each component's members are sorted. The components use
+// fresh lists; verts may be reused by the caller.
+func (sc *sccScratch) sccs(edges [][]int32, removed []bool, verts []int32) [][]int32 {
+	n := len(edges)
+	if len(sc.index) < n {
+		sc.index, sc.low = make([]int32, n), make([]int32, n)
+		sc.inSet, sc.onStack = make([]bool, n), make([]bool, n)
 	}
-	var stack []int32
+	index, low, onStack := sc.index, sc.low, sc.onStack
+	for _, u := range verts {
+		if !removed[u] {
+			sc.inSet[u] = true
+			index[u] = -1
+		}
+	}
+	stack := sc.stack[:0]
 	var out [][]int32
 	next := int32(0)
 	var strong func(u int32)
@@ -1419,7 +1524,7 @@ func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
 		onStack[u] = true
 		self := false
 		for _, w := range edges[u] {
-			if removed[w] || !reachable[w] {
+			if !sc.inSet[w] {
 				continue
 			}
 			if w == u {
@@ -1449,10 +1554,14 @@ func sccs(n int, edges [][]int32, removed, reachable []bool) [][]int32 {
 			}
 		}
 	}
-	for u := range n {
-		if reachable[u] && !removed[u] && index[u] < 0 {
-			strong(int32(u))
+	for _, u := range verts {
+		if sc.inSet[u] && index[u] < 0 {
+			strong(u)
 		}
 	}
+	for _, u := range verts {
+		sc.inSet[u] = false
+	}
+	sc.stack = stack
 	return out
 }

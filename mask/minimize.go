@@ -24,6 +24,11 @@ type labeledEdges struct {
 	label, target []int32
 	numLabels     int
 	deterministic bool // no state has two edges with the same label
+	// inFrames: each frame's states are contiguous and every edge stays
+	// inside its frame (as the construction makes them: byte and token
+	// edges lead to a state of the same frame, a call's edge to its
+	// return state), so that each frame can be minimized on its own.
+	inFrames bool
 }
 
 // edges returns the automaton's edges. Labels: byte classes 0..nc-1, then
@@ -64,19 +69,24 @@ func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
 		}
 		seen[i] = int32(q) + 1
 	}
-	compress = compress && a.framesContiguous()
+	contiguous := a.framesContiguous()
+	e.inFrames = contiguous
+	compress = compress && contiguous
 	var rep []uint8 // per class: its representative in the frame of q
 	if compress {
 		rep = make([]uint8, a.nc)
 	}
 	var cr classReps
+	lo, hi := 0, 0 // the frame of q: states lo..hi-1 (if contiguous)
 	for q := range a.states {
-		if compress && (q == 0 || a.states[q].frame != a.states[q-1].frame) {
-			hi := q + 1
+		if contiguous && q == hi {
+			lo, hi = q, q+1
 			for hi < n && a.states[hi].frame == a.states[q].frame {
 				hi++
 			}
-			cr.compute(a, q, hi, rep)
+			if compress {
+				cr.compute(a, lo, hi, rep)
+			}
 		}
 		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
 			if t := a.sTarget[i]; t >= 0 && (!compress || rep[a.sClass[i]] == a.sClass[i]) {
@@ -106,6 +116,13 @@ func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
 			e.target = append(e.target, t.next)
 		}
 		e.start[q+1] = int32(len(e.label))
+		if e.inFrames {
+			for _, t := range e.target[e.start[q]:e.start[q+1]] {
+				if int(t) < lo || int(t) >= hi {
+					e.inFrames = false
+				}
+			}
+		}
 	}
 	e.numLabels = tokBase + len(tokLabel)
 	return e
@@ -187,31 +204,30 @@ func (cr *classReps) compute(a *automaton, lo, hi int, rep []uint8) {
 		cr.size[r]++
 	}
 	// Check: in every state, a class has an edge iff its representative
-	// has one, to the same target.
+	// has one, to the same target. A row is in class order (as the
+	// construction appends it) and a representative is the smallest
+	// class of its group, so it comes before the classes it stands for.
 	for i := range cr.row {
 		cr.row[i] = -1
 	}
 	for q := lo; q < hi; q++ {
 		row := a.sTarget[a.sStart[q]:a.sStart[q+1]]
 		cls := a.sClass[a.sStart[q]:a.sStart[q+1]]
-		for i, t := range row {
-			if t >= 0 {
-				cr.row[cls[i]] = t
-				cr.cnt[rep[cls[i]]] = 0
-			}
-		}
 		ok := true
 		for i, t := range row {
 			if t >= 0 {
-				r := rep[cls[i]]
-				ok = ok && cr.row[r] == t
-				cr.cnt[r]++
+				c := cls[i]
+				if r := rep[c]; r == c {
+					cr.row[c], cr.cnt[c] = t, 1
+				} else {
+					ok = ok && cr.row[r] == t
+					cr.cnt[r]++
+				}
 			}
 		}
 		for i, t := range row {
-			if t >= 0 {
-				c := cls[i]
-				ok = ok && (rep[c] != c || cr.cnt[c] == cr.size[c])
+			if c := cls[i]; t >= 0 && rep[c] == c {
+				ok = ok && cr.cnt[c] == cr.size[c]
 				cr.row[c] = -1
 			}
 		}
@@ -260,6 +276,10 @@ type minScratch struct {
 	blocks, cords     refinable
 	tail, inStart, in []int32
 	count, id         []int32 // minScratch.refinable's
+	init, label       []int32 // one frame's initial blocks and edge labels, renumbered
+	labelID           []int32 // per label: its number in the frame, plus one (0: not used)
+	labels            []int32 // the labels with labelID set
+	block             []int32 // minimalPartition's result
 }
 
 var minScratches = sync.Pool{New: func() any { return new(minScratch) }}
@@ -275,6 +295,15 @@ func resize(s []int32, n int) []int32 {
 
 // minimalPartition returns the block of every state in the coarsest stable
 // partition, and the number of blocks; block may be part of ms.
+//
+// States of different frames are never merged and, as the construction
+// makes them, no edge leaves its frame: then each frame is minimized on
+// its own, which gives the same partition (the coarsest stable one is
+// unique, and a frame's blocks depend only on its own states and edges)
+// with lists the size of one frame, not of the whole automaton (o48661:
+// 258,532 states in 1,902 frames, 33,355 in the largest after
+// minimization), so that the refinement's random accesses stay in the
+// cache: on o48661 the partition's profile share drops from 29% to 18%.
 func (a *automaton) minimalPartition(ms *minScratch) (block []int32, numBlocks int) {
 	e := a.edges(true, &ms.edges)
 	if !e.deterministic {
@@ -282,32 +311,86 @@ func (a *automaton) minimalPartition(ms *minScratch) (block []int32, numBlocks i
 		// state; lowering never builds anything else, but stay exact.
 		return a.moorePartition(e)
 	}
-	n, m := len(a.states), len(e.label)
-	init, k := a.initialBlocks()
-	blocks := ms.refinable(&ms.blocks, n, init, k)
+	n := len(a.states)
+	init, _ := a.initialBlocks()
+	block = resize(ms.block, n)
+	ms.block = block
+	if !e.inFrames {
+		return block, ms.refine(e, 0, n, init, block)
+	}
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && a.states[hi].frame == a.states[lo].frame {
+			hi++
+		}
+		k := ms.refine(e, lo, hi, init, block[lo:hi])
+		for q := lo; q < hi; q++ {
+			block[q] += int32(numBlocks)
+		}
+		numBlocks += k
+		lo = hi
+	}
+	return block, numBlocks
+}
+
+// refine computes the coarsest stable partition of states lo..hi-1, whose
+// edges (e.start[lo]..e.start[hi]-1) all lead to states in lo..hi-1,
+// refining the initial blocks init[lo:hi]: it sets out[q-lo] to the block
+// of q (0, 1, …) and returns the number of blocks.
+func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int {
+	n := hi - lo
+	first, last := int(e.start[lo]), int(e.start[hi])
+	m := last - first
+	// Initial blocks and labels numbered from 0 in the range.
+	bLo, bHi := init[lo], init[lo]
+	for _, b := range init[lo:hi] {
+		bLo, bHi = min(bLo, b), max(bHi, b)
+	}
+	ms.init = resize(ms.init, n)
+	for i, b := range init[lo:hi] {
+		ms.init[i] = b - bLo
+	}
+	if len(ms.labelID) < e.numLabels {
+		ms.labelID = make([]int32, e.numLabels)
+	}
+	ms.label = resize(ms.label, m)
+	ms.labels = ms.labels[:0]
+	for i, l := range e.label[first:last] {
+		if ms.labelID[l] == 0 {
+			ms.labels = append(ms.labels, l)
+			ms.labelID[l] = int32(len(ms.labels))
+		}
+		ms.label[i] = ms.labelID[l] - 1
+	}
+	for _, l := range ms.labels {
+		ms.labelID[l] = 0
+	}
+	blocks := ms.refinable(&ms.blocks, n, ms.init, int(bHi-bLo)+1)
 	// Edges by label: the initial cords.
 	tail := resize(ms.tail, m)
 	ms.tail = tail
 	for q := range n {
-		for i := e.start[q]; i < e.start[q+1]; i++ {
-			tail[i] = int32(q)
+		for i := e.start[lo+q]; i < e.start[lo+q+1]; i++ {
+			tail[int(i)-first] = int32(q)
 		}
 	}
-	cords := ms.refinable(&ms.cords, m, e.label, e.numLabels)
+	cords := ms.refinable(&ms.cords, m, ms.label, len(ms.labels))
 	// Incoming edges by head state: in[inStart[q]:inStart[q+1]] (filled
 	// through inStart[q+1], then shifted back).
 	inStart := resize(ms.inStart, n+2)
 	ms.inStart = inStart
 	clear(inStart)
-	for _, t := range e.target {
-		inStart[t+2]++
+	targets := e.target[first:last]
+	for _, t := range targets {
+		inStart[int(t)-lo+2]++
 	}
 	for q := 2; q <= n+1; q++ {
 		inStart[q] += inStart[q-1]
 	}
 	in := resize(ms.in, m)
 	ms.in = in
-	for i, t := range e.target {
+	for i, t := range targets {
+		t := int(t) - lo
 		in[inStart[t+1]] = int32(i)
 		inStart[t+1]++
 	}
@@ -329,7 +412,8 @@ func (a *automaton) minimalPartition(ms *minScratch) (block []int32, numBlocks i
 			cords.split()
 		}
 	}
-	return blocks.setOf, blocks.sets
+	copy(out, blocks.setOf[:n])
+	return blocks.sets
 }
 
 // refinable is a refinable partition of 0..n-1: the elements of a set are

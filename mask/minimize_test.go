@@ -11,7 +11,9 @@ import (
 // grammar compiled by the other tests is checked too: see TestMain.)
 // Every third automaton has contiguous frames, as the construction makes
 // them, and classes that copy their neighbor's edges in every state of a
-// frame, which minimalPartition leaves out (edges' compress).
+// frame, which minimalPartition leaves out (edges' compress); every
+// fourth of those keeps its edges inside their frames, which
+// minimalPartition then minimizes one by one.
 func TestMinimalPartitionRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	ms := new(minScratch) // reused, as minimize reuses them across automata
@@ -32,11 +34,23 @@ func TestMinimalPartitionRandom(t *testing.T) {
 				copies[f][c] = contiguous && r.IntN(2) == 0
 			}
 		}
+		local := contiguous && iter%4 == 3
 		for q := range n {
 			st := &a.states[q]
 			st.frame = int32(r.IntN(nf))
 			if contiguous {
 				st.frame = int32(q * nf / n)
+			}
+			target := func() int32 { return int32(r.IntN(n)) }
+			if local {
+				lo, hi := q, q+1 // q's frame
+				for lo > 0 && (lo-1)*nf/n == q*nf/n {
+					lo--
+				}
+				for hi < n && hi*nf/n == q*nf/n {
+					hi++
+				}
+				target = func() int32 { return int32(lo + r.IntN(hi-lo)) }
 			}
 			prev := int32(-1)
 			if r.IntN(3) == 0 {
@@ -50,8 +64,8 @@ func TestMinimalPartitionRandom(t *testing.T) {
 				if copies[st.frame][c] {
 					t = prev
 				} else if r.Float64() < density {
-					t = int32(r.IntN(n))
-					if iter%2 == 0 && q+1 < n {
+					t = target()
+					if iter%2 == 0 && q+1 < n && (!local || (q+1)*nf/n == q*nf/n) {
 						t = int32(q + 1) // chains: many rounds
 					}
 				}
@@ -63,13 +77,16 @@ func TestMinimalPartitionRandom(t *testing.T) {
 			}
 			a.sStart = append(a.sStart, int32(len(a.sTarget)))
 			if r.IntN(4) == 0 {
-				st.calls = append(st.calls, callEdge{callee: int32(r.IntN(nf)), ret: int32(r.IntN(n))})
+				st.calls = append(st.calls, callEdge{callee: int32(r.IntN(nf)), ret: target()})
 			}
 			if r.IntN(4) == 0 {
-				st.toks = append(st.toks, tokEdge{tok: int32(r.IntN(3)), neg: r.IntN(2) == 0, next: int32(r.IntN(n))})
+				st.toks = append(st.toks, tokEdge{tok: int32(r.IntN(3)), neg: r.IntN(2) == 0, next: target()})
 			}
 		}
 		got, gn := a.minimalPartition(ms)
+		if local && !ms.edges.inFrames {
+			t.Fatalf("iteration %d: edges inside frames not recognized", iter)
+		}
 		want, wn := a.moorePartition(a.edges(false, nil))
 		if gn != wn || !samePartition(got, want) {
 			t.Fatalf("iteration %d (%d states): %d blocks %v, Moore %d blocks %v", iter, n, gn, got, wn, want)
