@@ -234,7 +234,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 	if canceled(opt.Done) {
 		return nil, ErrCanceled
 	}
-	defs, err := lowerGrammar(g, v, false)
+	defs, lw, err := lowerGrammar(g, v, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		// Unrolled repetitions can make the subset construction blow up
 		// (e.g. x "-" x with x ::= [-z]{1,30} [a-z0-9]); counting frames
 		// keep such grammars polynomial (the stack merges their counts).
-		if defs, err = lowerGrammar(g, v, true); err != nil {
+		if defs, _, err = lowerGrammar(g, v, true, lw); err != nil {
 			return nil, err
 		}
 		a, err = buildAutomaton(defs, maxStates, opt.Done)

@@ -55,7 +55,7 @@ x ::= "d" | "(" x ")"`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs, err := lowerGrammar(g, v, false)
+	defs, _, err := lowerGrammar(g, v, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

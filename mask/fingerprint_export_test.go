@@ -69,13 +69,13 @@ func writeEager(h hash.Hash, c *Compiled) {
 // without the eager part (tests and benchmarks only); it returns the
 // number of states before and after minimization.
 func BuildAutomaton(g *gbnf.Grammar, v *Vocab) (states, unminimized int, err error) {
-	defs, err := lowerGrammar(g, v, false)
+	defs, lw, err := lowerGrammar(g, v, false, nil)
 	if err != nil {
 		return 0, 0, err
 	}
 	a, err := buildAutomaton(defs, maxStates/4, nil)
 	if err != nil && isStateLimit(err) {
-		if defs, err = lowerGrammar(g, v, true); err != nil {
+		if defs, _, err = lowerGrammar(g, v, true, lw); err != nil {
 			return 0, 0, err
 		}
 		a, err = buildAutomaton(defs, maxStates, nil)

@@ -346,8 +346,12 @@ const (
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
-// are unrolled (the fallback when unrolling blows up the automaton).
-func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error) {
+// are unrolled (the fallback when unrolling blows up the automaton). The
+// rules' rewritten bodies and their analysis, which do not depend on
+// noUnroll, are taken from prev if it is not nil (the fallback's second
+// lowering: a quarter of Handwritten/allany20's); the lowerer is returned
+// for that.
+func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer) ([]*frameDef, *lowerer, error) {
 	n := len(g.Rules)
 	l := &lowerer{
 		g:         g,
@@ -362,13 +366,18 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error)
 	for i := range g.Rules {
 		l.ruleFrame[i] = -1
 	}
-	l.bodies = make([]*gbnf.Node, n)
-	for i, r := range g.Rules {
-		l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
+	if prev != nil {
+		l.bodies, l.nullable, l.reachable, l.recursive = prev.bodies, prev.nullable, prev.reachable, prev.recursive
+		l.refs, l.heavy, l.inline = prev.refs, prev.heavy, prev.inline
+	} else {
+		l.bodies = make([]*gbnf.Node, n)
+		for i, r := range g.Rules {
+			l.bodies[i] = removeTailRecursion(r.ID, removeDirectLeftRecursion(r))
+		}
+		l.analyze()
 	}
-	l.analyze()
 	if !l.reachable[g.Root] {
-		return nil, fmt.Errorf("root rule %d out of range", g.Root)
+		return nil, nil, fmt.Errorf("root rule %d out of range", g.Root)
 	}
 	// Frames for the root and every rule that is not inlined; the root is
 	// frame 0.
@@ -388,13 +397,13 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool) ([]*frameDef, error)
 		l.frameSize = 0
 		f.body = l.lowerNode(l.bodies[id])
 		if l.err != nil {
-			return nil, l.err
+			return nil, nil, l.err
 		}
 		if f.body.size() > MaxPositions {
-			return nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
+			return nil, nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
 		}
 	}
-	return l.frames, l.err
+	return l.frames, l, l.err
 }
 
 // leftRecursionMsg starts the error of a grammar with left recursion.
