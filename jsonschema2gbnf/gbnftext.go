@@ -185,14 +185,23 @@ func (t *ruleTable) drop(name string) {
 // definition order, then the shared primitives sorted by name.
 func (t *ruleTable) text(prims map[string]string) string {
 	var b strings.Builder
+	// t.size counts each rule's " ::= " and newline; the primitives are
+	// a few hundred bytes
+	b.Grow(t.size + 1024)
+	line := func(name, body string) {
+		b.WriteString(name)
+		b.WriteString(" ::= ")
+		b.WriteString(body)
+		b.WriteByte('\n')
+	}
 	if body, ok := t.bodies[ruleRoot]; ok {
-		fmt.Fprintf(&b, "%s ::= %s\n", ruleRoot, body)
+		line(ruleRoot, body)
 	}
 	for _, n := range t.order {
 		if n == ruleRoot {
 			continue
 		}
-		fmt.Fprintf(&b, "%s ::= %s\n", n, t.bodies[n])
+		line(n, t.bodies[n])
 	}
 	names := make([]string, 0, len(prims))
 	for n := range prims {
@@ -200,7 +209,7 @@ func (t *ruleTable) text(prims map[string]string) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "%s ::= %s\n", n, prims[n])
+		line(n, prims[n])
 	}
 	return b.String()
 }
