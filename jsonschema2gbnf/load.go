@@ -218,6 +218,15 @@ type loaded struct {
 // json.Number. It rejects trailing data and nesting deeper than
 // MaxNestingDepth.
 func parseOrdered(data []byte) (any, error) {
+	if v, ok := fastParse(data); ok {
+		return v, nil
+	}
+	return decodeOrdered(data)
+}
+
+// decodeOrdered is parseOrdered through encoding/json's decoder, which
+// words the errors.
+func decodeOrdered(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parseValue(dec, 0)
