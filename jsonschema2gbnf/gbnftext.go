@@ -173,8 +173,10 @@ func (t *ruleTable) shared(base, body string) string {
 // drop removes a reserved name that was never referenced.
 func (t *ruleTable) drop(name string) {
 	delete(t.bodies, name)
-	for i, n := range t.order {
-		if n == name {
+	// from the end: the name was reserved recently (by emit, before the
+	// rules of its body)
+	for i := len(t.order) - 1; i >= 0; i-- {
+		if t.order[i] == name {
 			t.order = append(t.order[:i], t.order[i+1:]...)
 			break
 		}
