@@ -36,7 +36,7 @@ func main() {
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, µs) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (every allocation sampled)")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (one sample per 4 KB allocated)")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
 	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
 	dump := flag.String("dump", "", "write every schema's strict and lenient output (grammar or error) to this folder, to compare converter versions (diff -r)")
@@ -53,7 +53,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *memProfile != "" {
-		runtime.MemProfileRate = 1
+		runtime.MemProfileRate = 4096
 		defer func() {
 			f, err := os.Create(*memProfile)
 			if err == nil {
