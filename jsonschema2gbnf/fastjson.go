@@ -75,18 +75,8 @@ func (p *fastParser) value(depth int) (any, bool) {
 				o.keys = append(o.keys, k)
 			}
 			o.vals[k] = v // last one wins, as in encoding/json
-			p.ws()
-			if p.i >= len(p.data) {
-				return nil, false
-			}
-			switch p.data[p.i] {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return o, true
-			default:
-				return nil, false
+			if done, ok := p.next('}'); !ok || done {
+				return o, ok
 			}
 		}
 	case c == '[':
@@ -106,18 +96,8 @@ func (p *fastParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			arr = append(arr, v)
-			p.ws()
-			if p.i >= len(p.data) {
-				return nil, false
-			}
-			switch p.data[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return arr, true
-			default:
-				return nil, false
+			if done, ok := p.next(']'); !ok || done {
+				return arr, ok
 			}
 		}
 	case c == '"':
@@ -132,6 +112,23 @@ func (p *fastParser) value(depth int) (any, bool) {
 		return nil, p.literal("null")
 	}
 	return nil, false
+}
+
+// next reads what follows a member or element: a comma (done false) or
+// the closing bracket (done true); ok false on anything else.
+func (p *fastParser) next(closing byte) (done, ok bool) {
+	p.ws()
+	if p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			return false, true
+		case closing:
+			p.i++
+			return true, true
+		}
+	}
+	return false, false
 }
 
 func (p *fastParser) literal(s string) bool {
