@@ -336,7 +336,7 @@ func isAtom(x string) bool {
 	}
 	for i := 0; i < len(x); i++ {
 		c := x[i]
-		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+		if !isNameByte(c) {
 			return false
 		}
 	}
