@@ -118,7 +118,7 @@ type conv struct {
 	warned   map[string]bool
 	keyLangs map[string]string // memo of key-language expressions
 	notIn    map[string]string // memo of notInSet rules by excluded suffix set
-	keyTries map[string]string // memo of keyTrie expressions by kind and suffix set
+	keyTries keyTries          // the tries of notInSet and the memo of their expressions
 	dfas     dfaMemo           // memo of automata, regexps and class expressions
 
 	// rootPending makes the first term emitted take the name "root"
@@ -139,7 +139,6 @@ func newConv(l *loaded, o options) *conv {
 		warned:   map[string]bool{},
 		keyLangs: map[string]string{},
 		notIn:    map[string]string{},
-		keyTries: map[string]string{},
 	}
 }
 
@@ -266,11 +265,11 @@ func (c *conv) ws() string {
 // scans the schema rules for references to primitives.
 func (c *conv) addPrimDeps() {
 	scan := func(body string) {
-		for _, tok := range identRefs(body) {
+		identRefs(body, func(tok string) {
 			if reservedNames[tok] && tok != ruleRoot && tok != ruleEmpty {
 				c.prim(tok)
 			}
-		}
+		})
 	}
 	for _, n := range c.rules.order {
 		scan(c.rules.bodies[n])
@@ -286,39 +285,42 @@ func (c *conv) addPrimDeps() {
 	}
 }
 
-// identRefs lists the rule names referenced in a GBNF body (skipping
-// literals and classes).
-func identRefs(body string) []string {
-	var out []string
+// identRefs calls f with each rule name referenced in a GBNF body
+// (skipping literals and classes), in order.
+func identRefs(body string, f func(name string)) {
 	for i := 0; i < len(body); i++ {
 		ch := body[i]
 		switch {
 		case ch == '"':
 			j := closes(body, i, '"')
 			if j < 0 {
-				return out
+				return
 			}
 			i = j
 		case ch == '[':
 			j := closes(body, i, ']')
 			if j < 0 {
-				return out
+				return
 			}
 			i = j
 		case ch == '{':
 			for i < len(body) && body[i] != '}' {
 				i++
 			}
-		case (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-':
+		case isNameByte(ch):
 			j := i
-			for j < len(body) && ((body[j] >= 'a' && body[j] <= 'z') || (body[j] >= 'A' && body[j] <= 'Z') || (body[j] >= '0' && body[j] <= '9') || body[j] == '-') {
+			for j < len(body) && isNameByte(body[j]) {
 				j++
 			}
-			out = append(out, body[i:j])
+			f(body[i:j])
 			i = j - 1
 		}
 	}
-	return out
+}
+
+// isNameByte reports whether b may appear in a rule name.
+func isNameByte(b byte) bool {
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-'
 }
 
 // unsupported records a keyword the grammar cannot enforce. In lenient

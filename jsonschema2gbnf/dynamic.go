@@ -3,6 +3,7 @@ package jsonschema2gbnf
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -105,7 +106,7 @@ func walkSchemas(v any, d *jsonschema.Draft, fn func(o *ordObj, ptr, res string)
 		for _, k := range items {
 			if arr, ok := o.vals[k].([]any); ok {
 				for i, x := range arr {
-					walk(x, fmt.Sprintf("%s/%s/%d", ptr, escapeToken(k), i), res, depth+1)
+					walk(x, ptr+"/"+escapeToken(k)+"/"+strconv.Itoa(i), res, depth+1)
 				}
 			}
 		}

@@ -173,8 +173,10 @@ func (t *ruleTable) shared(base, body string) string {
 // drop removes a reserved name that was never referenced.
 func (t *ruleTable) drop(name string) {
 	delete(t.bodies, name)
-	for i, n := range t.order {
-		if n == name {
+	// from the end: the name was reserved recently (by emit, before the
+	// rules of its body)
+	for i := len(t.order) - 1; i >= 0; i-- {
+		if t.order[i] == name {
 			t.order = append(t.order[:i], t.order[i+1:]...)
 			break
 		}
@@ -185,14 +187,23 @@ func (t *ruleTable) drop(name string) {
 // definition order, then the shared primitives sorted by name.
 func (t *ruleTable) text(prims map[string]string) string {
 	var b strings.Builder
+	// t.size counts each rule's " ::= " and newline; the primitives are
+	// a few hundred bytes
+	b.Grow(t.size + 1024)
+	line := func(name, body string) {
+		b.WriteString(name)
+		b.WriteString(" ::= ")
+		b.WriteString(body)
+		b.WriteByte('\n')
+	}
 	if body, ok := t.bodies[ruleRoot]; ok {
-		fmt.Fprintf(&b, "%s ::= %s\n", ruleRoot, body)
+		line(ruleRoot, body)
 	}
 	for _, n := range t.order {
 		if n == ruleRoot {
 			continue
 		}
-		fmt.Fprintf(&b, "%s ::= %s\n", n, t.bodies[n])
+		line(n, t.bodies[n])
 	}
 	names := make([]string, 0, len(prims))
 	for n := range prims {
@@ -200,7 +211,7 @@ func (t *ruleTable) text(prims map[string]string) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "%s ::= %s\n", n, prims[n])
+		line(n, prims[n])
 	}
 	return b.String()
 }
@@ -325,7 +336,7 @@ func isAtom(x string) bool {
 	}
 	for i := 0; i < len(x); i++ {
 		c := x[i]
-		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+		if !isNameByte(c) {
 			return false
 		}
 	}

@@ -130,6 +130,9 @@ func TestStructuralLimits(t *testing.T) {
 		{`{"enum":[` + strings.Repeat(`1e999999,`, 99) + `1e999999]}`, "MaxExponentSum", "#/enum/1"},
 		{`{"type":"number","minimum":1e-600000,"maximum":1e600000}`, "MaxExponentSum", "#/maximum"},
 		{`{"const":[1,2,3` + strings.Repeat("0", MaxNumberLength) + `]}`, "MaxNumberLength", "#/const/2"},
+		{`{"properties":{"a/b":{"enum":[0,{"x~":[1,` + strings.Repeat("9", MaxNumberLength+1) + `]}]}}}`, "MaxNumberLength", "#/properties/a~1b/enum/1/x~0/1"},
+		{`{"anyOf":[{},{"const":{"":` + strings.Repeat("9", MaxNumberLength+1) + `}}]}`, "MaxNumberLength", "#/anyOf/1/const"},
+		{`{` + d7 + `"definitions":{"x/y":{"allOf":[{},` + props(MaxProperties+1, "") + `]}}}`, "MaxProperties", "#/definitions/x~1y/allOf/1/properties"},
 	} {
 		_, err := Convert([]byte(tc.schema))
 		var le *LimitError

@@ -69,37 +69,67 @@ const (
 // checkStructure applies the limits that hold whatever the draft to the
 // raw document: number sizes, MaxSubschemas and MaxProperties. It runs
 // before the document reaches santhosh-tekuri/jsonschema, whose
-// compilation time grows faster than the document.
-func checkStructure(raw any) error {
+// compilation time grows faster than the document. It returns the
+// number of subschemas.
+func checkStructure(raw any) (int, error) {
 	sum := 0
-	if err := checkNumbers(raw, "#", &sum); err != nil {
-		return err
+	var path docPath
+	if err := checkNumbers(raw, &path, &sum); err != nil {
+		return 0, err
 	}
-	if n, ptr := countSubschemas(raw, MaxSubschemas); n > MaxSubschemas {
-		return &LimitError{Pointer: ptr, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
+	n, ptr := countSubschemas(raw, MaxSubschemas)
+	if n > MaxSubschemas {
+		return n, &LimitError{Pointer: ptr, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
 	}
 	var err error
-	eachSubschema(raw, func(o *ordObj, ptr string) bool {
+	eachSubschema(raw, func(o *ordObj, path docPath) bool {
 		if o == nil {
 			return true
 		}
 		if p, ok := o.vals["properties"].(*ordObj); ok && len(p.keys) > MaxProperties {
-			err = &LimitError{Pointer: joinPointer(ptr, "properties"), Limit: "MaxProperties", Value: len(p.keys), Max: MaxProperties}
+			err = &LimitError{Pointer: joinPointer(path.String(), "properties"), Limit: "MaxProperties", Value: len(p.keys), Max: MaxProperties}
 		}
 		return err == nil
 	})
-	return err
+	return n, err
 }
+
+// docPath is the way from a document's root to one of its values: object
+// keys and array indexes. Walks keep one and spell the JSON pointer out
+// only when they report it.
+type docPath []pathTok
+
+type pathTok struct {
+	key   string
+	index int // ≥ 0: an array index (key unused)
+}
+
+// String returns the path as a URI-fragment JSON pointer, "#" for the
+// root, the way joinPointer builds it one key at a time.
+func (p docPath) String() string {
+	ptr := "#"
+	for _, t := range p {
+		if t.index >= 0 {
+			ptr += "/" + strconv.Itoa(t.index)
+		} else {
+			ptr = joinPointer(ptr, t.key)
+		}
+	}
+	return ptr
+}
+
+func (p docPath) key(k string) docPath { return append(p, pathTok{key: k, index: -1}) }
+func (p docPath) index(i int) docPath  { return append(p, pathTok{index: i}) }
 
 // checkNumbers checks every number of a raw document against
 // MaxNumberLength, and adds to *sum the exponent magnitude of those the
-// validator reads (MaxExponentSum).
-func checkNumbers(v any, ptr string, sum *int) error {
+// validator reads (MaxExponentSum). path is v's (restored on return).
+func checkNumbers(v any, path *docPath, sum *int) error {
 	switch x := v.(type) {
 	case json.Number:
 		s := string(x)
 		if len(s) > MaxNumberLength {
-			return &LimitError{Pointer: ptr, Limit: "MaxNumberLength", Value: len(s), Max: MaxNumberLength}
+			return &LimitError{Pointer: path.String(), Limit: "MaxNumberLength", Value: len(s), Max: MaxNumberLength}
 		}
 		if !judgeable(s) {
 			return nil // rewriteHugeNumbers: an error or a dropped enum value
@@ -107,19 +137,27 @@ func checkNumbers(v any, ptr string, sum *int) error {
 		if i := strings.IndexAny(s, "eE"); i >= 0 {
 			e, _ := strconv.Atoi(strings.TrimLeft(s[i+1:], "+-")) // ≤ ValidatorMaxExponent+MaxNumberLength: judgeable
 			if *sum += e; *sum > MaxExponentSum {
-				return &LimitError{Pointer: ptr, Limit: "MaxExponentSum", Value: *sum, Max: MaxExponentSum,
+				return &LimitError{Pointer: path.String(), Limit: "MaxExponentSum", Value: *sum, Max: MaxExponentSum,
 					Hint: "the validator builds every power of ten the schema's numbers name"}
 			}
 		}
 	case *ordObj:
+		n := len(*path)
 		for _, k := range x.keys {
-			if err := checkNumbers(x.vals[k], joinPointer(ptr, k), sum); err != nil {
+			*path = path.key(k)
+			err := checkNumbers(x.vals[k], path, sum)
+			*path = (*path)[:n]
+			if err != nil {
 				return err
 			}
 		}
 	case []any:
+		n := len(*path)
 		for i, e := range x {
-			if err := checkNumbers(e, ptr+"/"+strconv.Itoa(i), sum); err != nil {
+			*path = path.index(i)
+			err := checkNumbers(e, path, sum)
+			*path = (*path)[:n]
+			if err != nil {
 				return err
 			}
 		}
@@ -141,10 +179,10 @@ var (
 // pointer of the one that went past limit ("#" if none did).
 func countSubschemas(raw any, limit int) (n int, over string) {
 	over = "#"
-	eachSubschema(raw, func(_ *ordObj, ptr string) bool {
+	eachSubschema(raw, func(_ *ordObj, path docPath) bool {
 		n++
 		if n == limit+1 {
-			over = ptr
+			over = path.String()
 		}
 		return true
 	})
@@ -152,29 +190,37 @@ func countSubschemas(raw any, limit int) (n int, over string) {
 }
 
 // eachSubschema calls f with every subschema of a raw document, root
-// first (a boolean schema as a nil object), until f returns false.
-func eachSubschema(raw any, f func(o *ordObj, ptr string) bool) {
-	var visit func(v any, ptr string) bool
-	visit = func(v any, ptr string) bool {
+// first (a boolean schema as a nil object), and its path, until f
+// returns false. The path is valid during the call.
+func eachSubschema(raw any, f func(o *ordObj, path docPath) bool) {
+	var path docPath
+	var visit func(v any) bool
+	visit = func(v any) bool {
 		o, isObj := v.(*ordObj)
 		if _, isBool := v.(bool); !isObj && !isBool {
 			return true
 		}
-		if !f(o, ptr) {
+		if !f(o, path) {
 			return false
 		}
 		if !isObj {
 			return true
 		}
+		n := len(path)
+		defer func() { path = path[:n] }()
 		for _, k := range schemaKeywords {
-			if x, ok := o.vals[k]; ok && !visit(x, joinPointer(ptr, k)) {
-				return false
+			if x, ok := o.vals[k]; ok {
+				path = path[:n].key(k)
+				if !visit(x) {
+					return false
+				}
 			}
 		}
 		for _, k := range schemaArrayKeywords {
 			if xs, ok := o.vals[k].([]any); ok {
 				for i, x := range xs {
-					if !visit(x, joinPointer(ptr, k)+"/"+strconv.Itoa(i)) {
+					path = path[:n].key(k).index(i)
+					if !visit(x) {
 						return false
 					}
 				}
@@ -183,7 +229,8 @@ func eachSubschema(raw any, f func(o *ordObj, ptr string) bool) {
 		for _, k := range schemaMapKeywords {
 			if m, ok := o.vals[k].(*ordObj); ok {
 				for _, name := range m.keys {
-					if !visit(m.vals[name], joinPointer(joinPointer(ptr, k), name)) {
+					path = path[:n].key(k).key(name)
+					if !visit(m.vals[name]) {
 						return false
 					}
 				}
@@ -191,7 +238,7 @@ func eachSubschema(raw any, f func(o *ordObj, ptr string) bool) {
 		}
 		return true
 	}
-	visit(raw, "#")
+	visit(raw)
 }
 
 // rootURL is the base URL the schema is compiled under when it has no
@@ -218,6 +265,15 @@ type loaded struct {
 // json.Number. It rejects trailing data and nesting deeper than
 // MaxNestingDepth.
 func parseOrdered(data []byte) (any, error) {
+	if v, ok := fastParse(data); ok {
+		return v, nil
+	}
+	return decodeOrdered(data)
+}
+
+// decodeOrdered is parseOrdered through encoding/json's decoder, which
+// words the errors.
+func decodeOrdered(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parseValue(dec, 0)
@@ -354,7 +410,8 @@ func load(data []byte) (l *loaded, err error) {
 	default:
 		return nil, &InvalidSchemaError{Pointer: "#", Msg: "a schema must be a JSON object or a boolean"}
 	}
-	if err := checkStructure(raw); err != nil {
+	subschemas, err := checkStructure(raw)
+	if err != nil {
 		return nil, err
 	}
 	rewrite := bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw)
@@ -377,7 +434,7 @@ func load(data []byte) (l *loaded, err error) {
 			explicit = true
 		}
 	}
-	if drafts[0] == jsonschema.Draft2020 {
+	if drafts[0] == jsonschema.Draft2020 && subschemas > MaxSubschemas2020 {
 		if n, ptr := countSubschemas(raw, MaxSubschemas2020); n > MaxSubschemas2020 {
 			return nil, &LimitError{Pointer: ptr, Limit: "MaxSubschemas2020", Value: n, Max: MaxSubschemas2020,
 				Hint: "draft 2020-12 compiles in time quadratic in the subschemas; an older draft in $schema allows MaxSubschemas"}

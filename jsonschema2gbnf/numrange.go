@@ -80,15 +80,25 @@ func judgeable(s string) bool {
 // outOfRange returns the JSON pointer (below ptr) and text of the first
 // number of a raw or plain value the validator cannot read.
 func outOfRange(v any, ptr string) (string, string, bool) {
+	p, n, bad := outOfRangeIn(v)
+	if !bad {
+		return "", "", false
+	}
+	return ptr + p, n, true
+}
+
+// outOfRangeIn is outOfRange with the pointer relative to v ("" for v
+// itself), spelled out only for the number it finds.
+func outOfRangeIn(v any) (string, string, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		if !judgeable(string(x)) {
-			return ptr, string(x), true
+			return "", string(x), true
 		}
 	case *ordObj:
 		for _, k := range x.keys {
-			if p, n, bad := outOfRange(x.vals[k], ptr+"/"+escapeToken(k)); bad {
-				return p, n, true
+			if p, n, bad := outOfRangeIn(x.vals[k]); bad {
+				return "/" + escapeToken(k) + p, n, true
 			}
 		}
 	case map[string]any:
@@ -98,14 +108,14 @@ func outOfRange(v any, ptr string) (string, string, bool) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if p, n, bad := outOfRange(x[k], ptr+"/"+escapeToken(k)); bad {
-				return p, n, true
+			if p, n, bad := outOfRangeIn(x[k]); bad {
+				return "/" + escapeToken(k) + p, n, true
 			}
 		}
 	case []any:
 		for i, e := range x {
-			if p, n, bad := outOfRange(e, ptr+"/"+strconv.Itoa(i)); bad {
-				return p, n, true
+			if p, n, bad := outOfRangeIn(e); bad {
+				return "/" + strconv.Itoa(i) + p, n, true
 			}
 		}
 	}
@@ -144,7 +154,8 @@ func rewriteHugeNumbers(raw any) (changed bool, err error) {
 		kept := enum[:0:0]
 		var first *NumberRangeError
 		for i, v := range enum {
-			if p, n, bad := outOfRange(v, fmt.Sprintf("#%s/enum/%d", ptr, i)); bad {
+			if p, n, bad := outOfRangeIn(v); bad {
+				p = "#" + ptr + "/enum/" + strconv.Itoa(i) + p
 				if first == nil {
 					first = &NumberRangeError{Pointer: p, Number: n}
 				}

@@ -115,6 +115,7 @@ func TestSchemaNumbersBeyondValidator(t *testing.T) {
 		{`{"items":{"maxLength":1e9999999}}`, "#/items/maxLength"},
 		{`{"const":{"a":[1,2e-9999999]}}`, "#/const/a/1"},
 		{`{"anyOf":[{"enum":[1e99999999,[5e-99999999]]}]}`, "#/anyOf/0/enum/0"},
+		{`{"properties":{"a~/":{"enum":[{"b/":[1,2e-9999999]}]}}}`, "#/properties/a~0~1/enum/0/b~1/1"},
 	} {
 		for _, f := range []func([]byte) error{
 			func(b []byte) error { _, err := Convert(b); return err },

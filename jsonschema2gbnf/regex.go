@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
-	"sort"
+	"slices"
 	"unicode"
 )
 
@@ -556,11 +556,12 @@ func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
 	// references from other states
 	refs := make([]int, n)
 	refs[0]++ // the caller
+	// seen[t] == i+1: state i's edges into t are counted
+	seen := make([]int, n)
 	for i, st := range d.states {
-		seen := map[int]bool{}
 		for _, e := range st.edges {
-			if e.to != i && !seen[e.to] {
-				seen[e.to] = true
+			if e.to != i && seen[e.to] != i+1 {
+				seen[e.to] = i + 1
 				refs[e.to]++
 			}
 		}
@@ -631,23 +632,26 @@ func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
 				}
 			}
 		}
-		byTarget := map[int][]rune{}
-		var targets []int
+		// the edges to other states grouped by target, ascending, each
+		// group in edge order
 		var self []rune
+		out := make([]dfaEdge, 0, len(st.edges))
 		for _, e := range st.edges {
 			if e.to == i {
 				self = append(self, e.lo, e.hi)
 				continue
 			}
-			if _, ok := byTarget[e.to]; !ok {
-				targets = append(targets, e.to)
-			}
-			byTarget[e.to] = append(byTarget[e.to], e.lo, e.hi)
+			out = append(out, e)
 		}
-		sort.Ints(targets)
+		slices.SortStableFunc(out, func(a, b dfaEdge) int { return a.to - b.to })
 		var alts []string
-		for _, t := range targets {
-			alts = append(alts, seq(c.classExpr(normRunes(byTarget[t])), expr(t)))
+		for k := 0; k < len(out); {
+			t := out[k].to
+			var rs []rune
+			for ; k < len(out) && out[k].to == t; k++ {
+				rs = append(rs, out[k].lo, out[k].hi)
+			}
+			alts = append(alts, seq(c.classExpr(normRunes(rs)), expr(t)))
 		}
 		if st.accept {
 			alts = append(alts, `""`)

@@ -1,6 +1,7 @@
 package jsonschema2gbnf
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp/syntax"
@@ -292,11 +293,12 @@ func (c *conv) notInSet(set []string) string {
 	// Leaving the trie: with an ASCII character (per node), or with any
 	// character that is non-ASCII or escaped (the same set at almost every
 	// node, so written once after the trie paths where it applies).
-	leave := c.keyTrie(trieLeave, set)
-	if wide := c.keyTrie(trieWide, set); wide != "" {
+	root := c.keyTries.node(set, 0)
+	leave := c.keyTrie(trieLeave, root)
+	if wide := c.keyTrie(trieWide, root); wide != "" {
 		leave = alt(leave, seq(paren(wide), paren(encClass(kwideFirst))))
 	}
-	x := alt(seq(paren(leave), all), c.keyTrie(trieInner, set))
+	x := alt(seq(paren(leave), all), c.keyTrie(trieInner, root))
 	name := c.rules.fresh("not-key")
 	c.rules.define(name, x)
 	c.notIn[key] = name
@@ -310,31 +312,79 @@ const (
 	trieInner        // the trie paths that are not keys
 )
 
-// keyTrie returns one of the tries of notInSet for the key suffixes in
-// set (sorted, without duplicates), or "" when it is empty.
-func (c *conv) keyTrie(kind int, set []string) string {
-	key := string(rune('0'+kind)) + strings.Join(set, "\x00")
-	if x, ok := c.keyTries[key]; ok {
+// keyTries holds the tries of notInSet for one conversion, hash-consed:
+// a node is its suffix set (the key suffixes below it), numbered once, so
+// equal sets anywhere in the grammar (objects that declare the same
+// names, or names with common tails) are one node and share their rules.
+// A node is identified by whether it ends a key and its (character,
+// child) pairs, which is the same as identifying it by its suffix set
+// without spelling the set out at every node (that was quadratic in the
+// key lengths).
+type keyTries struct {
+	ids   map[string]int32 // node signature → id
+	nodes []trieNode
+	exprs map[[2]int32]string // (kind, node) → keyTrie's expression
+}
+
+type trieNode struct {
+	isKey  bool    // the empty suffix is in the set
+	firsts []rune  // the first characters of the other suffixes, ascending
+	kids   []int32 // the node of the suffixes after each first character
+}
+
+// node returns the node of the suffixes at byte offset off of set (sorted,
+// without duplicates; every string shares its first off bytes).
+func (t *keyTries) node(set []string, off int) int32 {
+	var n trieNode
+	for len(set) > 0 && len(set[0]) == off {
+		n.isKey = true // sorted: the shortest string comes first
+		set = set[1:]
+	}
+	for i := 0; i < len(set); {
+		r, size := utf8.DecodeRuneInString(set[i][off:])
+		j := i + 1
+		for j < len(set) {
+			if r2, size2 := utf8.DecodeRuneInString(set[j][off:]); r2 != r || size2 != size {
+				break
+			}
+			j++
+		}
+		n.firsts = append(n.firsts, r)
+		n.kids = append(n.kids, t.node(set[i:j], off+size))
+		i = j
+	}
+	sig := make([]byte, 1, 1+10*len(n.kids))
+	if n.isKey {
+		sig[0] = 1
+	}
+	for i, r := range n.firsts {
+		sig = binary.AppendUvarint(sig, uint64(r))
+		sig = binary.AppendUvarint(sig, uint64(n.kids[i]))
+	}
+	if id, ok := t.ids[string(sig)]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[string]int32{}
+		t.exprs = map[[2]int32]string{}
+	}
+	id := int32(len(t.nodes))
+	t.ids[string(sig)] = id
+	t.nodes = append(t.nodes, n)
+	return id
+}
+
+// keyTrie returns one of the tries of notInSet for the key suffixes of
+// node id, or "" when it is empty.
+func (c *conv) keyTrie(kind int, id int32) string {
+	key := [2]int32{int32(kind), id}
+	if x, ok := c.keyTries.exprs[key]; ok {
 		return x
 	}
-	byFirst := map[rune][]string{}
-	var firsts []rune
-	isKey := false
-	for _, s := range set {
-		if s == "" {
-			isKey = true
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s)
-		if _, ok := byFirst[r]; !ok {
-			firsts = append(firsts, r)
-		}
-		byFirst[r] = append(byFirst[r], s[size:])
-	}
-	sort.Slice(firsts, func(i, j int) bool { return firsts[i] < firsts[j] })
+	n := c.keyTries.nodes[id]
 	// every non-ASCII or escaped character starts no key suffix here
 	wideHere := true
-	for _, r := range firsts {
+	for _, r := range n.firsts {
 		if kwideFirst.has(r) {
 			wideHere = false
 			break
@@ -344,8 +394,8 @@ func (c *conv) keyTrie(kind int, set []string) string {
 	switch kind {
 	case trieLeave:
 		// the characters that start no key suffix here
-		rs := make([]rune, 0, 2*len(firsts))
-		for _, r := range firsts {
+		rs := make([]rune, 0, 2*len(n.firsts))
+		for _, r := range n.firsts {
 			rs = append(rs, r, r)
 		}
 		others := normRunes(rs).complement()
@@ -360,12 +410,12 @@ func (c *conv) keyTrie(kind int, set []string) string {
 			alts = append(alts, `""`)
 		}
 	case trieInner:
-		if !isKey {
+		if !n.isKey {
 			alts = append(alts, `""`)
 		}
 	}
-	for _, r := range firsts {
-		if sub := c.keyTrie(kind, byFirst[r]); sub != "" {
+	for i, r := range n.firsts {
+		if sub := c.keyTrie(kind, n.kids[i]); sub != "" {
 			alts = append(alts, seq(encClass(runeSet{r, r}), paren(sub)))
 		}
 	}
@@ -378,7 +428,7 @@ func (c *conv) keyTrie(kind int, set []string) string {
 		x = c.rules.fresh("not-key")
 		c.rules.define(x, strings.Join(alts, " | "))
 	}
-	c.keyTries[key] = x
+	c.keyTries.exprs[key] = x
 	return x
 }
 

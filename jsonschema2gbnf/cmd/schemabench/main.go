@@ -4,7 +4,7 @@
 // instances (re-serialized with jsonschema2gbnf.Format) are accepted and
 // invalid ones rejected. It also prints convert time percentiles.
 //
-//	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-accept earley|mask] [-v] [-only Dataset/name] [-dump dir] [-runs n]
+//	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-accept earley|mask] [-v] [-only Dataset/name,...] [-dump dir] [-runs n]
 package main
 
 import (
@@ -30,12 +30,13 @@ func main() {
 	instances := flag.Bool("instances", true, "check instance agreement")
 	flexible := flag.Bool("flexible", false, "flexible whitespace")
 	verbose := flag.Bool("v", false, "print every failing schema with its error")
-	only := flag.String("only", "", "only schemas whose id contains this")
+	only := flag.String("only", "", "only schemas whose id contains this (or one of these, comma-separated)")
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, µs) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (one sample per 4 KB allocated)")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
 	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
 	dump := flag.String("dump", "", "write every schema's strict and lenient output (grammar or error) to this folder, to compare converter versions (diff -r)")
@@ -50,6 +51,19 @@ func main() {
 			os.Exit(1)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			f, err := os.Create(*memProfile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "schemabench:", err)
+			}
+		}()
 	}
 	dir := *corpus
 	if dir == "" {
@@ -99,7 +113,7 @@ func main() {
 		o.Convert = append(o.Convert, jsonschema2gbnf.FlexibleWhitespace(0))
 	}
 	if *only != "" {
-		o.Filter = func(c *schemabench.Case) bool { return strings.Contains(c.ID(), *only) }
+		o.Filter = func(c *schemabench.Case) bool { return selected(c.ID(), *only) }
 	}
 	rs := schemabench.Run(cases, o)
 	var durs, parse, comp, pre, total, withPre []time.Duration
@@ -168,7 +182,7 @@ func main() {
 func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonschema2gbnf.Option, timesOut string) error {
 	var sel []*schemabench.Case
 	for _, c := range cases {
-		if only == "" || strings.Contains(c.ID(), only) {
+		if selected(c.ID(), only) {
 			sel = append(sel, c)
 		}
 	}
@@ -229,6 +243,20 @@ func convertOnly(cases []*schemabench.Case, runs int, only string, opts []jsonsc
 		fmt.Fprintf(&b, "%s\t%d\n", c.ID(), fastest[c.ID()].Microseconds())
 	}
 	return os.WriteFile(timesOut, []byte(b.String()), 0o644)
+}
+
+// selected reports whether id contains one of only's comma-separated
+// parts (every id when only is empty).
+func selected(id, only string) bool {
+	if only == "" {
+		return true
+	}
+	for _, part := range strings.Split(only, ",") {
+		if part != "" && strings.Contains(id, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // pcts formats the p50, p90, p95, p99 and max of ds (sorted in place).
