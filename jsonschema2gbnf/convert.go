@@ -910,7 +910,7 @@ func minimalSets(bs []branch, sets []map[string]bool) ([]branch, []map[string]bo
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		k := strings.Join(keys, "\x00")
+		k := setKey(keys)
 		if seen[k] {
 			continue
 		}

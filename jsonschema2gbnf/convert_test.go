@@ -525,3 +525,26 @@ func TestPatternFeatures(t *testing.T) {
 		}
 	}
 }
+
+// Two objects whose declared names differ only in how a name set would
+// be spelled with a separator ("a", "b" against "a\u0000b") get their own
+// "other keys" languages: they once shared one, and the second object
+// then refused its additional property "a".
+func TestOtherKeysOfDistinctNameSets(t *testing.T) {
+	schema := `{"type":"object","properties":{` +
+		`"x":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"additionalProperties":{"type":"integer"}},` +
+		`"y":{"type":"object","properties":{"a\u0000b":{"type":"string"}},"additionalProperties":{"type":"integer"}}}}`
+	_, g := compileGrammar(t, schema)
+	r := earley.New(g)
+	for _, s := range []string{`{"y":{"a":5}}`, `{"y":{"a\u0000b":"s","b":5}}`, `{"x":{"a":"s","a\u0000b":5}}`} {
+		if !r.Accepts([]byte(s)) {
+			t.Errorf("rejects %s", s)
+		}
+	}
+	for _, s := range []string{`{"y":{"a":"s"}}`, `{"x":{"a\u0000b":"s"}}`, `{"x":{"a":5}}`} {
+		if r.Accepts([]byte(s)) {
+			t.Errorf("accepts %s", s)
+		}
+	}
+	checkSound(t, schema, g, 50, 3, 300)
+}

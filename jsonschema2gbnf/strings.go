@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp/syntax"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -279,7 +280,7 @@ func (c *conv) work(d *dfa, ptr string) bool {
 func (c *conv) notInSet(set []string) string {
 	set = dedup(append([]string(nil), set...))
 	sort.Strings(set)
-	key := strings.Join(set, "\x00")
+	key := setKey(set)
 	if x, ok := c.notIn[key]; ok {
 		return x
 	}
@@ -436,3 +437,16 @@ func (c *conv) keyTrie(kind int, id int32) string {
 // in place rather than as a rule of its own (a chain of such nodes nests
 // in parentheses; the limit keeps the nesting, and the text, bounded).
 const maxInlineTrie = 64
+
+// setKey returns a map key for a sorted set of names: each name with its
+// length in front, so that no two sets share a key (names may hold any
+// character: joined with a separator, "a","b" and "a\x00b" would).
+func setKey(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(strconv.Itoa(len(n)))
+		b.WriteByte(':')
+		b.WriteString(n)
+	}
+	return b.String()
+}
