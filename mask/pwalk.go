@@ -77,11 +77,6 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 	w.symbolic = false
 	w.st.ar.reset()
 	w.st.overflow = false
-	need := (int(w.c.maxLen) + 2) * w.a.nc
-	if len(w.memo) < need {
-		w.memo = make([]int32, need)
-		w.memoN = make([]int32, need)
-	}
 	ps.accs = w.scr.starts(len(qs))
 	for len(ps.cross) < len(qs) {
 		ps.cross = append(ps.cross, nil)
@@ -356,7 +351,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 	}
 	// General case: step each group's configuration per child byte class
 	// (memoized per class at this node) and merge equal configurations.
-	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
+	memo, _ := w.memoRow(depth)
 	for e := es; e < ee; e++ {
 		memo[a.classOf[t.EdgeByte[e]]] = 0
 	}

@@ -104,11 +104,25 @@ func (w *walker) begin(base node, symbolic bool) {
 	if symbolic && w.cost == nil {
 		w.cost = w.scr.costs()
 	}
-	need := (int(w.c.maxLen) + 2) * w.a.nc
-	if len(w.memo) < need {
-		w.memo = make([]int32, need)
-		w.memoN = make([]int32, need)
+}
+
+// memoRows is the rows of memo and memoN a walker starts with: most walks
+// on first use stay a few bytes deep, and the rows of every depth a token
+// can reach ((maxLen+2)·classes, 80 KB on Llama-3) cost a first use more
+// to allocate and clear than its walk (a fixed 20 µs per grammar).
+const memoRows = 8
+
+// memoRow returns the rows of memo and memoN for trie depth depth,
+// growing them as a walk goes deeper. (A visit further up keeps the row
+// it took from the old arrays, which only it uses.)
+func (w *walker) memoRow(depth int) (memo, memoN []int32) {
+	nc := w.a.nc
+	if need := (depth + 1) * nc; len(w.memo) < need {
+		n := max(need, 2*len(w.memo), memoRows*nc)
+		w.memo = append(w.memo, make([]int32, n-len(w.memo))...)
+		w.memoN = append(w.memoN, make([]int32, n-len(w.memoN))...)
 	}
+	return w.memo[depth*nc : (depth+1)*nc], w.memoN[depth*nc : (depth+1)*nc]
 }
 
 // units returns the work units done so far (see DefaultEagerWork).
@@ -245,8 +259,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	}
 	// General case: step the configuration once per byte class present
 	// among the children; the successors are stored at buf[top:end].
-	memo := w.memo[depth*a.nc : (depth+1)*a.nc]
-	memoN := w.memoN[depth*a.nc : (depth+1)*a.nc]
+	memo, memoN := w.memoRow(depth)
 	for e := es; e < ee; e++ {
 		memo[a.classOf[t.EdgeByte[e]]] = 0
 	}
