@@ -518,6 +518,9 @@ func (c *Compiled) runEager() error {
 			eagerStates++
 		}
 	}
+	if eagerStates == p.tops {
+		c.precomputeDeeper(p.need)
+	}
 	if eagerStates < p.tops && c.lazyWalker == nil {
 		// Some states are left to first use: keep the bulk masks for it.
 		c.lazyBM = c.walker.bm
@@ -529,6 +532,51 @@ func (c *Compiled) runEager() error {
 	c.stats.SliceWork = c.sliceWork
 	c.mu.Unlock()
 	return nil
+}
+
+// precomputeDeeper computes, while the budget lasts, the levels one pop
+// deep: for every stack top q of a plain frame F whose level 1 has cross
+// points (F can end inside a token), the level below them in each plain
+// return state of a call to F — what a matcher computes on first use when
+// a value or a key ends inside a token and the text goes on in its
+// caller. The order is fixed (frames, states, calls), so the same
+// grammar gets the same levels. It runs once every state has its level 1
+// (so that no level needs a state computed on first use, which would
+// wait for lazyMu), with the matcher's code (Matcher.childEntry), and its
+// work counts as eager work.
+func (c *Compiled) precomputeDeeper(need []bool) {
+	a := c.a
+	rets := make([][]int32, len(a.frames)) // per frame: the plain return states of calls to it
+	for q := range a.states {
+		for _, e := range a.states[q].calls {
+			// (A return state without level 1 is one where the caller can
+			// only end: nothing follows there.)
+			if !a.frames[a.states[e.ret].frame].repeat && c.level1[e.ret] != nil && !slices.Contains(rets[e.callee], e.ret) {
+				rets[e.callee] = append(rets[e.callee], e.ret)
+			}
+		}
+	}
+	m := c.NewMatcher()
+	m.eagerWork = &c.walker.work
+	for q := range a.states {
+		f := a.states[q].frame
+		if !need[q] || a.frames[f].repeat || len(rets[f]) == 0 {
+			continue
+		}
+		l := c.level1[q]
+		if l == nil || l.plain == nil || len(l.plain.cross) == 0 {
+			continue
+		}
+		for _, r := range rets[f] {
+			if c.overBudget() {
+				return
+			}
+			// A pair whose level is shared (byCross) costs no walk: count
+			// its cross points, so that the loop is bounded by the budget.
+			c.walker.work += int64(len(l.plain.cross))
+			m.childEntry(l.plain, node{r, 0, predsBoundary})
+		}
+	}
 }
 
 // yieldEager lets the computations on first use that wait for lazyMu go

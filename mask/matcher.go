@@ -40,6 +40,10 @@ type Matcher struct {
 	crossKey []byte // childEntry's key
 	spCur    []node // ShortestPrefix scratch (engine_support.go)
 	spNext   []node
+
+	// eagerWork, for the eager phase's matcher (precomputeDeeper): where
+	// the work of the deeper levels it computes goes, instead of LazyWork.
+	eagerWork *int64
 }
 
 type histStep struct {
@@ -485,8 +489,7 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		w.take()
 		x, err = w.runLevel(rest, pn)
 		w.release()
-		c.addLazyTime(t0)
-		c.lazyWork.Add(w.units() - w0)
+		m.firstUse(w.units()-w0, 1, t0)
 		if len(rest) >= perNodeCross && w.units()-w0 >= perNodeMinWork {
 			// Expensive: other cross points below pn's class (another
 			// counter class of the entry above) are walked per cross
@@ -498,7 +501,6 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 			c.heavyLevels[k] = true
 			c.mu.Unlock()
 		}
-		c.lazyCount.Add(1)
 		c.deepWalkers.Put(w)
 	} else {
 		x = &ctxEntry{in: emptySet}
@@ -564,7 +566,9 @@ type nodeLevelKey struct {
 // pattern).
 func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error) {
 	c := m.c
-	defer c.addLazyTime(time.Now())
+	t0 := time.Now()
+	var units, count int64
+	defer func() { m.firstUse(units, count, t0) }()
 	parts := make([]*ctxEntry, len(rest))
 	var w *walker
 	for i, u := range rest {
@@ -586,8 +590,8 @@ func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error)
 			var err error
 			e, err = w.runLevel([]int32{u}, pn)
 			w.release()
-			c.lazyWork.Add(w.units() - w0)
-			c.lazyCount.Add(1)
+			units += w.units() - w0
+			count++
 			if err != nil {
 				c.deepWalkers.Put(w)
 				return nil, err
@@ -620,9 +624,23 @@ func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error)
 	}
 	in := b.build()
 	c.prep.putScratch(scr)
-	c.lazyWork.Add(work + in.work())
+	units += work + in.work()
 	slices.Sort(cross)
 	return &ctxEntry{in: &in, cross: slices.Compact(cross)}, nil
+}
+
+// firstUse books the work of count computations on first use started at
+// t0 (Compiled.LazyWork, LazyTime), or, for the eager phase's matcher
+// (precomputeDeeper), as eager work.
+func (m *Matcher) firstUse(units, count int64, t0 time.Time) {
+	if m.eagerWork != nil {
+		*m.eagerWork += units
+		return
+	}
+	c := m.c
+	c.addLazyTime(t0)
+	c.lazyWork.Add(units)
+	c.lazyCount.Add(count)
 }
 
 func (m *Matcher) canEnd() bool { return m.st.anyCanEnd(m.cfg) }
