@@ -248,3 +248,35 @@ func TestLazyTime(t *testing.T) {
 		t.Fatalf("after the first mask: LazyWork %d, %d units, LazyTime %v", n, units, c.LazyTime())
 	}
 }
+
+// TestDeeperLevelsPrecomputed: with the budget to spare, the eager part
+// also computes the levels one pop deep, so a matcher whose value ends
+// inside a token (an item followed by "," or "]" in the same token)
+// computes nothing on first use; with the budget spent on level 1 it
+// does. The masks are the same either way (crossCheck elsewhere).
+func TestDeeperLevelsPrecomputed(t *testing.T) {
+	_, v := loadBench(t)
+	g, err := gbnf.Parse(`root ::= "[" item ("," item)* "]"` + "\n" + `item ::= [a-z]+ | "{" item "}"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazyAfter := func(opt mask.Options) int64 {
+		c, err := mask.CompileWith(g, v, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := c.NewMatcher()
+		if err := m.AcceptBytes([]byte("[{ab")); err != nil {
+			t.Fatal(err)
+		}
+		m.FillMask(make([]uint32, c.Words()))
+		_, units := c.LazyWork()
+		return units
+	}
+	if units := lazyAfter(mask.Options{EagerWork: -1, EagerTimeout: -1}); units != 0 {
+		t.Errorf("unbounded budget: %d units of first-use work, want 0", units)
+	}
+	if units := lazyAfter(mask.Options{EagerWork: 1}); units == 0 {
+		t.Errorf("budget of 1 unit: no first-use work (the test no longer tests anything)")
+	}
+}
