@@ -548,3 +548,22 @@ func TestOtherKeysOfDistinctNameSets(t *testing.T) {
 	}
 	checkSound(t, schema, g, 50, 3, 300)
 }
+
+// A schema the meta-schema rejects in several places gets the same error
+// every time: the validator's causes come in map order, and the one
+// reported was once the first of them.
+func TestMetaSchemaErrorDeterministic(t *testing.T) {
+	schema := `{"type":"object","properties":{"a":{"type":5},"b":{"minLength":"x"},"c":{"type":7},"d":{"enum":3},"e":{"required":4},"f":{"maxItems":-1}}}`
+	var first string
+	for i := range 30 {
+		_, err := Convert([]byte(schema))
+		if err == nil {
+			t.Fatal("invalid schema accepted")
+		}
+		if i == 0 {
+			first = err.Error()
+		} else if err.Error() != first {
+			t.Fatalf("run %d: %v, first run: %s", i, err, first)
+		}
+	}
+}
