@@ -551,11 +551,14 @@ func (c *Compiled) runEager() error {
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
 	rets := make([][]int32, len(a.frames)) // per frame: the plain return states of calls to it
+	seen := map[[2]int32]bool{}
 	for q := range a.states {
 		for _, e := range a.states[q].calls {
 			// (A return state without level 1 is one where the caller can
 			// only end: nothing follows there.)
-			if !a.frames[a.states[e.ret].frame].repeat && c.level1[e.ret] != nil && !slices.Contains(rets[e.callee], e.ret) {
+			k := [2]int32{e.callee, e.ret}
+			if !a.frames[a.states[e.ret].frame].repeat && c.level1[e.ret] != nil && !seen[k] {
+				seen[k] = true
 				rets[e.callee] = append(rets[e.callee], e.ret)
 			}
 		}
