@@ -2,18 +2,18 @@ package jsonschema2gbnf
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"regexp/syntax"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/structgen/structgen/internal/valerr"
 )
 
 // Limits on the input. Each guards against a schema that would make the
@@ -567,7 +567,7 @@ func translateCompileError(err error) error {
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		// meta-validation: report a deepest cause with its location.
-		leaf := leaves(ve)[0]
+		leaf := valerr.Leaves(ve)[0]
 		ptr := "#" + leaf.InstanceLocation
 		return &InvalidSchemaError{Pointer: ptr, Msg: leaf.Message + " (meta-schema " + leaf.KeywordLocation + ")", Err: err}
 	}
@@ -575,29 +575,6 @@ func translateCompileError(err error) error {
 	msg = strings.TrimPrefix(msg, "jsonschema "+rootURL+" compilation failed: ")
 	msg = strings.ReplaceAll(msg, rootURL, "")
 	return &InvalidSchemaError{Pointer: "#", Msg: msg, Err: err}
-}
-
-// leaves returns the causes of a meta-validation error that have no
-// causes of their own, sorted by instance location, keyword location and
-// message: the validator lists causes in map order, so taking the first
-// one made the error change from run to run.
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	var out []*jsonschema.ValidationError
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			out = append(out, e)
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	slices.SortFunc(out, func(a, b *jsonschema.ValidationError) int {
-		return cmp.Or(strings.Compare(a.InstanceLocation, b.InstanceLocation),
-			strings.Compare(a.KeywordLocation, b.KeywordLocation), strings.Compare(a.Message, b.Message))
-	})
-	return out
 }
 
 // patternError turns the meta-schema's rejection of a regular expression
@@ -616,7 +593,7 @@ func patternError(err error, raw any) error {
 	// The first regular expression rejected, if any: it says more than
 	// the other errors (what RE2 lacks).
 	var leaf *jsonschema.ValidationError
-	for _, l := range leaves(ve) {
+	for _, l := range valerr.Leaves(ve) {
 		if strings.HasSuffix(l.KeywordLocation, "/format") && strings.HasSuffix(l.Message, " is not valid 'regex'") {
 			leaf = l
 			break

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/structgen/structgen/internal/valerr"
 )
 
 // NearMiss is an invalid instance made on purpose: a valid instance with
@@ -148,17 +150,7 @@ func (s *Schema) breaksOnly(doc []byte, ptr, keyword string) (string, bool) {
 	if !errors.As(err, &ve) {
 		return "", false
 	}
-	var leaves []*jsonschema.ValidationError
-	var collect func(e *jsonschema.ValidationError)
-	collect = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
-		}
-		for _, c := range e.Causes {
-			collect(c)
-		}
-	}
-	collect(ve)
+	leaves := valerr.Leaves(ve)
 	if len(leaves) != 1 {
 		return "", false
 	}
