@@ -192,6 +192,13 @@ func TestJumpForwardHoldsBackMergeable(t *testing.T) {
 	f.script = []byte(`{"a":[1]}`)
 	grammar := `root ::= "{\"a\":" ( "{\"b\":1}" | "[1]" ) "}"`
 	e := newEngine(t, f, engine.WithSampling(greedy), engine.WithGrammar(grammar))
+	// Compiled and precomputed first: a generation's last prompt token
+	// waits for its grammar's precomputation, which would otherwise split
+	// the first batch below whenever the precomputation is slower than
+	// reaching the loop.
+	if _, err := e.Compile(); err != nil {
+		t.Fatal(err)
+	}
 	res := generate(t, e, "x")
 	var parts []string
 	for _, tok := range res.Tokens {
