@@ -117,7 +117,7 @@ type conv struct {
 	depth    int
 	warned   map[string]bool
 	keyLangs map[string]string // memo of key-language expressions
-	notIn    map[string]string // memo of notInSet rules by excluded suffix set
+	notIn    map[int32]string  // memo of notInSet rules by the excluded suffix set's trie node
 	keyTries keyTries          // the tries of notInSet and the memo of their expressions
 	dfas     dfaMemo           // memo of automata, regexps and class expressions
 
@@ -138,7 +138,7 @@ func newConv(l *loaded, o options) *conv {
 		modRules: map[string]string{},
 		warned:   map[string]bool{},
 		keyLangs: map[string]string{},
-		notIn:    map[string]string{},
+		notIn:    map[int32]string{},
 	}
 }
 

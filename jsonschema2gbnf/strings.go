@@ -280,10 +280,6 @@ func (c *conv) work(d *dfa, ptr string) bool {
 func (c *conv) notInSet(set []string) string {
 	set = dedup(append([]string(nil), set...))
 	sort.Strings(set)
-	key := setKey(set)
-	if x, ok := c.notIn[key]; ok {
-		return x
-	}
 	all := c.prim(ruleKChar) + "*"
 	if len(set) == 0 {
 		return all
@@ -291,10 +287,14 @@ func (c *conv) notInSet(set []string) string {
 	if len(set) == 1 && set[0] == "" {
 		return seq(c.prim(ruleKChar), all)
 	}
+	// The set's trie node identifies it (keyTries).
+	root := c.keyTries.node(set, 0)
+	if x, ok := c.notIn[root]; ok {
+		return x
+	}
 	// Leaving the trie: with an ASCII character (per node), or with any
 	// character that is non-ASCII or escaped (the same set at almost every
 	// node, so written once after the trie paths where it applies).
-	root := c.keyTries.node(set, 0)
 	leave := c.keyTrie(trieLeave, root)
 	if wide := c.keyTrie(trieWide, root); wide != "" {
 		leave = alt(leave, seq(paren(wide), paren(encClass(kwideFirst))))
@@ -302,7 +302,7 @@ func (c *conv) notInSet(set []string) string {
 	x := alt(seq(paren(leave), all), c.keyTrie(trieInner, root))
 	name := c.rules.fresh("not-key")
 	c.rules.define(name, x)
-	c.notIn[key] = name
+	c.notIn[root] = name
 	return name
 }
 
