@@ -1,8 +1,10 @@
 package mask
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -202,6 +204,10 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 			cut[r.lo] = true
 			cut[int(r.hi)+1] = true
 		}
+		if r.op == rxGoto && r.visited != pass {
+			r.visited = pass
+			visit(r.lbl.body)
+		}
 		if len(r.subs) == 0 || r.visited == pass {
 			return
 		}
@@ -244,6 +250,25 @@ type glushkov struct {
 	inNo   int
 	err    error
 	free   [][]int32 // empty lists for visit (see buf)
+
+	// Gotos: a goto's first position is a pseudo-position -(k+1), which
+	// its region replaces by the label's first positions once it has
+	// visited them (labels may go to each other in cycles).
+	region *gRegion
+	pseudo []pseudoPos
+}
+
+// gRegion is a region being visited: the labels its gotos reach.
+type gRegion struct {
+	labels []*rxLabel
+	ids    []int32 // pseudo-position numbers of labels
+	index  map[*rxLabel]int32
+}
+
+// pseudoPos is what a pseudo-position stands for: a region's label.
+type pseudoPos struct {
+	reg *gRegion
+	i   int32 // index in reg.labels
 }
 
 // buf returns an empty list of positions; visit gives it back to
@@ -263,6 +288,7 @@ func (g *glushkov) buf() []int32 {
 func (g *glushkov) reset() {
 	g.pos, g.noPop, g.follow = g.pos[:0], g.noPop[:0], g.follow[:0]
 	g.inNo, g.err = 0, nil
+	g.region, g.pseudo = nil, g.pseudo[:0]
 }
 
 // visit adds the positions of r and the follow pairs inside it, and
@@ -329,6 +355,26 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		nullable = g.visit(r.subs[0], first, last)
 		g.inNo--
 		return nullable
+	case rxGoto:
+		reg := g.region
+		if reg == nil {
+			if g.err == nil {
+				g.err = errors.New("internal error: goto outside a region")
+			}
+			return false
+		}
+		i, ok := reg.index[r.lbl]
+		if !ok {
+			i = int32(len(reg.labels))
+			reg.index[r.lbl] = i
+			reg.labels = append(reg.labels, r.lbl)
+			reg.ids = append(reg.ids, int32(len(g.pseudo)))
+			g.pseudo = append(g.pseudo, pseudoPos{reg, i})
+		}
+		*first = append(*first, -reg.ids[i]-1)
+		return r.lbl.nullable
+	case rxRegion:
+		return g.visitRegion(r, first, last)
 	case rxStar, rxOpt:
 		f, l := g.buf(), g.buf()
 		g.visit(r.subs[0], &f, &l)
@@ -343,6 +389,99 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		return true
 	}
 	panic("mask: unknown rx op")
+}
+
+// visitRegion visits a region: its body, then every label its gotos
+// reach (each once), whose last positions are the region's too; then it
+// replaces the pseudo-positions of its gotos by the labels' first
+// positions, in the follow lists of the positions it added and in its
+// own first positions.
+func (g *glushkov) visitRegion(r *rx, first, last *[]int32) bool {
+	outer := g.region
+	reg := &gRegion{index: map[*rxLabel]int32{}}
+	g.region = reg
+	start := int32(len(g.pos))
+	f := g.buf()
+	nullable := g.visit(r.subs[0], &f, last)
+	var firsts [][]int32
+	for i := 0; i < len(reg.labels) && g.err == nil; i++ {
+		lf := g.buf()
+		g.visit(reg.labels[i].body, &lf, last)
+		firsts = append(firsts, lf)
+	}
+	g.region = outer
+	if g.err != nil {
+		return false
+	}
+	// Resolve the labels' first positions through gotos at their start
+	// (a label that begins with a goto: r1 ::= r2 | "x"); a cycle of such
+	// gotos is left recursion.
+	resolved := make([][]int32, len(reg.labels))
+	state := make([]uint8, len(reg.labels)) // 0 new, 1 resolving, 2 done
+	var resolve func(i int32) []int32
+	resolve = func(i int32) []int32 {
+		switch state[i] {
+		case 2:
+			return resolved[i]
+		case 1:
+			if g.err == nil {
+				g.err = &Error{Msg: leftRecursionMsg + "rule " + strconv.Itoa(int(reg.labels[i].rule)) + " reaches itself through gotos"}
+			}
+			return nil
+		}
+		state[i] = 1
+		var out []int32
+		for _, p := range firsts[i] {
+			if q := g.own(reg, p); q >= 0 {
+				out = append(out, resolve(q)...)
+			} else {
+				out = append(out, p)
+			}
+		}
+		state[i] = 2
+		resolved[i] = sortUnique(out)
+		return resolved[i]
+	}
+	subst := func(list []int32) []int32 {
+		has := false
+		for _, p := range list {
+			if g.own(reg, p) >= 0 {
+				has = true
+				break
+			}
+		}
+		if !has {
+			return list
+		}
+		out := list[:0:0]
+		for _, p := range list {
+			if q := g.own(reg, p); q >= 0 {
+				out = append(out, resolve(q)...)
+			} else {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for p := start; p < int32(len(g.pos)); p++ {
+		g.follow[p] = subst(g.follow[p])
+	}
+	*first = append(*first, subst(f)...)
+	g.free = append(g.free, f)
+	g.free = append(g.free, firsts...)
+	return nullable
+}
+
+// own returns the index in reg of the label pseudo-position p stands for,
+// or -1 if p is a position or another region's.
+func (g *glushkov) own(reg *gRegion, p int32) int32 {
+	if p >= 0 {
+		return -1
+	}
+	if e := g.pseudo[-p-1]; e.reg == reg {
+		return e.i
+	}
+	return -1
 }
 
 func sortUnique(s []int32) []int32 {
@@ -431,6 +570,10 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	s.first, s.last = s.first[:0], s.last[:0]
 	nullable := g.visit(d.body, &s.first, &s.last)
 	if g.err != nil {
+		var e *Error
+		if errors.As(g.err, &e) {
+			return e
+		}
 		return &Error{Pos: d.pos, Msg: fmt.Sprintf("frame %s: %v", d.name, g.err)}
 	}
 	np := len(g.pos)

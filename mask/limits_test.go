@@ -306,3 +306,71 @@ hex ::= [0-9a-fA-F]
 		t.Errorf("frames %v: the frame's budget was not spent (the test no longer tests anything)", names)
 	}
 }
+
+// Sets of rules that refer to each other only in tail position (a DFA's
+// states, as the converter writes a multipleOf or the "other keys" of an
+// object) are lowered into the frames that use them (labels and gotos),
+// not called state by state: a token of many digits would otherwise
+// cross a frame call per digit, and the walks below such states cost
+// millions of work units (Handwritten/num5). Each place of use gets its
+// own copy, ending with what follows it there. The matcher must agree
+// with the reference.
+func TestRightLinearSets(t *testing.T) {
+	v := testVocab(t, commonExtra...)
+	var b strings.Builder
+	// Decimal numbers that are multiples of 7, in two places with
+	// different continuations, and a key language with loops.
+	b.WriteString(`root ::= "[" m7 ("," m7)* "]" | "{" k ":" m7 "}"` + "\n")
+	b.WriteString(`m7 ::= "0" | [1-9] r` + "\n")
+	for r := range 7 {
+		fmt.Fprintf(&b, "r%d ::= ", r)
+		for d := range 10 {
+			if d > 0 {
+				b.WriteString(" | ")
+			}
+			fmt.Fprintf(&b, "%q r%d", fmt.Sprint(d), (10*r+d)%7)
+		}
+		if r == 0 {
+			b.WriteString(` | ""`)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(`r ::= "1" r1 | "2" r2 | "3" r3 | "4" r4 | "5" r5 | "6" r6 | "7" r0 | "8" r1 | "9" r2` + "\n")
+	b.WriteString(`k ::= "\"" ka
+ka ::= [b-z]* ("a" kb | "\"")
+kb ::= "a"* ([b-z] ka | "\"")
+`)
+	src := strings.Replace(b.String(), `[1-9] r`+"\n", `r`+"\n", 1)
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := crossCheck(t, g, v, 40, 60, 3)
+	for _, name := range c.FrameNames() {
+		if name == "ka" || name == "kb" || len(name) == 2 && name[0] == 'r' {
+			t.Errorf("frames %v: rule %s of a right-linear set is called as a frame", c.FrameNames(), name)
+		}
+	}
+	for _, s := range []string{"[0]", "[7,14,700,343]", `{"abc":21}`, `{"":0}`} {
+		if err := c.NewMatcher().AcceptBytes([]byte(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	for _, s := range []string{"[8]", "[7,15]", `{"ab":22}`, "[07]"} {
+		m := c.NewMatcher()
+		if err := m.AcceptBytes([]byte(s)); err == nil && m.CanEnd() {
+			t.Errorf("%s accepted", s)
+		}
+	}
+
+	// A cycle of such references with nothing consumed is left recursion.
+	g, err = gbnf.Parse(`root ::= "x" a
+a ::= b | "y"
+b ::= a | "z"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mask.Compile(g, v); err == nil || !strings.Contains(err.Error(), "left recursion") {
+		t.Errorf("unit cycle a -> b -> a: got %v, want a left recursion error", err)
+	}
+}

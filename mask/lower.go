@@ -43,7 +43,24 @@ const (
 	// an iteration ending in it may not end the repetition (see
 	// lowerRepeat's last class).
 	rxNoPop
+	// rxGoto continues with the body of a rule of a right-linear set (see
+	// lowerer.label), lowered once as a label; the innermost enclosing
+	// rxRegion holds one copy of each label its gotos reach, so the
+	// references among the set's rules cost no frame call.
+	rxGoto
+	// rxRegion is a scope whose sub-expression contains gotos: what its
+	// labels end with is what the region ends with.
+	rxRegion
 )
+
+// rxLabel is a rule of a right-linear set lowered once, for its gotos.
+type rxLabel struct {
+	rule     int32
+	body     *rx
+	nullable bool
+	node     *rx     // the goto to this label (one per label: gotos hold no positions)
+	gotos    []int32 // rules of the labels its body goes to (outside nested regions)
+}
 
 // rx is a regular expression over bytes, calls and token references. A
 // subtree may be shared by several parents: the automaton construction
@@ -55,6 +72,7 @@ type rx struct {
 	frame  int32
 	subs   []*rx
 	tok    int32
+	lbl    *rxLabel // rxGoto: its label
 	// visited is the pass (rxPasses) that last visited this node, in
 	// passes over a lowering's expressions that visit each node with
 	// subexpressions once (computeClasses). Only such nodes are marked:
@@ -210,7 +228,7 @@ func sumLeaves(subs []*rx) int {
 }
 
 // rxKeyOpen starts the key of an operator node.
-var rxKeyOpen = [...]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?", rxNoPop: "(n"}
+var rxKeyOpen = [...]string{rxSeq: "(s", rxAlt: "(a", rxStar: "(*", rxOpt: "(?", rxNoPop: "(n", rxRegion: "(R"}
 
 // key returns a canonical text form of r, used to share repetition frames
 // with the same body.
@@ -230,6 +248,9 @@ func (r *rx) key(b *strings.Builder) {
 	case rxTok:
 		b.WriteByte('t')
 		b.Write(strconv.AppendBool(strconv.AppendInt(num[:0], int64(r.tok), 10), r.neg))
+	case rxGoto:
+		b.WriteByte('g')
+		b.Write(strconv.AppendInt(num[:0], int64(r.lbl.rule), 10))
 	default:
 		b.WriteString(rxKeyOpen[r.op])
 		for _, s := range r.subs {
@@ -247,6 +268,9 @@ func (r *rx) byteWidth() int {
 	n := 0
 	var visit func(*rx)
 	visit = func(r *rx) {
+		if r.op == rxGoto {
+			n = 256 // (labels are not followed: counted as wide)
+		}
 		if r.op == rxByte {
 			for c := int(r.lo); c <= int(r.hi); c++ {
 				if !seen[c] {
@@ -260,7 +284,7 @@ func (r *rx) byteWidth() int {
 		}
 	}
 	visit(r)
-	return n
+	return min(n, 256)
 }
 
 // frameDef is a frame before automaton construction.
@@ -292,6 +316,19 @@ type lowerer struct {
 	inlining  []bool
 	atoms     []int8 // per rule: 1 an atom (see atom), 2 not, 0 not known yet, 3 being decided
 	loopDepth int    // repetitions around the node being lowered
+
+	// label marks the rules of right-linear sets: sets of mutually
+	// recursive rules that refer to each other only in tail position
+	// (r1 ::= "0" r1 | "1" r2 | "", r2 ::= "0" r2 | "1" r1: the states of
+	// a DFA, as the converter writes a multipleOf or a pattern). Each
+	// such rule is lowered once as a label (labels), and every reference
+	// to it is a goto: the set becomes part of whatever frame uses it,
+	// with no call per state change (a frame call per digit made the
+	// walks below its states cost millions of work units).
+	label      []bool
+	labelSize  []int // the positions of the label's whole set (estimate)
+	labels     []*rxLabel
+	scopeGotos []int32 // labels gone to in the scope being lowered (see lowerScope)
 
 	frames    []*frameDef
 	repKeys   map[string]int32
@@ -369,6 +406,7 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer) ([]*f
 	if prev != nil {
 		l.bodies, l.nullable, l.reachable, l.recursive = prev.bodies, prev.nullable, prev.reachable, prev.recursive
 		l.refs, l.heavy, l.inline = prev.refs, prev.heavy, prev.inline
+		l.label, l.labelSize = prev.label, prev.labelSize
 	} else {
 		l.bodies = make([]*gbnf.Node, n)
 		for i, r := range g.Rules {
@@ -381,9 +419,10 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer) ([]*f
 	}
 	// Frames for the root and every rule that is not inlined; the root is
 	// frame 0.
+	l.labels = make([]*rxLabel, n)
 	l.newRuleFrame(g.Root)
 	for id := range g.Rules {
-		if l.reachable[id] && !l.inline[id] && gbnf.RuleID(id) != g.Root {
+		if l.reachable[id] && !l.inline[id] && !l.label[id] && gbnf.RuleID(id) != g.Root {
 			l.newRuleFrame(gbnf.RuleID(id))
 		}
 	}
@@ -395,7 +434,7 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer) ([]*f
 		}
 		id := f.rule
 		l.frameSize = 0
-		f.body = l.lowerNode(l.bodies[id])
+		f.body = l.lowerScope(l.bodies[id])
 		if l.err != nil {
 			return nil, nil, l.err
 		}
@@ -679,6 +718,11 @@ func (l *lowerer) analyze() {
 		}
 	}
 	inComp := make([]bool, n)
+	var sc sccScratch
+	l.markRightLinear(edges, own, &sc, inComp)
+	for id := range n {
+		removed[id] = l.label[id] // their references to each other are gotos
+	}
 	// Each round removes one member of every cyclic component and looks
 	// for cycles again, only inside the components of the round before
 	// (removing rules only splits them): a component that loses one
@@ -689,11 +733,10 @@ func (l *lowerer) analyze() {
 	// so the order in which they are found does not matter.
 	var active []int32
 	for id := range n {
-		if l.reachable[id] {
+		if l.reachable[id] && !l.label[id] {
 			active = append(active, int32(id))
 		}
 	}
-	var sc sccScratch
 	for {
 		comps := sc.sccs(edges, removed, active)
 		if len(comps) == 0 {
@@ -778,7 +821,7 @@ func (l *lowerer) analyze() {
 		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
 		small := size[id] <= inlineSmallLeaves && !l.heavy[id]
 		few := !l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies && dup+(l.refs[id]-1)*size[id] <= dupBudget
-		l.inline[id] = !l.recursive[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || small || few)
+		l.inline[id] = !l.recursive[id] && !l.label[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || small || few)
 		if l.inline[id] && l.refs[id] > 1 {
 			dup += (l.refs[id] - 1) * size[id]
 		}
@@ -788,6 +831,110 @@ func (l *lowerer) analyze() {
 			decide(int32(id))
 		}
 	}
+}
+
+// labelMaxLeaves bounds the positions of a right-linear set lowered as
+// labels: each region that goes to it copies the part it reaches.
+// Larger sets stay frames that call each other.
+const labelMaxLeaves = 1 << 13
+
+// labelWideMaxLeaves bounds the positions of a right-linear set with
+// wide loops (see wideLoop) lowered as labels.
+const labelWideMaxLeaves = 128
+
+// markRightLinear sets l.label for the rules of the reachable cyclic
+// components of the reference graph whose references to each other are
+// all in tail position (see lowerer.label), except the root's.
+func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, inComp []bool) {
+	n := len(edges)
+	l.label = make([]bool, n)
+	l.labelSize = make([]int, n)
+	var verts []int32
+	for id := range n {
+		if l.reachable[id] {
+			verts = append(verts, int32(id))
+		}
+	}
+	var tails []int32
+	for _, comp := range sc.sccs(edges, make([]bool, n), verts) {
+		for _, u := range comp {
+			inComp[u] = true
+		}
+		ok, size, wide := true, 0, false
+		for _, u := range comp {
+			if gbnf.RuleID(u) == l.g.Root {
+				ok = false
+				break
+			}
+			size += own[u]
+			inner := 0
+			for _, w := range edges[u] {
+				if inComp[w] {
+					inner++
+				}
+			}
+			tails = tailRefs(l.bodies[u], tails[:0])
+			for _, w := range tails {
+				if inComp[w] {
+					inner--
+				}
+			}
+			if inner != 0 {
+				ok = false
+				break
+			}
+			wide = wide || l.wideLoop(l.bodies[u])
+		}
+		for _, u := range comp {
+			inComp[u] = false
+		}
+		if !ok || size > labelMaxLeaves || wide && size > labelWideMaxLeaves {
+			continue
+		}
+		for _, u := range comp {
+			l.label[u] = true
+			l.labelSize[u] = size
+		}
+	}
+}
+
+// wideLoop reports whether nd repeats, more than once, something that
+// starts with a wide set of bytes. Sets of rules with such loops (a
+// pattern's DFA with [^"]* between its states) are
+// left to frames: as labels they made larger frames, slower to minimize
+// (Handwritten/allany23 2.5 times), and their walks no cheaper.
+func (l *lowerer) wideLoop(nd *gbnf.Node) bool {
+	if nd.Op == gbnf.OpRepeat && nd.Max != 1 && l.classWidth(nd.Subs[0], 0) > heavyWidth {
+		return true
+	}
+	for _, s := range nd.Subs {
+		if l.wideLoop(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// tailRefs appends the rules nd refers to in tail position: nothing of
+// nd follows them.
+func tailRefs(nd *gbnf.Node, out []int32) []int32 {
+	switch nd.Op {
+	case gbnf.OpRule:
+		return append(out, int32(nd.Rule))
+	case gbnf.OpAlt:
+		for _, s := range nd.Subs {
+			out = tailRefs(s, out)
+		}
+	case gbnf.OpSeq:
+		if len(nd.Subs) > 0 {
+			out = tailRefs(nd.Subs[len(nd.Subs)-1], out)
+		}
+	case gbnf.OpRepeat:
+		if nd.Min == 0 && nd.Max == 1 {
+			out = tailRefs(nd.Subs[0], out)
+		}
+	}
+	return out
 }
 
 // atom reports whether rule id matches one short piece of text of a
@@ -843,6 +990,9 @@ func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
 	case gbnf.OpClass:
 		return 4, false
 	case gbnf.OpRule:
+		if l.label[nd.Rule] {
+			return l.labelSize[nd.Rule], false
+		}
 		if l.inline[nd.Rule] {
 			return size[nd.Rule], l.heavy[nd.Rule]
 		}
@@ -1014,7 +1164,13 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 				i++
 				continue
 			}
-			subs = append(subs, l.lowerNode(s))
+			if i < len(nd.Subs)-1 {
+				// What follows s is not what follows the sequence: s is
+				// a scope of its own for the gotos in it.
+				subs = append(subs, l.lowerScope(s))
+			} else {
+				subs = append(subs, l.lowerNode(s))
+			}
 		}
 		return mkSeq(subs)
 	case gbnf.OpAlt:
@@ -1030,13 +1186,16 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 		if int(id) < 0 || int(id) >= len(l.g.Rules) {
 			return l.fail(nd.Pos, "reference to unknown rule %d", id)
 		}
+		if l.label[id] {
+			return l.gotoLabel(id)
+		}
 		if l.inline[id] {
 			if l.inlined[id] == nil {
 				if l.inlining[id] {
 					return l.fail(nd.Pos, "internal error: rule %s inlined recursively", l.g.Rules[id].Name)
 				}
 				l.inlining[id] = true
-				l.inlined[id] = l.lowerNode(l.bodies[id])
+				l.inlined[id] = l.lowerScope(l.bodies[id])
 				l.inlining[id] = false
 			}
 			r := l.inlined[id]
@@ -1084,6 +1243,65 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 		return &rx{op: rxTok, tok: tok, neg: nd.Negated, leaves: 1}
 	}
 	return l.fail(nd.Pos, "internal error: unknown node kind %d", nd.Op)
+}
+
+// lowerScope lowers nd as a scope: a node whose gotos (see rxGoto) end
+// with what follows nd, so that the labels they reach, and the labels
+// those reach, are copied once into a region around nd. The nodes that
+// are scopes are those that what follows them does not follow their
+// parent: a sequence's members but the last, a repetition's body, a
+// frame's body, an inlined rule's body.
+func (l *lowerer) lowerScope(nd *gbnf.Node) *rx {
+	outer := l.scopeGotos
+	l.scopeGotos = nil
+	r := l.lowerNode(nd)
+	if gotos := l.scopeGotos; len(gotos) > 0 && r.op != rxNone {
+		r = &rx{op: rxRegion, subs: []*rx{r}, leaves: min(r.leaves+l.closureSize(gotos), MaxPositions+1)}
+	}
+	l.scopeGotos = outer
+	return r
+}
+
+// gotoLabel returns the goto to label rule id, lowering the label's body
+// the first time.
+func (l *lowerer) gotoLabel(id gbnf.RuleID) *rx {
+	lb := l.labels[id]
+	if lb == nil {
+		lb = &rxLabel{rule: int32(id), nullable: l.nullable[id]}
+		lb.node = &rx{op: rxGoto, lbl: lb}
+		l.labels[id] = lb
+		// The body's gotos belong to whichever region copies the label.
+		outer := l.scopeGotos
+		l.scopeGotos = nil
+		lb.body = l.lowerNode(l.bodies[id])
+		lb.gotos = l.scopeGotos
+		l.scopeGotos = outer
+	}
+	if !slices.Contains(l.scopeGotos, int32(id)) {
+		l.scopeGotos = append(l.scopeGotos, int32(id))
+	}
+	return lb.node
+}
+
+// closureSize returns the positions of the labels reachable from gotos.
+func (l *lowerer) closureSize(gotos []int32) int {
+	seen := map[int32]bool{}
+	stack := append([]int32(nil), gotos...)
+	n := 0
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		lb := l.labels[id]
+		if lb.body != nil {
+			n += lb.body.leaves
+		}
+		stack = append(stack, lb.gotos...)
+	}
+	return n
 }
 
 // maxFoldedCount bounds the counts of a repetition folded by
@@ -1229,7 +1447,7 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 		return lastRx
 	}
 	l.loopDepth++
-	sub := l.lowerNode(nd.Subs[0])
+	sub := l.lowerScope(nd.Subs[0])
 	l.loopDepth--
 	switch sub.op {
 	case rxNone:
