@@ -967,7 +967,7 @@ func (c *Compiled) finishLevel1(q int32, l *level1, budgeted bool) error {
 // a state goes first in the eager phase: what the budget leaves to first
 // use should be the states that are cheap to compute then (a few tens of
 // microseconds), not the start of every object key.
-const heavyWalk = 10_000
+const heavyWalk = 3_000
 
 // heavyFirst reorders the states of a budgeted eager phase (todo: donors
 // first, then borrowers; est: their estimates) so that the heavy ones
