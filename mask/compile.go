@@ -492,6 +492,14 @@ func (c *Compiled) runEager() error {
 	c.walker.take()
 	defer c.walker.release()
 	plainTops, repTops := p.plainTops, p.repTops
+	// The root's start first, whatever the budget: every generation's
+	// first mask needs it (Github_trivial/o35155's cost 8,118 units on
+	// first use: the states that use slices took the whole budget).
+	if q := c.a.frames[0].start; !c.a.frames[0].repeat && slices.Contains(plainTops, q) {
+		if err := c.level1Plain([]int32{q}, true); err != nil {
+			return err
+		}
+	}
 	// Eagerly, in state order (the root's states first), while the budget
 	// lasts; the rest is computed on first use (lazyLevel1).
 	for _, q := range repTops {
@@ -1019,13 +1027,33 @@ func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 		u := t.EdgeNode[e]
 		perClass[a.classOf[t.EdgeByte[e]]] += int(t.SubtreeEnd[u] - u)
 	}
+	own := func(q int32, cls []bool) int {
+		n := 0
+		for cl, nx := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
+			if nx >= 0 && (cls == nil || !cls[cl]) {
+				n += perClass[cl]
+			}
+		}
+		return n
+	}
+	// A state whose tokens go on into the frames it calls (an object's
+	// "{" then its first key) walks their first bytes' subtrees as well:
+	// counted one call deep.
+	entry := map[int32]int{}
 	out := make([]int, len(qs))
 	for i, q := range qs {
 		cls := borrow[q]
-		for cl, nx := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-			if nx >= 0 && (cls == nil || !cls[cl]) {
-				out[i] += perClass[cl]
+		out[i] = own(q, cls)
+		if cls != nil {
+			continue
+		}
+		for _, e := range a.states[q].calls {
+			n, ok := entry[e.callee]
+			if !ok {
+				n = own(a.frames[e.callee].start, nil)
+				entry[e.callee] = n
 			}
+			out[i] += n
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package mask_test
 
 import (
 	"errors"
+	mathbits "math/bits"
 	"runtime"
 	"slices"
 	"testing"
@@ -229,7 +230,8 @@ func TestPrecomputeCanceled(t *testing.T) {
 
 // TestLazyTime: the computations on first use are timed (LazyTime) as
 // they are counted (LazyWork): nothing before the first mask, some time
-// once a mask needed a state the eager part left out.
+// once a mask needed a state the eager part left out (the first mask
+// itself never does: the root's start is always precomputed).
 func TestLazyTime(t *testing.T) {
 	cases, v := loadBench(t)
 	g, err := gbnf.Parse(grammarOf(t, cases[0]))
@@ -243,9 +245,26 @@ func TestLazyTime(t *testing.T) {
 	if n, units := c.LazyWork(); n != 0 || units != 0 || c.LazyTime() != 0 {
 		t.Fatalf("before any mask: LazyWork %d, %d units, LazyTime %v", n, units, c.LazyTime())
 	}
-	c.NewMatcher().FillMask(make([]uint32, c.Words()))
+	m := c.NewMatcher()
+	bits := make([]uint32, c.Words())
+	for step := 0; step < 20; step++ {
+		m.FillMask(bits)
+		if n, _ := c.LazyWork(); n > 0 {
+			break
+		}
+		tok := int32(-1)
+		for i, w := range bits {
+			if w != 0 {
+				tok = int32(i*32 + mathbits.TrailingZeros32(w))
+				break
+			}
+		}
+		if tok < 0 || m.Accept(tok) != nil {
+			break
+		}
+	}
 	if n, units := c.LazyWork(); n == 0 || units == 0 || c.LazyTime() <= 0 {
-		t.Fatalf("after the first mask: LazyWork %d, %d units, LazyTime %v", n, units, c.LazyTime())
+		t.Fatalf("after 20 steps: LazyWork %d, %d units, LazyTime %v", n, units, c.LazyTime())
 	}
 }
 
@@ -278,5 +297,34 @@ func TestDeeperLevelsPrecomputed(t *testing.T) {
 	}
 	if units := lazyAfter(mask.Options{EagerWork: 1}); units == 0 {
 		t.Errorf("budget of 1 unit: no first-use work (the test no longer tests anything)")
+	}
+}
+
+// The root's start state is precomputed whatever the budget: every
+// generation's first mask needs it. Github_trivial/o35155 computed it on
+// first use (8,118 units) because the states that use slices, done
+// before the others, had taken the whole budget; here a repetition
+// frame, done first, takes the budget of one unit.
+func TestRootStartPrecomputed(t *testing.T) {
+	_, v := loadBench(t)
+	g, err := gbnf.Parse(`root ::= "{" [a-z]{0,300} "}" | "[" item ("," item)* "]"` + "\n" + `item ::= [0-9]+ | "{" item "}"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.NewMatcher()
+	m.FillMask(make([]uint32, c.Words()))
+	if n, units := c.LazyWork(); n != 0 {
+		t.Errorf("first mask: %d computations (%d units) on first use, want none", n, units)
+	}
+	if err := m.AcceptBytes([]byte("[{1")); err != nil {
+		t.Fatal(err)
+	}
+	m.FillMask(make([]uint32, c.Words()))
+	if n, _ := c.LazyWork(); n == 0 {
+		t.Errorf("budget of 1 unit: no first-use work after the start (the test no longer tests anything)")
 	}
 }
