@@ -56,8 +56,9 @@ type Compiled struct {
 	walker      *walker // compile-time walker (and, under lazyMu, first-use walker)
 	sliceOf     []int32 // per state: 1+index in sliceUses, -1 for none, 0 not known yet (see sliceFor)
 	sliceUses   []sliceUse
-	mainSuccOf  []int32           // per state: 2+mainSucc, 0 not known yet
-	utf8Memo    map[[2]int32]bool // utf8Into's results
+	mainSuccOf  []int32                    // per state: 2+mainSucc, 0 not known yet
+	utf8Memo    map[[2]int32]bool          // utf8Into's results
+	exitMemo    map[[2]int32]*sliceExitSet // sliceLevel1's walks of a loop's exits, per loop (exitKey)
 
 	mu          sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
 	repEntries  map[ctxKey]*ctxEntry

@@ -1,14 +1,18 @@
 package mask_test
 
 import (
+	"encoding/json"
 	"errors"
 	mathbits "math/bits"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -327,4 +331,49 @@ func TestRootStartPrecomputed(t *testing.T) {
 	if n, _ := c.LazyWork(); n == 0 {
 		t.Errorf("budget of 1 unit: no first-use work after the start (the test no longer tests anything)")
 	}
+}
+
+// The states that lead into the same loop of a slice (in
+// Github_hard/o1051, the states of the "any other key" language after
+// the prefixes of its listed names) share the walk of the loop's exits,
+// which is most of their cost: 220,000 units each, for 7 states, took
+// the whole eager budget. The masks are those of walking them apart.
+func TestSliceExitsShared(t *testing.T) {
+	_, v := loadBench(t)
+	raw, err := os.ReadFile(sharedtest.Path(t, "corpus", "jsonschemabench", "Github_hard", "o1051.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var warns []jsonschema2gbnf.Warning
+	src, err := jsonschema2gbnf.Convert(doc.Schema, jsonschema2gbnf.Lenient(&warns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := mask.Options{EagerWork: -1, EagerTimeout: -1}
+	shared, err := mask.CompileWith(g, v, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := mask.SetNoExitMemo(true)
+	apart, err := mask.CompileWith(g, v, full)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, wa := shared.Stats().EagerWork, apart.Stats().EagerWork
+	t.Logf("eager work: %d shared, %d apart", ws, wa)
+	if 3*ws > 2*wa {
+		t.Errorf("eager work %d with the exits' walks shared, %d without: not shared", ws, wa)
+	}
+	sameMasks(t, apart, shared, nil, 3, 60, 5)
 }

@@ -104,6 +104,14 @@ func (c *Compiled) EagerSet() []int32 {
 	return out
 }
 
+// SetNoExitMemo makes every state that uses a slice walk its loop's exits
+// itself (see sliceExitsOf) and returns a function restoring the setting.
+func SetNoExitMemo(off bool) func() {
+	old := noExitMemo
+	noExitMemo = off
+	return func() { noExitMemo = old }
+}
+
 // SetNoSlices turns the vocabulary slices off (or on) and returns a
 // function restoring the setting.
 func SetNoSlices(off bool) func() {

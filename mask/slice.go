@@ -31,6 +31,10 @@ import (
 // noSlices turns slices off (tests compare with and without).
 var noSlices = false
 
+// noExitMemo walks the exits of a loop per state that uses it, as
+// before sliceExitsOf (tests compare).
+var noExitMemo = false
+
 // minSliceASCII is the fewest ASCII bytes a loop's class needs for a
 // slice: narrower loops (digits, hex) accept few tokens, and their walks
 // are cheap.
@@ -352,6 +356,7 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 // from the loop state below it).
 func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
+	ex := c.sliceExitsOf(q, u)
 	base := node{q, 0, predsBoundary}
 	w.begin(base, false)
 	w.work += StateWorkUnits
@@ -368,17 +373,60 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 			w.visit(r, 0, 1, 1, false)
 		}
 	}
-	w.sliceExits(u, nil)
+	w.sliceExits(u, nil, exitsOnChain)
+	w.addSet(w.acc, &ex.set)
 	l := &level1{full: w.build(w.acc)}
-	l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(w.cross)}
+	cross := append(uniqueNodes(w.cross), ex.cross...)
+	slices.Sort(cross)
+	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
 	return l
 }
 
+// sliceExitSet is what the walk of a loop's exits (sliceExits) adds to
+// the level 1 of a state that uses the loop's slice.
+type sliceExitSet struct {
+	set   tokenSet
+	cross []int32
+}
+
+// sliceExitsOf returns the walk of the exits of u's slice taken from the
+// loop state (see sliceExits), from the walker's base q. It depends only
+// on the loop state and the length of the chain before it, and is walked
+// once per compilation: the states that lead into the same loop share it
+// (the start of an object's other keys and the states after each prefix
+// of a listed name all end in the loop of key characters;
+// Github_hard/o1051 walked the same 220,000 units for 7 of them, which
+// took its whole eager budget).
+func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
+	k := [2]int32{u.d, int32(len(u.chain))}
+	if e := c.exitMemo[k]; e != nil && !noExitMemo {
+		return e
+	}
+	w := c.walker
+	w.begin(node{q, 0, predsBoundary}, false)
+	w.sliceExits(u, nil, exitsFromLoop)
+	e := &sliceExitSet{set: w.build(w.acc), cross: uniqueNodes(w.cross)}
+	if c.exitMemo == nil {
+		c.exitMemo = map[[2]int32]*sliceExitSet{}
+	}
+	c.exitMemo[k] = e
+	return e
+}
+
+// Which exits sliceExits walks: those taken on the chain before the loop
+// state, those taken from the loop state, or all.
+const (
+	exitsAll = iota
+	exitsOnChain
+	exitsFromLoop
+)
+
 // sliceExits walks the exits of u's slice below the root (those whose
-// first byte is in good, if good is not nil) from the loop state, in a
-// plain frame; where the loop state may pop, the parents of exits by a
-// byte that can follow the frame are cross points.
-func (w *walker) sliceExits(u sliceUse, good *byteBits) {
+// first byte is in good, if good is not nil; which says which) from the
+// chain's states and the loop state, in a plain frame; where the loop
+// state may pop, the parents of exits by a byte that can follow the
+// frame are cross points.
+func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 	c, a, t, sl := w.c, w.a, w.t, u.sl
 	pops := a.canPopState(u.d)
 	cf := &c.crossFollow[a.states[u.d].frame]
@@ -391,7 +439,7 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits) {
 		cl := int(a.classOf[b])
 		cross := pops && cf.has(byte(b))
 		next := a.trans[int(u.d)*a.nc+cl]
-		if next < 0 && !cross && last == 0 {
+		if next < 0 && !cross && (last == 0 || which == exitsFromLoop) || which == exitsOnChain && last == 0 {
 			continue
 		}
 		w.work += int64(hi - lo)
@@ -403,10 +451,16 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits) {
 			k := sl.ExitK[i]
 			if k < last {
 				// Still on the chain: not the loop state (which alone may pop).
+				if which == exitsFromLoop {
+					continue
+				}
 				if t := a.trans[int(u.chain[k])*a.nc+cl]; t >= 0 {
 					w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
 					w.visit(x, 0, 1, 1, false)
 				}
+				continue
+			}
+			if which == exitsOnChain {
 				continue
 			}
 			if cross {
@@ -509,7 +563,7 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 		}
 		w.addSet(w.acc, &tokenSet{bits: tmp, n: 1})
 	}
-	w.sliceExits(sb.u, &sb.good)
+	w.sliceExits(sb.u, &sb.good, exitsAll)
 	w.addSet(w.acc, &l.full)
 	cross := append(slices.Clone(l.plain.cross), uniqueNodes(w.cross)...)
 	slices.Sort(cross)
