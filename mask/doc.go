@@ -45,7 +45,12 @@
 // does). Everything else is inlined. Direct left recursion r ::= r α | β
 // becomes r ::= β α*, tail self-recursion r ::= α r | β becomes
 // r ::= α* β, and C1{m,n} C2 with C2 ⊆ C1 (hostname labels) becomes one
-// counting frame whose last iteration must be in C2.
+// counting frame whose last iteration must be in C2. A set of rules that
+// refer to each other only in tail position (the states of a DFA, as the
+// JSON Schema converter writes a multipleOf or a key pattern) is no
+// frame at all: each rule is lowered once as a label, references to it
+// are gotos, and every place that uses the set gets one copy of the
+// labels it reaches, ending with what follows that place.
 //
 // Each frame is compiled (automaton.go) to a deterministic automaton over
 // byte classes, calls of other frames and token references (Glushkov
@@ -68,7 +73,9 @@
 // such a loop, takes most of its level 1 from the vocabulary's slice of
 // that class (vocab.Slice: the tokens inside the loop and the trie nodes
 // where a token can leave it, made once per vocabulary and class) and
-// walks only the exits (slice.go). The trie nodes where q's frame can end while
+// walks only the exits (slice.go; the walk of the exits from the loop is
+// shared by every state that leads into it). The trie nodes where q's
+// frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;
 // deeper levels are computed on first use, keyed by the states and
@@ -85,9 +92,10 @@
 // then the level-1 sets until DefaultEagerWork units of work are done
 // (about 12 ms of one core; work is counted, not timed, so the same
 // grammar gets the same precomputed states on any machine under any
-// load); the states whose walks look expensive go first, nearest the
-// start first, so that what is left to first use is cheap to compute
-// then. With Options.Deferred, CompileWith stops after the automaton
+// load); the root's start goes first whatever the budget (every
+// generation's first mask needs it), then the states whose walks look
+// expensive, nearest the start first, so that what is left to first use
+// is cheap to compute then. With Options.Deferred, CompileWith stops after the automaton
 // (about a fifth of a median compile) and Compiled.Precompute runs the
 // same eager part later, on another goroutine — the engine overlaps it
 // with reading the prompt and starts sampling once it is done
