@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -256,7 +255,14 @@ type glushkov struct {
 	// visited them (labels may go to each other in cycles).
 	region *gRegion
 	pseudo []pseudoPos
+	depth  int // regions being visited
 }
+
+// maxRegionDepth bounds the nesting of regions (a set's labels nest
+// regions of other sets only, and sets refer to each other without
+// cycles; the bound turns a lowering bug into an error, not a stack
+// overflow).
+const maxRegionDepth = 1000
 
 // gRegion is a region being visited: the labels its gotos reach.
 type gRegion struct {
@@ -288,7 +294,7 @@ func (g *glushkov) buf() []int32 {
 func (g *glushkov) reset() {
 	g.pos, g.noPop, g.follow = g.pos[:0], g.noPop[:0], g.follow[:0]
 	g.inNo, g.err = 0, nil
-	g.region, g.pseudo = nil, g.pseudo[:0]
+	g.region, g.pseudo, g.depth = nil, g.pseudo[:0], 0
 }
 
 // visit adds the positions of r and the follow pairs inside it, and
@@ -398,6 +404,14 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 // own first positions.
 func (g *glushkov) visitRegion(r *rx, first, last *[]int32) bool {
 	outer := g.region
+	if g.depth++; g.depth > maxRegionDepth {
+		if g.err == nil {
+			g.err = fmt.Errorf("internal error: regions nested more than %d deep", maxRegionDepth)
+		}
+		g.depth--
+		return false
+	}
+	defer func() { g.depth-- }()
 	reg := &gRegion{index: map[*rxLabel]int32{}}
 	g.region = reg
 	start := int32(len(g.pos))
@@ -425,7 +439,7 @@ func (g *glushkov) visitRegion(r *rx, first, last *[]int32) bool {
 			return resolved[i]
 		case 1:
 			if g.err == nil {
-				g.err = &Error{Msg: leftRecursionMsg + "rule " + strconv.Itoa(int(reg.labels[i].rule)) + " reaches itself through gotos"}
+				g.err = &Error{Msg: leftRecursionMsg + "rule " + reg.labels[i].name + " reaches itself without consuming input"}
 			}
 			return nil
 		}

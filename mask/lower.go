@@ -56,6 +56,7 @@ const (
 // rxLabel is a rule of a right-linear set lowered once, for its gotos.
 type rxLabel struct {
 	rule     int32
+	name     string
 	body     *rx
 	nullable bool
 	node     *rx     // the goto to this label (one per label: gotos hold no positions)
@@ -1249,8 +1250,8 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 // with what follows nd, so that the labels they reach, and the labels
 // those reach, are copied once into a region around nd. The nodes that
 // are scopes are those that what follows them does not follow their
-// parent: a sequence's members but the last, a repetition's body, a
-// frame's body, an inlined rule's body.
+// parent: a sequence's members but the last, the body of a repetition of
+// more than one copy, a frame's body, an inlined rule's body.
 func (l *lowerer) lowerScope(nd *gbnf.Node) *rx {
 	outer := l.scopeGotos
 	l.scopeGotos = nil
@@ -1267,7 +1268,7 @@ func (l *lowerer) lowerScope(nd *gbnf.Node) *rx {
 func (l *lowerer) gotoLabel(id gbnf.RuleID) *rx {
 	lb := l.labels[id]
 	if lb == nil {
-		lb = &rxLabel{rule: int32(id), nullable: l.nullable[id]}
+		lb = &rxLabel{rule: int32(id), name: l.g.Rules[id].Name, nullable: l.nullable[id]}
 		lb.node = &rx{op: rxGoto, lbl: lb}
 		l.labels[id] = lb
 		// The body's gotos belong to whichever region copies the label.
@@ -1446,8 +1447,18 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 	if n == 0 {
 		return lastRx
 	}
+	// The body is a scope of its own when it may be followed by another
+	// copy of itself; X? and X{1} end with what follows them (and
+	// tailRefs counts their references as tail ones: lowering them as a
+	// scope would nest a region of a right-linear set inside its own
+	// labels, endlessly).
 	l.loopDepth++
-	sub := l.lowerScope(nd.Subs[0])
+	var sub *rx
+	if n == 1 {
+		sub = l.lowerNode(nd.Subs[0])
+	} else {
+		sub = l.lowerScope(nd.Subs[0])
+	}
 	l.loopDepth--
 	switch sub.op {
 	case rxNone:
