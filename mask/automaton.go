@@ -147,13 +147,18 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	for _, d := range defs {
 		est += d.body.size() + 1
 	}
-	a.states = make([]state, 0, min(est, limit))
 	s := frameScratches.Get().(*frameScratch)
 	a.scratch = s
+	// The states before minimization are the scratch's too: minimize
+	// copies the kept ones.
+	a.states = slices.Grow(s.preStates[:0], min(est, limit))
+	pre := a.states
 	defer func() {
 		if a.sTarget != nil { // (stopped before minimization)
 			s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
+			pre = a.states
 		}
+		s.preStates = pre[:0]
 		frameScratches.Put(s)
 		a.scratch = nil
 	}()
@@ -181,6 +186,7 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	}
 	a.unminimized = len(a.states)
 	s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
+	pre = a.states
 	a.minimize()
 	a.computeFlags()
 	a.computeMinLen()
@@ -527,6 +533,12 @@ type frameScratch struct {
 	sStart  []int32
 	sClass  []uint8
 	sTarget []int32
+
+	// successors' and reverseEdges' lists, and the states before
+	// minimization.
+	succStart, succTo, seen []int32
+	revStart, revTo         []int32
+	preStates               []state
 }
 
 // frameScratches holds the frameScratch of finished constructions.
@@ -796,8 +808,18 @@ func (g *adjacency) of(q int32) []int32 { return g.to[g.start[q]:g.start[q+1]] }
 // token edges (call returns excluded), in order of first appearance.
 func (a *automaton) successors() adjacency {
 	n := len(a.states)
-	g := adjacency{start: make([]int32, n+1)}
-	seen := make([]int32, n) // q+1 where q last added the state
+	var g adjacency
+	var seen []int32 // q+1 where q last added the state
+	if s := a.scratch; s != nil {
+		// (The lists are the construction's scratch: prune and
+		// computeMinLen drop them before they ask again.)
+		g.start, g.to, seen = resize(s.succStart, n+1), s.succTo[:0], resize(s.seen, n)
+		clear(seen)
+		defer func() { s.succStart, s.succTo, s.seen = g.start, g.to, seen }()
+	} else {
+		g.start, seen = make([]int32, n+1), make([]int32, n)
+	}
+	g.start[0] = 0
 	for q := range a.states {
 		tag := int32(q) + 1
 		for _, t := range a.byteTargets(q) {
@@ -823,7 +845,13 @@ func (a *automaton) successors() adjacency {
 // and for each frame the states that call it (callers).
 func (a *automaton) reverseEdges(succ adjacency) (rev adjacency, callers [][]int32) {
 	n := len(a.states)
-	rev.start = make([]int32, n+2)
+	if s := a.scratch; s != nil {
+		rev.start = resize(s.revStart, n+2)
+		clear(rev.start)
+		defer func() { s.revStart, s.revTo = rev.start[:cap(rev.start)], rev.to }()
+	} else {
+		rev.start = make([]int32, n+2)
+	}
 	callers = make([][]int32, len(a.frames))
 	// Count into start[t+2], sum, then fill through start[t+1].
 	for q := range a.states {
@@ -838,7 +866,11 @@ func (a *automaton) reverseEdges(succ adjacency) (rev adjacency, callers [][]int
 	for t := 2; t <= n+1; t++ {
 		rev.start[t] += rev.start[t-1]
 	}
-	rev.to = make([]int32, rev.start[n+1])
+	if s := a.scratch; s != nil {
+		rev.to = resize(s.revTo, int(rev.start[n+1]))
+	} else {
+		rev.to = make([]int32, rev.start[n+1])
+	}
 	for q := range a.states {
 		for _, t := range succ.of(int32(q)) {
 			rev.to[rev.start[t+1]] = int32(q)
