@@ -900,10 +900,10 @@ func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, in
 }
 
 // wideLoop reports whether nd repeats, more than once, something that
-// starts with a wide set of bytes. Sets of rules with such loops (a
-// pattern's DFA with [^"]* between its states) are
-// left to frames: as labels they made larger frames, slower to minimize
-// (Handwritten/allany23 2.5 times), and their walks no cheaper.
+// starts with a wide set of bytes. Larger sets of rules with such loops
+// (a pattern's DFA with [^"]* between its states) are left to frames
+// (labelWideMaxLeaves): as labels they made larger frames, slower to
+// minimize (Handwritten/allany23 2.5 times), and their walks no cheaper.
 func (l *lowerer) wideLoop(nd *gbnf.Node) bool {
 	if nd.Op == gbnf.OpRepeat && nd.Max != 1 && l.classWidth(nd.Subs[0], 0) > heavyWidth {
 		return true
