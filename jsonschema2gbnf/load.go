@@ -472,7 +472,7 @@ func loadAs(raw any, data []byte, d *jsonschema.Draft) (*loaded, error) {
 	if err := checkAnchors(raw, d); err != nil {
 		return nil, err
 	}
-	s, locate, err := compileWith(data, d)
+	s, locate, err := compileChecked(raw, data, d)
 	if err != nil {
 		return nil, err
 	}
@@ -552,6 +552,26 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate
 		return x
 	}
 	return s, locate, nil
+}
+
+// compileChecked is compileWith, skipping the validator's meta-schema
+// check when metaValid proves the document passes it (see metacheck.go):
+// the document is compiled under the draft's unchecked copy, without its
+// root "$schema" (which would select the checked draft again; the draft
+// it names is d).
+func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Schema, func(ptr string) *jsonschema.Schema, error) {
+	if metaValid(raw, data, d) {
+		if o, ok := raw.(*ordObj); ok {
+			if _, has := o.vals["$schema"]; has {
+				if stripped, ok := withoutRootSchemaKeyword(data); ok {
+					return compileWith(stripped, uncheckedDrafts[d])
+				}
+				return compileWith(data, d)
+			}
+		}
+		return compileWith(data, uncheckedDrafts[d])
+	}
+	return compileWith(data, d)
 }
 
 // translateCompileError maps santhosh-tekuri's errors onto ours.
