@@ -79,20 +79,25 @@ func checkStructure(raw any) (int, error) {
 	if err := checkNumbers(raw, &path, &sum); err != nil {
 		return 0, err
 	}
-	n, ptr := countSubschemas(raw, MaxSubschemas)
-	if n > MaxSubschemas {
-		return n, &LimitError{Pointer: ptr, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
-	}
+	// one walk: the subschemas counted (MaxSubschemas is reported
+	// first), the first object over MaxProperties kept
+	n, over := 0, "#"
 	var err error
 	eachSubschema(raw, func(o *ordObj, path docPath) bool {
-		if o == nil {
+		if n++; n == MaxSubschemas+1 {
+			over = path.String()
+		}
+		if o == nil || err != nil {
 			return true
 		}
 		if p, ok := o.vals["properties"].(*ordObj); ok && len(p.keys) > MaxProperties {
 			err = &LimitError{Pointer: joinPointer(path.String(), "properties"), Limit: "MaxProperties", Value: len(p.keys), Max: MaxProperties}
 		}
-		return err == nil
+		return true
 	})
+	if n > MaxSubschemas {
+		return n, &LimitError{Pointer: over, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
+	}
 	return n, err
 }
 
@@ -176,6 +181,32 @@ var (
 	schemaMapKeywords   = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
 )
 
+// subschemaKeyword holds every keyword of schemaKeywords,
+// schemaArrayKeywords and schemaMapKeywords (which cover subschemaKeys'
+// lists of every draft).
+var subschemaKeyword = func() map[string]bool {
+	m := map[string]bool{}
+	for _, ks := range [][]string{schemaKeywords, schemaArrayKeywords, schemaMapKeywords} {
+		for _, k := range ks {
+			m[k] = true
+		}
+	}
+	return m
+}()
+
+// hasSubschemaKeyword reports whether a schema object has a keyword
+// whose value holds subschemas: the walks look up their keyword lists
+// (in their order) only then, most schema objects of a document being
+// leaves with a few other keywords.
+func hasSubschemaKeyword(o *ordObj) bool {
+	for _, k := range o.keys {
+		if subschemaKeyword[k] {
+			return true
+		}
+	}
+	return false
+}
+
 // countSubschemas counts the subschemas of a raw document (objects and
 // booleans in schema positions, the root included) and returns the
 // pointer of the one that went past limit ("#" if none did).
@@ -205,7 +236,7 @@ func eachSubschema(raw any, f func(o *ordObj, path docPath) bool) {
 		if !f(o, path) {
 			return false
 		}
-		if !isObj {
+		if !isObj || !hasSubschemaKeyword(o) {
 			return true
 		}
 		n := len(path)
