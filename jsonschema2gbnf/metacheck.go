@@ -3,6 +3,7 @@ package jsonschema2gbnf
 import (
 	"encoding/json"
 	"reflect"
+	"regexp/syntax"
 	"strings"
 	"unsafe"
 
@@ -149,7 +150,7 @@ func metaValid(raw any, data []byte, d *jsonschema.Draft) bool {
 			}
 		}
 	}
-	m := metaCheck{d: d, kinds: kinds, root: raw, draft4: d == jsonschema.Draft4, refs: map[string]bool{}}
+	m := metaCheck{d: d, kinds: kinds, root: raw, draft4: d == jsonschema.Draft4, refs: map[string]bool{}, regexes: map[string]bool{}}
 	return m.schema(raw, true, 0)
 }
 
@@ -189,11 +190,12 @@ func bytesContainsAny(data []byte, subs ...string) bool {
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 type metaCheck struct {
-	d      *jsonschema.Draft
-	kinds  map[string]metaKind
-	root   any
-	draft4 bool
-	refs   map[string]bool // "#/…" references whose target is checked
+	d       *jsonschema.Draft
+	kinds   map[string]metaKind
+	root    any
+	draft4  bool
+	refs    map[string]bool // "#/…" references whose target is checked
+	regexes map[string]bool // the patterns checked, valid or not
 }
 
 func (m *metaCheck) schema(v any, root bool, depth int) bool {
@@ -247,20 +249,20 @@ func (m *metaCheck) schema(v any, root bool, depth int) bool {
 				return false
 			}
 		case mRegex:
-			if !isFormat(x, "regex") {
+			if !m.regex(x) {
 				return false
 			}
 		case mURI:
-			if !isFormat(x, "uri") {
+			if !isFormat(x, formatURI) {
 				return false
 			}
 		case mURIRef:
-			if !isFormat(x, "uri-reference") {
+			if !isFormat(x, formatURIRef) {
 				return false
 			}
 		case mID2020:
 			s, ok := x.(string)
-			if !ok || !isFormat(s, "uri-reference") {
+			if !ok || !isFormat(s, formatURIRef) {
 				return false
 			}
 			if i := strings.IndexByte(s, '#'); i >= 0 && i != len(s)-1 {
@@ -296,7 +298,7 @@ func (m *metaCheck) schema(v any, root bool, depth int) bool {
 				return false
 			}
 			for _, name := range mo.keys {
-				if kind == mPatternMap && !isFormat(name, "regex") {
+				if kind == mPatternMap && !m.regex(name) {
 					return false
 				}
 				if !m.schema(mo.vals[name], false, depth+1) {
@@ -497,9 +499,35 @@ func positiveNumber(x any) bool {
 	return strings.ContainsAny(string(n), "123456789")
 }
 
-func isFormat(x any, name string) bool {
+// The format checks of the meta-schemas, as the validator compiled them
+// at its initialization (a program may replace jsonschema.Formats
+// entries later; the meta-schemas keep these).
+var (
+	formatURI    = jsonschema.Formats["uri"]
+	formatURIRef = jsonschema.Formats["uri-reference"]
+)
+
+func isFormat(x any, check func(any) bool) bool {
 	s, ok := x.(string)
-	return ok && jsonschema.Formats[name](s)
+	return ok && check(s)
+}
+
+// regex is the meta-schemas' format "regex": regexp.Compile succeeds
+// exactly when syntax.Parse with syntax.Perl does (its later steps
+// cannot fail; TestRegexFormat compares them), which costs a fraction of
+// the compile. A document's patterns repeat, so each is checked once.
+func (m *metaCheck) regex(x any) bool {
+	s, ok := x.(string)
+	if !ok {
+		return false
+	}
+	valid, seen := m.regexes[s]
+	if !seen {
+		_, err := syntax.Parse(s, syntax.Perl)
+		valid = err == nil
+		m.regexes[s] = valid
+	}
+	return valid
 }
 
 func isAnchorName(x any) bool {

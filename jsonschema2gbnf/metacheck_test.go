@@ -245,3 +245,15 @@ func decodeRoot(data []byte) (map[string]any, bool) {
 	var m map[string]any
 	return m, json.Unmarshal(data, &m) == nil
 }
+
+// TestRegexFormat: metaCheck.regex agrees with the validator's format
+// "regex" (regexp.Compile).
+func TestRegexFormat(t *testing.T) {
+	for _, src := range []string{`a`, `(a`, `a{1000}`, `a{1001}`, `(?=x)`, `\p{Greek}`, `\p{Nope}`, `[z-a]`, `x**`, `(?P<n>a)`, `(?<n>a)`,
+		`((((((((((a))))))))))`, strings.Repeat("(", 1001) + strings.Repeat(")", 1001), `\8`, `[[:alpha:]]`, `[[:nope:]]`, `\Q*\E`, "\xff"} {
+		m := metaCheck{regexes: map[string]bool{}}
+		if got, want := m.regex(src), jsonschema.Formats["regex"](src); got != want {
+			t.Errorf("%q: metaCheck.regex %v, the validator's format %v", src, got, want)
+		}
+	}
+}
