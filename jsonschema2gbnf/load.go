@@ -409,7 +409,10 @@ func toPlain(v any) any {
 // named by $schema, else 2020-12, falling back to draft-07 and then
 // draft-04 when the schema is valid only under the older draft
 // (`items` as an array, boolean exclusiveMinimum, `id`-based anchors).
-// The returned schema is safe for concurrent use.
+// The returned schema is safe for concurrent use. Its Draft fields may
+// point to a copy of the jsonschema draft it was compiled under (without
+// the meta-schema, for documents the converter has proven valid against
+// it): compare drafts by URL or String, not by pointer.
 func CompileSchema(schema []byte) (*jsonschema.Schema, error) {
 	l, err := load(schema)
 	if err != nil {

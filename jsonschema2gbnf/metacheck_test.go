@@ -50,6 +50,9 @@ func TestUncheckedDraft(t *testing.T) {
 		if u == nil {
 			t.Fatalf("no unchecked copy of %v: santhosh-tekuri/jsonschema's Draft changed", d)
 		}
+		if u.URL() != d.URL() || u.String() != d.String() {
+			t.Errorf("the unchecked copy of %v reads as %v (%s)", d, u, u.URL())
+		}
 		doc := []byte(`{"title":5,"type":"string"}`)
 		if _, _, err := compileWith(doc, d); err == nil {
 			t.Errorf("%v: the meta-schema accepts a numeric title", d)
