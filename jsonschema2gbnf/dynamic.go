@@ -98,6 +98,9 @@ func walkSchemas(v any, d *jsonschema.Draft, fn func(o *ordObj, ptr, res string)
 			res = ptr
 		}
 		fn(o, ptr, res)
+		if !hasSubschemaKeyword(o) {
+			return
+		}
 		for _, k := range self {
 			if x, ok := o.vals[k]; ok {
 				walk(x, ptr+"/"+escapeToken(k), res, depth+1)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
 	"github.com/structgen/structgen/internal/earley"
 )
 
@@ -156,5 +158,21 @@ func TestUnknownMetaSchema(t *testing.T) {
 	var ie *InvalidSchemaError
 	if !errorsAs(err, &ie) || ie.Pointer != "#/$schema" || !strings.Contains(err.Error(), "unknown meta-schema") {
 		t.Errorf("%v (%T), want an InvalidSchemaError at #/$schema", err, err)
+	}
+}
+
+// TestSubschemaKeywordCoversDrafts: the walks skip the keyword lookups
+// of a schema object with no keyword of subschemaKeyword, so every
+// keyword a draft lists as holding subschemas must be in it.
+func TestSubschemaKeywordCoversDrafts(t *testing.T) {
+	for _, d := range []*jsonschema.Draft{jsonschema.Draft4, jsonschema.Draft6, jsonschema.Draft7, jsonschema.Draft2019, jsonschema.Draft2020} {
+		self, items, props := subschemaKeys(d)
+		for _, ks := range [][]string{self, items, props} {
+			for _, k := range ks {
+				if !subschemaKeyword[k] {
+					t.Errorf("%v: %q holds subschemas but is not in subschemaKeyword", d, k)
+				}
+			}
+		}
 	}
 }

@@ -79,20 +79,25 @@ func checkStructure(raw any) (int, error) {
 	if err := checkNumbers(raw, &path, &sum); err != nil {
 		return 0, err
 	}
-	n, ptr := countSubschemas(raw, MaxSubschemas)
-	if n > MaxSubschemas {
-		return n, &LimitError{Pointer: ptr, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
-	}
+	// one walk: the subschemas counted (MaxSubschemas is reported
+	// first), the first object over MaxProperties kept
+	n, over := 0, "#"
 	var err error
 	eachSubschema(raw, func(o *ordObj, path docPath) bool {
-		if o == nil {
+		if n++; n == MaxSubschemas+1 {
+			over = path.String()
+		}
+		if o == nil || err != nil {
 			return true
 		}
 		if p, ok := o.vals["properties"].(*ordObj); ok && len(p.keys) > MaxProperties {
 			err = &LimitError{Pointer: joinPointer(path.String(), "properties"), Limit: "MaxProperties", Value: len(p.keys), Max: MaxProperties}
 		}
-		return err == nil
+		return true
 	})
+	if n > MaxSubschemas {
+		return n, &LimitError{Pointer: over, Limit: "MaxSubschemas", Value: n, Max: MaxSubschemas}
+	}
 	return n, err
 }
 
@@ -176,6 +181,32 @@ var (
 	schemaMapKeywords   = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
 )
 
+// subschemaKeyword holds every keyword of schemaKeywords,
+// schemaArrayKeywords and schemaMapKeywords (which cover subschemaKeys'
+// lists of every draft).
+var subschemaKeyword = func() map[string]bool {
+	m := map[string]bool{}
+	for _, ks := range [][]string{schemaKeywords, schemaArrayKeywords, schemaMapKeywords} {
+		for _, k := range ks {
+			m[k] = true
+		}
+	}
+	return m
+}()
+
+// hasSubschemaKeyword reports whether a schema object has a keyword
+// whose value holds subschemas: the walks look up their keyword lists
+// (in their order) only then, most schema objects of a document being
+// leaves with a few other keywords.
+func hasSubschemaKeyword(o *ordObj) bool {
+	for _, k := range o.keys {
+		if subschemaKeyword[k] {
+			return true
+		}
+	}
+	return false
+}
+
 // countSubschemas counts the subschemas of a raw document (objects and
 // booleans in schema positions, the root included) and returns the
 // pointer of the one that went past limit ("#" if none did).
@@ -205,7 +236,7 @@ func eachSubschema(raw any, f func(o *ordObj, path docPath) bool) {
 		if !f(o, path) {
 			return false
 		}
-		if !isObj {
+		if !isObj || !hasSubschemaKeyword(o) {
 			return true
 		}
 		n := len(path)
@@ -378,7 +409,10 @@ func toPlain(v any) any {
 // named by $schema, else 2020-12, falling back to draft-07 and then
 // draft-04 when the schema is valid only under the older draft
 // (`items` as an array, boolean exclusiveMinimum, `id`-based anchors).
-// The returned schema is safe for concurrent use.
+// The returned schema is safe for concurrent use. Its Draft fields may
+// point to a copy of the jsonschema draft it was compiled under (without
+// the meta-schema, for documents the converter has proven valid against
+// it): compare drafts by URL or String, not by pointer.
 func CompileSchema(schema []byte) (*jsonschema.Schema, error) {
 	l, err := load(schema)
 	if err != nil {
@@ -472,7 +506,7 @@ func loadAs(raw any, data []byte, d *jsonschema.Draft) (*loaded, error) {
 	if err := checkAnchors(raw, d); err != nil {
 		return nil, err
 	}
-	s, locate, err := compileWith(data, d)
+	s, locate, err := compileChecked(raw, data, d)
 	if err != nil {
 		return nil, err
 	}
@@ -552,6 +586,26 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate
 		return x
 	}
 	return s, locate, nil
+}
+
+// compileChecked is compileWith, skipping the validator's meta-schema
+// check when metaValid proves the document passes it (see metacheck.go):
+// the document is compiled under the draft's unchecked copy, without its
+// root "$schema" (which would select the checked draft again; the draft
+// it names is d).
+func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Schema, func(ptr string) *jsonschema.Schema, error) {
+	if metaValid(raw, data, d) {
+		if o, ok := raw.(*ordObj); ok {
+			if _, has := o.vals["$schema"]; has {
+				if stripped, ok := withoutRootSchemaKeyword(data); ok {
+					return compileWith(stripped, uncheckedDrafts[d])
+				}
+				return compileWith(data, d)
+			}
+		}
+		return compileWith(data, uncheckedDrafts[d])
+	}
+	return compileWith(data, d)
 }
 
 // translateCompileError maps santhosh-tekuri's errors onto ours.

@@ -1,0 +1,262 @@
+package jsonschema2gbnf
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/structgen/structgen/internal/sharedtest"
+)
+
+var checkedDrafts = []*jsonschema.Draft{jsonschema.Draft4, jsonschema.Draft7, jsonschema.Draft2020}
+
+// checkMetaValid fails when metaValid proves a document whose compile
+// the skipped meta-schema check would change: compileChecked must give
+// what compileWith gives (the same error, or none). It reports whether
+// metaValid proved the document, and whether it compiles.
+func checkMetaValid(t testing.TB, data []byte, d *jsonschema.Draft) (proved, valid bool) {
+	t.Helper()
+	raw, err := parseOrdered(data)
+	if err != nil {
+		return false, false
+	}
+	if _, ok := raw.(*ordObj); !ok {
+		if _, ok := raw.(bool); !ok {
+			return false, false
+		}
+	}
+	_, _, slow := compileWith(data, d)
+	proved = metaValid(raw, data, d)
+	if proved {
+		_, _, fast := compileChecked(raw, data, d)
+		if (slow == nil) != (fast == nil) || slow != nil && slow.Error() != fast.Error() {
+			t.Errorf("metaValid under %v, but the compile changes: %v, without the meta-schema check %v\n%s", d, slow, fast, clipS(string(data)))
+		}
+	}
+	return proved, slow == nil
+}
+
+// TestUncheckedDraft: the unchecked copies exist (the pinned validator
+// still has the field they clear) and compile without the meta-schema
+// check: a title that is not a string is rejected only by the original.
+func TestUncheckedDraft(t *testing.T) {
+	for _, d := range checkedDrafts {
+		u := uncheckedDrafts[d]
+		if u == nil {
+			t.Fatalf("no unchecked copy of %v: santhosh-tekuri/jsonschema's Draft changed", d)
+		}
+		if u.URL() != d.URL() || u.String() != d.String() {
+			t.Errorf("the unchecked copy of %v reads as %v (%s)", d, u, u.URL())
+		}
+		doc := []byte(`{"title":5,"type":"string"}`)
+		if _, _, err := compileWith(doc, d); err == nil {
+			t.Errorf("%v: the meta-schema accepts a numeric title", d)
+		}
+		s, _, err := compileWith(doc, u)
+		if err != nil {
+			t.Fatalf("%v unchecked: %v", d, err)
+		}
+		if s.Validate("x") != nil || s.Validate(json.Number("1")) == nil {
+			t.Errorf("%v unchecked: the compiled schema does not validate like the original", d)
+		}
+	}
+}
+
+// metaCases: documents metaValid must not prove under the draft named
+// (each breaks one rule of that draft's meta-schema), and documents it
+// must prove (the fast path is taken).
+var metaCases = []struct {
+	doc    string
+	drafts string // drafts (4, 7, 2020) under which the document compiles
+	slow   bool   // metaValid may leave it to the validator where it is valid
+}{
+	{`{"type":"object","properties":{"a":{"type":["string","null"],"minLength":1}},"required":["a"]}`, "4 7 2020", false},
+	{`{"definitions":{"x":{"enum":[1,2,"a",null,true]}},"$ref":"#/definitions/x"}`, "4 7 2020", false},
+	{`{"$schema":"http://json-schema.org/draft-04/schema#","definitions":{"x":{"enum":[1,2,"a",null,true]}},"$ref":"#/definitions/x"}`, "4 7 2020", true},
+	{`{"minLength":-1}`, "", false},
+	{`{"minLength":1.5}`, "", false},
+	{`{"maxItems":"3"}`, "", false},
+	{`{"multipleOf":0}`, "", false},
+	{`{"multipleOf":-2}`, "", false},
+	{`{"enum":[1,1.0]}`, "2020", false},
+	{`{"enum":["a","a"]}`, "2020", false},
+	{`{"enum":[{"a":1},{"a":1}]}`, "2020", false},
+	{`{"enum":[]}`, "2020", false},
+	{`{"enum":"a"}`, "", false},
+	{`{"type":["string","string"]}`, "", false},
+	{`{"type":"text"}`, "", false},
+	{`{"type":[]}`, "", false},
+	{`{"required":[]}`, "7 2020", false},
+	{`{"required":["a","a"]}`, "", false},
+	{`{"required":"a"}`, "", false},
+	{`{"exclusiveMaximum":true}`, "", false},
+	{`{"exclusiveMaximum":true,"maximum":3}`, "4", false},
+	{`{"exclusiveMinimum":3}`, "7 2020", false},
+	{`{"pattern":"(a"}`, "", false},
+	{`{"patternProperties":{"(a":{}}}`, "", false},
+	{`{"properties":{"a":5}}`, "", false},
+	{`{"properties":{"a":true}}`, "7 2020", false},
+	{`{"items":[{}]}`, "4 7", false},
+	{`{"items":[]}`, "", false},
+	{`{"allOf":[]}`, "", false},
+	{`{"not":[]}`, "", false},
+	{`{"dependencies":{"a":["b"],"c":{"type":"string"}}}`, "4 7 2020", false},
+	{`{"dependencies":{"a":[]}}`, "7 2020", false},
+	{`{"dependencies":{"a":[1]}}`, "", false},
+	{`{"$id":"http://x.org/s.json#frag"}`, "4 7", false},
+	{`{"$ref":"#/definitions/a","definitions":{"a":{"type":5}}}`, "", false},
+	{`{"$ref":"#/components/a","components":{"a":{"type":"string"}}}`, "4 7 2020", false},
+	{`{"$ref":"#/components/a","components":{"a":{"type":5}}}`, "", false},
+	{`{"$ref":"#/components/a","components":{"a":"string"}}`, "", false},
+	{`{"$ref":"#/components/a/b","components":{"a":{"b":{"minimum":"x"}}}}`, "", false},
+	{`{"title":5}`, "", false},
+	{`{"readOnly":"yes"}`, "4", true},
+	{`{"examples":{}}`, "4", true},
+	{`{"$anchor":"1a"}`, "4 7", true},
+	{`{"$schema":"not a uri"}`, "", false},
+	{`{"$schema":"http://json-schema.org/draft-04/schema#","enum":[1,1]}`, "", false},
+	{`{"$schema":"https://json-schema.org/draft-07/schema","$defs":{"a":{"type":5}}}`, "4 7 2020", true},
+	{`{"$schema":"json-schema.org/draft-07/schema#"}`, "", false},
+	{`{"$schema":"https://json-schema.org/schema","items":[{}]}`, "", false},
+	{`{"$ref":"%"}`, "", false},
+	{`true`, "7 2020", false},
+	{`{"additionalProperties":false,"additionalItems":true}`, "4 7 2020", false},
+	{`{"if":{"const":1},"then":{"minimum":"a"}}`, "4", true},
+	{`{"prefixItems":[],"unevaluatedProperties":{"type":"x"}}`, "4 7", true},
+	{`{"dependentRequired":{"a":["b","b"]}}`, "4 7", true},
+}
+
+func TestMetaValid(t *testing.T) {
+	for _, c := range metaCases {
+		for _, d := range checkedDrafts {
+			want := strings.Contains(" "+c.drafts+" ", " "+strings.TrimPrefix(d.String(), "Draft")+" ")
+			proved, valid := checkMetaValid(t, []byte(c.doc), d)
+			if valid != want {
+				t.Errorf("%s under %v: compiles=%v, the case says %v", c.doc, d, valid, want)
+			}
+			if want && !proved && !c.slow {
+				t.Errorf("%s under %v: valid, but metaValid does not prove it (slow path)", c.doc, d)
+			}
+		}
+	}
+}
+
+// TestMetaValidCorpus: over JSONSchemaBench schemas and every draft,
+// metaValid never proves a document whose compile the skipped check would
+// change, and it proves most of those that compile (the fast path is the
+// common one).
+func TestMetaValidCorpus(t *testing.T) {
+	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus in %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	stride := 4 // about 4 s; STRUCTGEN_CORPUS_FULL=1: all
+	if os.Getenv("STRUCTGEN_CORPUS_FULL") != "" {
+		stride = 1
+	}
+	valid, proved := 0, 0
+	for i, f := range files {
+		if i%stride != 0 {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		if json.Unmarshal(b, &doc) != nil || len(doc.Schema) == 0 {
+			continue
+		}
+		named := ""
+		if o, ok := decodeRoot(doc.Schema); ok {
+			named, _ = o["$schema"].(string)
+		}
+		for _, d := range checkedDrafts {
+			p, v := checkMetaValid(t, doc.Schema, d)
+			if named != "" && validatorDraft(named) != d {
+				continue // not a draft Convert compiles it under
+			}
+			if v {
+				valid++
+			}
+			if p {
+				proved++
+			}
+		}
+	}
+	t.Logf("%d (schema, draft) pairs compile, %d proved by metaValid", valid, proved)
+	if proved < valid*9/10 {
+		t.Errorf("metaValid proves %d of %d valid (schema, draft) pairs: the fast path became rare", proved, valid)
+	}
+}
+
+// FuzzMetaValid: metaValid never proves a document whose compile the
+// skipped meta-schema check would change.
+func FuzzMetaValid(f *testing.F) {
+	for _, c := range metaCases {
+		f.Add([]byte(c.doc))
+	}
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		for _, d := range checkedDrafts {
+			checkMetaValid(t, data, d)
+		}
+	})
+}
+
+func TestWithoutRootSchemaKeyword(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"$schema":"x"}`, `{}`},
+		{`{"$schema":"x","a":1}`, `{"a":1}`},
+		{` { "$schema" : "x" , "a" : [1,{"b":"}"}] } `, ` { "a" : [1,{"b":"}"}] } `},
+		{`{"a":{"$schema":"y"},"$schema":"x","b":"\"$schema\""}`, `{"a":{"$schema":"y"},"b":"\"$schema\""}`},
+		{`{"a":1,"$schema":"x"}`, `{"a":1}`},
+		{`{"a":"$schema","$schema":"x\\\"","c":true}`, `{"a":"$schema","c":true}`},
+		{`{"a":1}`, ``},
+		{`{"$schema":"x","$schema":"y"}`, ``},
+		{`{"\u0024schema":"x"}`, ``},
+		{`[]`, ``},
+	} {
+		got, ok := withoutRootSchemaKeyword([]byte(c.in))
+		if c.want == "" {
+			if ok {
+				t.Errorf("%s: removed (%s), want left to the slow path", c.in, got)
+			}
+			continue
+		}
+		if !ok || string(got) != c.want {
+			t.Errorf("%s: got %q (%v), want %q", c.in, got, ok, c.want)
+		}
+	}
+}
+
+func decodeRoot(data []byte) (map[string]any, bool) {
+	var m map[string]any
+	return m, json.Unmarshal(data, &m) == nil
+}
+
+// TestRegexFormat: metaCheck.regex agrees with the validator's format
+// "regex" (regexp.Compile).
+func TestRegexFormat(t *testing.T) {
+	for _, src := range []string{`a`, `(a`, `a{1000}`, `a{1001}`, `(?=x)`, `\p{Greek}`, `\p{Nope}`, `[z-a]`, `x**`, `(?P<n>a)`, `(?<n>a)`,
+		`((((((((((a))))))))))`, strings.Repeat("(", 1001) + strings.Repeat(")", 1001), `\8`, `[[:alpha:]]`, `[[:nope:]]`, `\Q*\E`, "\xff"} {
+		m := metaCheck{regexes: map[string]bool{}}
+		if got, want := m.regex(src), jsonschema.Formats["regex"](src); got != want {
+			t.Errorf("%q: metaCheck.regex %v, the validator's format %v", src, got, want)
+		}
+	}
+}
