@@ -742,3 +742,21 @@ func TestBatchedPrecompute(t *testing.T) {
 		t.Errorf("output %q, without waiting %q", r.res.Text, want)
 	}
 }
+
+// A generation's end is seen in the scheduler's gauges by the time its
+// caller has the result: the group used to be closed before Active and
+// Cells were updated, and a caller reading SchedulerStats right after
+// could see its own generation still active (server's
+// TestConcurrentSchemas, under load).
+func TestStatsSettledWhenDone(t *testing.T) {
+	f := newFakeModel()
+	e := newEngine(t, f)
+	for i := range 300 {
+		if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(2)); err != nil {
+			t.Fatal(err)
+		}
+		if st := e.SchedulerStats(); st.Active != 0 || st.Finished != int64(i+1) || st.Cells != 0 {
+			t.Fatalf("after generation %d returned: %+v, want nothing active or held and %d finished", i+1, st, i+1)
+		}
+	}
+}

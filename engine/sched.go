@@ -684,6 +684,7 @@ func (s *scheduler) failAll(err error) {
 // keeps its sequence until the shared prefix is copied.
 func (s *scheduler) reap() {
 	kept := s.groups[:0]
+	var done []chan struct{}
 	for _, g := range s.groups {
 		for _, r := range g.runs {
 			if r.seq < 0 || !r.ended() || (r == g.runs[0] && r.waitingFirst()) {
@@ -696,17 +697,19 @@ func (s *scheduler) reap() {
 			kept = append(kept, g)
 			continue
 		}
-		s.mu.Lock()
-		s.stats.Finished++
-		s.mu.Unlock()
-		close(g.done)
+		done = append(done, g.done)
 	}
 	clear(s.groups[len(kept):])
 	s.groups = kept
+	// The gauges first: a caller woken by done may read them at once.
 	s.mu.Lock()
+	s.stats.Finished += int64(len(done))
 	s.stats.Active = s.active()
 	s.stats.Cells = s.used
 	s.mu.Unlock()
+	for _, d := range done {
+		close(d)
+	}
 }
 
 // waitingFirst reports whether r, the first run of its group, holds the
