@@ -147,18 +147,13 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	for _, d := range defs {
 		est += d.body.size() + 1
 	}
+	a.states = make([]state, 0, min(est, limit))
 	s := frameScratches.Get().(*frameScratch)
 	a.scratch = s
-	// The states before minimization are the scratch's too: minimize
-	// copies the kept ones.
-	a.states = slices.Grow(s.preStates[:0], min(est, limit))
-	pre := a.states
 	defer func() {
 		if a.sTarget != nil { // (stopped before minimization)
 			s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
-			pre = a.states
 		}
-		s.preStates = pre[:0]
 		frameScratches.Put(s)
 		a.scratch = nil
 	}()
@@ -186,7 +181,6 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	}
 	a.unminimized = len(a.states)
 	s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
-	pre = a.states
 	a.minimize()
 	a.computeFlags()
 	a.computeMinLen()
@@ -534,11 +528,11 @@ type frameScratch struct {
 	sClass  []uint8
 	sTarget []int32
 
-	// successors' and reverseEdges' lists, and the states before
-	// minimization.
+	// successors' and reverseEdges' lists. (Not the states before
+	// minimization: they hold pointers, and a large table kept in the
+	// pool is scanned by every garbage collection.)
 	succStart, succTo, seen []int32
 	revStart, revTo         []int32
-	preStates               []state
 }
 
 // frameScratches holds the frameScratch of finished constructions.

@@ -494,10 +494,13 @@ func (c *Compiled) runEager() error {
 	c.walker.take()
 	defer c.walker.release()
 	plainTops, repTops := p.plainTops, p.repTops
-	// The root's start first, whatever the budget: every generation's
-	// first mask needs it (Github_trivial/o35155's cost 8,118 units on
-	// first use: the states that use slices took the whole budget).
-	if q := c.a.frames[0].start; !c.a.frames[0].repeat && slices.Contains(plainTops, q) {
+	// The root's start first, whatever the budget, where the budget may
+	// not reach every state: every generation's first mask needs it
+	// (Github_trivial/o35155's cost 8,118 units on first use: the states
+	// that use slices took the whole budget). Where it surely reaches
+	// them (estimates are upper bounds on the trie nodes walked), the
+	// start stays in its batch, whose states share their walk.
+	if q := c.a.frames[0].start; !c.a.frames[0].repeat && slices.Contains(plainTops, q) && c.mayRunOut(plainTops) {
 		if err := c.level1Plain([]int32{q}, true); err != nil {
 			return err
 		}
@@ -546,6 +549,21 @@ func (c *Compiled) runEager() error {
 	c.stats.SliceWork = c.sliceWork
 	c.mu.Unlock()
 	return nil
+}
+
+// mayRunOut reports whether the budget may end before the level 1 of
+// every state of qs is computed: the sum of their walk estimates, and
+// each state's fixed cost, exceeds half of what is left.
+func (c *Compiled) mayRunOut(qs []int32) bool {
+	if c.budgetWork < 0 {
+		return false
+	}
+	left := c.budgetWork - c.walker.units()
+	sum := int64(len(qs)) * StateWorkUnits
+	for _, e := range c.walkEstimates(qs, nil) {
+		sum += int64(e)
+	}
+	return 2*sum > left
 }
 
 // precomputeDeeper computes, while the budget lasts, the levels one pop
