@@ -58,7 +58,7 @@ type Compiled struct {
 	sliceUses   []sliceUse
 	mainSuccOf  []int32                    // per state: 2+mainSucc, 0 not known yet
 	utf8Memo    map[[2]int32]bool          // utf8Into's results
-	exitMemo    map[[2]int32]*sliceExitSet // sliceLevel1's walks of a loop's exits, per loop (exitKey)
+	exitMemo    map[[2]int32]*sliceExitSet // sliceExitsOf's walks, per loop state and chain length
 
 	mu          sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
 	repEntries  map[ctxKey]*ctxEntry
@@ -553,17 +553,26 @@ func (c *Compiled) runEager() error {
 
 // mayRunOut reports whether the budget may end before the level 1 of
 // every state of qs is computed: the sum of their walk estimates, and
-// each state's fixed cost, exceeds half of what is left.
+// each state's fixed cost, exceeds half of what is left. (It stops
+// summing as soon as it does: a large grammar answers after a few
+// chunks.)
 func (c *Compiled) mayRunOut(qs []int32) bool {
 	if c.budgetWork < 0 {
 		return false
 	}
 	left := c.budgetWork - c.walker.units()
-	sum := int64(len(qs)) * StateWorkUnits
-	for _, e := range c.walkEstimates(qs, nil) {
-		sum += int64(e)
+	sum := int64(0)
+	for i := 0; i < len(qs); i += 1024 {
+		part := qs[i:min(i+1024, len(qs))]
+		sum += int64(len(part)) * StateWorkUnits
+		for _, e := range c.walkEstimates(part, nil) {
+			sum += int64(e)
+		}
+		if 2*sum > left {
+			return true
+		}
 	}
-	return 2*sum > left
+	return false
 }
 
 // precomputeDeeper computes, while the budget lasts, the levels one pop
