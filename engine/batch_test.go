@@ -57,6 +57,17 @@ func openWhenQueued(e *engine.Engine, f *fakeModel, n int) {
 	close(f.gate)
 }
 
+// heldModel is a fake model of nseq sequences whose generations never
+// end by themselves (no end-of-sequence token) and whose decodes wait
+// for f.gate to close: what the queue and cancellation tests hold.
+func heldModel(nseq int) *fakeModel {
+	f := newFakeModel()
+	f.nseq = nseq
+	f.noEOS = true
+	f.gate = make(chan struct{})
+	return f
+}
+
 // checkNoLeak fails if goroutines started after base are still running.
 func checkNoLeak(t *testing.T, base int) {
 	t.Helper()
@@ -189,10 +200,7 @@ func TestBatchedEqualsAlone(t *testing.T) {
 // it lets it through, so that "within a step" is exact: after the cancel,
 // at most the decode that is already past its check of the context runs.
 func TestCancelFreesSequence(t *testing.T) {
-	f := newFakeModel()
-	f.nseq = 1
-	f.noEOS = true
-	f.gate = make(chan struct{})
+	f := heldModel(1)
 	e := newEngine(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -244,10 +252,7 @@ wait:
 
 // A generation cancelled while it waits for admission leaves the queue.
 func TestCancelWhileQueued(t *testing.T) {
-	f := newFakeModel()
-	f.nseq = 1
-	f.noEOS = true
-	f.gate = make(chan struct{})
+	f := heldModel(1)
 	e := newEngine(t, f)
 	first := make(chan error, 1)
 	go func() {
@@ -279,10 +284,7 @@ func TestCancelWhileQueued(t *testing.T) {
 
 // WithMaxQueue refuses generations beyond the queue at once.
 func TestQueueFull(t *testing.T) {
-	f := newFakeModel()
-	f.nseq = 1
-	f.noEOS = true
-	f.gate = make(chan struct{})
+	f := heldModel(1)
 	e := newEngine(t, f, engine.WithMaxQueue(1))
 	errs := make(chan error, 2)
 	for i := range 2 {
@@ -315,10 +317,7 @@ func TestQueueFull(t *testing.T) {
 // hung).
 func TestQueueBurst(t *testing.T) {
 	for range 100 {
-		f := newFakeModel()
-		f.nseq = 2
-		f.noEOS = true
-		f.gate = make(chan struct{})
+		f := heldModel(2)
 		e := newEngine(t, f, engine.WithMaxQueue(1))
 		errs := make(chan error, 3)
 		for range 3 {
