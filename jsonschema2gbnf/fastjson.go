@@ -3,6 +3,8 @@ package jsonschema2gbnf
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/structgen/structgen/internal/jsonscan"
 )
 
 // fastParse is parseOrdered's fast path: a strict JSON parser that builds
@@ -28,16 +30,7 @@ type fastParser struct {
 	i    int
 }
 
-func (p *fastParser) ws() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *fastParser) ws() { p.i = jsonscan.SkipSpace(p.data, p.i) }
 
 func (p *fastParser) value(depth int) (any, bool) {
 	p.ws()

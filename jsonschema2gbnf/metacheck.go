@@ -1,6 +1,7 @@
 package jsonschema2gbnf
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"regexp/syntax"
@@ -8,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/structgen/structgen/internal/jsonscan"
 )
 
 // The meta-schema validation santhosh-tekuri/jsonschema runs in every
@@ -547,7 +550,7 @@ func isAnchorName(x any) bool {
 // compiler instead). ok is false when data's root is not an object or
 // spells a key with escapes (left to the slow path).
 func withoutRootSchemaKeyword(data []byte) (out []byte, ok bool) {
-	i := skipSpace(data, 0)
+	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false
 	}
@@ -555,9 +558,9 @@ func withoutRootSchemaKeyword(data []byte) (out []byte, ok bool) {
 	var members []member
 	at := -1 // the index of the "$schema" member
 	for i++; ; {
-		i = skipSpace(data, i)
+		i = jsonscan.SkipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		}
 		if i >= len(data) {
 			return nil, false
@@ -565,8 +568,8 @@ func withoutRootSchemaKeyword(data []byte) (out []byte, ok bool) {
 		if data[i] == '}' {
 			break
 		}
-		keyEnd := skipString(data, i)
-		if keyEnd < 0 || bytesIndexByte(data[i:keyEnd], '\\') >= 0 {
+		keyEnd := jsonscan.SkipString(data, i)
+		if keyEnd < 0 || bytes.IndexByte(data[i:keyEnd], '\\') >= 0 {
 			return nil, false
 		}
 		if string(data[i:keyEnd]) == `"$schema"` {
@@ -575,11 +578,11 @@ func withoutRootSchemaKeyword(data []byte) (out []byte, ok bool) {
 			}
 			at = len(members)
 		}
-		j := skipSpace(data, keyEnd)
+		j := jsonscan.SkipSpace(data, keyEnd)
 		if j >= len(data) || data[j] != ':' {
 			return nil, false
 		}
-		end := skipValue(data, skipSpace(data, j+1))
+		end := jsonscan.SkipValue(data, jsonscan.SkipSpace(data, j+1))
 		if end < 0 {
 			return nil, false
 		}
@@ -598,64 +601,4 @@ func withoutRootSchemaKeyword(data []byte) (out []byte, ok bool) {
 	}
 	out = make([]byte, 0, len(data)-(to-from))
 	return append(append(out, data[:from]...), data[to:]...), true
-}
-
-func bytesIndexByte(b []byte, c byte) int { return strings.IndexByte(unsafeString(b), c) }
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the JSON string starting at data[i], -1
-// if there is none.
-func skipString(data []byte, i int) int {
-	if i >= len(data) || data[i] != '"' {
-		return -1
-	}
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the end of the well-formed JSON value starting at
-// data[i], -1 if there is none.
-func skipValue(data []byte, i int) int {
-	if i >= len(data) {
-		return -1
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				if i = skipString(data, i); i < 0 {
-					return -1
-				}
-				i--
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
-		i++
-	}
-	return i
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/structgen/structgen/internal/jsonscan"
 )
 
 // parseTokenIDObject parses a JSON object mapping token text to integer
@@ -264,16 +266,7 @@ func (p *jsonScanner) errorf(format string, args ...any) error {
 	return &jsonPosError{Offset: int64(p.i), Msg: msg}
 }
 
-func (p *jsonScanner) ws() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *jsonScanner) ws() { p.i = jsonscan.SkipSpace(p.data, p.i) }
 
 func (p *jsonScanner) eat(c byte) bool {
 	if p.i < len(p.data) && p.data[p.i] == c {
