@@ -594,18 +594,19 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate
 // root "$schema" (which would select the checked draft again; the draft
 // it names is d).
 func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Schema, func(ptr string) *jsonschema.Schema, error) {
-	if metaValid(raw, data, d) {
-		if o, ok := raw.(*ordObj); ok {
-			if _, has := o.vals["$schema"]; has {
-				if stripped, ok := withoutRootSchemaKeyword(data); ok {
-					return compileWith(stripped, uncheckedDrafts[d])
-				}
+	if !metaValid(raw, data, d) {
+		return compileWith(data, d)
+	}
+	if o, ok := raw.(*ordObj); ok {
+		if _, has := o.vals["$schema"]; has {
+			stripped, ok := withoutRootSchemaKeyword(data)
+			if !ok {
 				return compileWith(data, d)
 			}
+			data = stripped
 		}
-		return compileWith(data, uncheckedDrafts[d])
 	}
-	return compileWith(data, d)
+	return compileWith(data, uncheckedDrafts[d])
 }
 
 // translateCompileError maps santhosh-tekuri's errors onto ours.
