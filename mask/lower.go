@@ -720,7 +720,7 @@ func (l *lowerer) analyze() {
 	}
 	inComp := make([]bool, n)
 	var sc sccScratch
-	l.markRightLinear(edges, own, &sc, inComp)
+	comps := l.markRightLinear(edges, own, &sc, inComp)
 	for id := range n {
 		removed[id] = l.label[id] // their references to each other are gotos
 	}
@@ -738,8 +738,12 @@ func (l *lowerer) analyze() {
 			active = append(active, int32(id))
 		}
 	}
-	for {
-		comps := sc.sccs(edges, removed, active)
+	// (The first round's components are the cyclic ones markRightLinear
+	// found and did not make labels: labels are whole components.)
+	for round := 0; ; round++ {
+		if round > 0 {
+			comps = sc.sccs(edges, removed, active)
+		}
 		if len(comps) == 0 {
 			break
 		}
@@ -845,8 +849,9 @@ const labelWideMaxLeaves = 128
 
 // markRightLinear sets l.label for the rules of the reachable cyclic
 // components of the reference graph whose references to each other are
-// all in tail position (see lowerer.label), except the root's.
-func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, inComp []bool) {
+// all in tail position (see lowerer.label), except the root's. It
+// returns the other cyclic components.
+func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, inComp []bool) (rest [][]int32) {
 	n := len(edges)
 	l.label = make([]bool, n)
 	l.labelSize = make([]int, n)
@@ -890,6 +895,7 @@ func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, in
 			inComp[u] = false
 		}
 		if !ok || size > labelMaxLeaves || wide && size > labelWideMaxLeaves {
+			rest = append(rest, comp)
 			continue
 		}
 		for _, u := range comp {
@@ -897,6 +903,7 @@ func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, in
 			l.labelSize[u] = size
 		}
 	}
+	return rest
 }
 
 // wideLoop reports whether nd repeats, more than once, something that
