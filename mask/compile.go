@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -137,8 +138,9 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 // done DefaultEagerWork units of work; the other states are computed the
 // first time a matcher needs them, and cached for every matcher. Once
 // every state has its level 1, what is left of the budget goes to the
-// levels one pop deep (precomputeDeeper): the rest of the deeper levels
-// are computed on first use. Work is
+// levels below the stack tops (precomputeDeeper: one pop deep, then
+// further down, then the other counter classes of repetition frames):
+// the rest of the deeper levels are computed on first use. Work is
 // counted, not timed, so that a grammar gets the same precomputed states
 // on any machine under any load (and so the same first-visit costs):
 // a unit is one trie node stepped or one token id recorded, a dense set
@@ -160,7 +162,7 @@ const (
 	// DefaultEagerWork is about 12 ms of precomputation on one core (see
 	// WorkUnitNanos): enough for every state of the five bench grammars
 	// (the largest, the order schema, needs 1.2 million units; the rest
-	// goes to its levels one pop deep), and for
+	// goes to its deeper levels), and for
 	// every state of 85% of the JSONSchemaBench grammars (1,720 of 2,020,
 	// counted at stop 25; their median needs 209,000 units, stop 21's
 	// count); larger grammars leave the rest
@@ -575,16 +577,21 @@ func (c *Compiled) mayRunOut(qs []int32) bool {
 	return false
 }
 
-// precomputeDeeper computes, while the budget lasts, the levels one pop
-// deep: for every stack top q of a plain frame F whose level 1 has cross
-// points (F can end inside a token), the level below them in each plain
-// return state of a call to F — what a matcher computes on first use when
-// a value or a key ends inside a token and the text goes on in its
-// caller. The order is fixed (frames, states, calls), so the same
-// grammar gets the same levels. It runs once every state has its level 1
-// (so that no level needs a state computed on first use, which would
-// wait for lazyMu), with the matcher's code (Matcher.childEntry), and its
-// work counts as eager work.
+// precomputeDeeper computes, while the budget lasts, the levels below
+// the stack tops: for every stack top q of a frame F whose level 1 has
+// cross points (F can end inside a token), the level below them in each
+// plain return state of a call to F — what a matcher computes on first
+// use when a value or a key ends inside a token and the text goes on in
+// its caller — then, breadth first, the levels below those whose cross
+// points go on further (a value that ends its caller too). A top of a
+// repetition frame (a string with a length bound, an array's items) has
+// one entry per counter class: the class of a fresh counter is the one
+// precomputed, which is every counter's while the bound is further away
+// than a token is long. The order is fixed (levels, states, calls), so
+// the same grammar gets the same levels. It runs once every state has
+// its level 1 (so that no level needs a state computed on first use,
+// which would wait for lazyMu), with the matcher's code
+// (Matcher.childEntry), and its work counts as eager work.
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
 	rets := make([][]int32, len(a.frames)) // per frame: the plain return states of calls to it
@@ -602,25 +609,104 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 	}
 	m := c.NewMatcher()
 	m.eagerWork = &c.walker.work
+	// The levels to go below, each with the frame whose callers come
+	// next; an entry shared by several tops (byCross) goes once.
+	type level struct {
+		e     *ctxEntry
+		frame int32
+	}
+	var queue []level
+	queued := map[*ctxEntry]bool{}
+	push := func(e *ctxEntry, f int32) {
+		if len(e.cross) > 0 && len(rets[f]) > 0 && !queued[e] {
+			queued[e] = true
+			queue = append(queue, level{e, f})
+		}
+	}
 	for q := range a.states {
 		f := a.states[q].frame
-		if !need[q] || a.frames[f].repeat || len(rets[f]) == 0 {
+		if !need[q] || len(rets[f]) == 0 {
 			continue
 		}
 		l := c.level1[q]
-		if l == nil || l.plain == nil || len(l.plain.cross) == 0 {
-			continue
-		}
-		for _, r := range rets[f] {
+		switch {
+		case l == nil || len(l.cross) == 0 && (l.plain == nil || len(l.plain.cross) == 0):
+		case l.plain != nil:
+			push(l.plain, f)
+		default:
 			if c.overBudget() {
 				return
 			}
-			// A pair whose level is shared (byCross) costs no walk: count
-			// its cross points, so that the loop is bounded by the budget.
-			c.walker.work += int64(len(l.plain.cross))
-			m.childEntry(l.plain, node{r, 0, predsBoundary})
+			push(c.entryBooked(node{int32(q), 0, predsBoundary}, &c.walker.work), f)
 		}
 	}
+	deeper := func(from int) bool {
+		for i := from; i < len(queue); i++ {
+			lv := queue[i]
+			for _, r := range rets[lv.frame] {
+				if c.overBudget() {
+					return false
+				}
+				// A pair whose level is shared (byCross) costs no walk:
+				// count its cross points, so that the loop is bounded by
+				// the budget.
+				c.walker.work += int64(len(lv.e.cross))
+				push(m.childEntry(lv.e, node{r, 0, predsBoundary}), a.states[r].frame)
+			}
+		}
+		return true
+	}
+	if !deeper(0) {
+		return
+	}
+	// Then the other counter classes of the repetition tops, in order of
+	// the count where each begins (a short string's first characters
+	// first, a long one's last ones last): a class changes only while
+	// the count is within a token's reach of the bounds.
+	type class struct{ cnt, q int32 }
+	var classes []class
+	capv := c.maxLen + 1
+	for q := range a.states {
+		f := &a.frames[a.states[q].frame]
+		l := c.level1[q]
+		if !need[q] || !f.repeat || len(rets[a.states[q].frame]) == 0 || l == nil || len(l.cross) == 0 {
+			continue
+		}
+		add := func(lo, hi int32) {
+			for cnt := max(lo, 1); cnt <= hi; cnt++ {
+				if c.newClass(int32(q), cnt) {
+					classes = append(classes, class{cnt, int32(q)})
+				}
+			}
+		}
+		add(f.min-capv, f.min)
+		if f.max >= 0 {
+			add(max(f.max-capv, f.min+1), f.max)
+		}
+	}
+	slices.SortFunc(classes, func(x, y class) int { return cmp.Or(cmp.Compare(x.cnt, y.cnt), cmp.Compare(x.q, y.q)) })
+	for i := 0; i < len(classes); {
+		from := len(queue)
+		for j := i; i < len(classes) && classes[i].cnt == classes[j].cnt; i++ {
+			if c.overBudget() {
+				return
+			}
+			q := classes[i].q
+			push(c.entryBooked(node{q, classes[i].cnt, predsBoundary}, &c.walker.work), a.states[q].frame)
+		}
+		if !deeper(from) {
+			return
+		}
+	}
+}
+
+// newClass reports whether a counter of cnt iterations in repetition
+// state q is in another class (counterClass) than one of cnt-1: fewer
+// iterations needed, or fewer allowed within a token's reach.
+func (c *Compiled) newClass(q, cnt int32) bool {
+	n1, a1 := c.counterClass(node{q, cnt - 1, predsBoundary})
+	n2, a2 := c.counterClass(node{q, cnt, predsBoundary})
+	return n1 != n2 || a1 != a2
 }
 
 // yieldEager lets the computations on first use that wait for lazyMu go

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,34 +274,49 @@ func TestLazyTime(t *testing.T) {
 }
 
 // TestDeeperLevelsPrecomputed: with the budget to spare, the eager part
-// also computes the levels one pop deep, so a matcher whose value ends
-// inside a token (an item followed by "," or "]" in the same token)
-// computes nothing on first use; with the budget spent on level 1 it
-// does. The masks are the same either way (crossCheck elsewhere).
+// also computes the levels below the stack tops — one pop deep, two pops
+// deep, and below the tops of repetition frames in each counter class —
+// so a matcher whose value ends inside a token (an item followed by ","
+// or "]" in the same token) computes nothing on first use; with the
+// budget spent on level 1 it does. The masks are the same either way
+// (crossCheck elsewhere).
 func TestDeeperLevelsPrecomputed(t *testing.T) {
 	_, v := loadBench(t)
-	g, err := gbnf.Parse(`root ::= "[" item ("," item)* "]"` + "\n" + `item ::= [a-z]+ | "{" item "}"`)
+	g, err := gbnf.Parse(`root ::= "[" item ("," item)* "]"
+item ::= [a-z]+ | "{" item "}" | "\"" [a-z]{0,40} "\"" | "<" [a-z]{30,} ">"`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lazyAfter := func(opt mask.Options) int64 {
-		c, err := mask.CompileWith(g, v, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := c.NewMatcher()
-		if err := m.AcceptBytes([]byte("[{ab")); err != nil {
-			t.Fatal(err)
-		}
-		m.FillMask(make([]uint32, c.Words()))
-		_, units := c.LazyWork()
-		return units
-	}
-	if units := lazyAfter(mask.Options{EagerWork: -1, EagerTimeout: -1}); units != 0 {
-		t.Errorf("unbounded budget: %d units of first-use work, want 0", units)
-	}
-	if units := lazyAfter(mask.Options{EagerWork: 1}); units == 0 {
-		t.Errorf("budget of 1 unit: no first-use work (the test no longer tests anything)")
+	for _, tc := range []struct{ name, prefix string }{
+		{"one pop", "[{ab"},
+		{"two pops", "[{{ab"},
+		{"repetition, first class", `["`},
+		{"repetition, short string", `["ab`},
+		{"repetition, near its bound", `["` + strings.Repeat("a", 36)},
+		{"repetition, iterations needed", "[<abcde"},
+		{"repetition, nested", `[{"abc`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lazyAfter := func(opt mask.Options) int64 {
+				c, err := mask.CompileWith(g, v, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := c.NewMatcher()
+				if err := m.AcceptBytes([]byte(tc.prefix)); err != nil {
+					t.Fatal(err)
+				}
+				m.FillMask(make([]uint32, c.Words()))
+				_, units := c.LazyWork()
+				return units
+			}
+			if units := lazyAfter(mask.Options{EagerWork: -1, EagerTimeout: -1}); units != 0 {
+				t.Errorf("unbounded budget: %d units of first-use work, want 0", units)
+			}
+			if units := lazyAfter(mask.Options{EagerWork: 1}); units == 0 {
+				t.Errorf("budget of 1 unit: no first-use work (the test no longer tests anything)")
+			}
+		})
 	}
 }
 

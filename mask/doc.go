@@ -78,8 +78,11 @@
 // frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;
-// deeper levels are computed on first use, keyed by the states and
-// counter classes they looked at, and cached in the Compiled. In a
+// deeper levels are keyed by the states and counter classes they looked
+// at and cached in the Compiled: the eager phase computes those below
+// every stack top while its budget lasts (for the return states of the
+// calls: one pop deep, two, …; for a repetition frame's top, each class
+// of its counter), the rest are computed on first use. In a
 // repetition frame level 1 is computed once with a symbolic counter,
 // recording each token's number of iterations, and filtered for the
 // actual counter.

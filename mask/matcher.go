@@ -511,7 +511,7 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		x = &ctxEntry{in: emptySet}
 	}
 	if hasRoot {
-		pe := c.entryFor(pn)
+		pe := c.entryBooked(pn, m.eagerWork)
 		x.also = append(append(x.also, pe.in), pe.also...)
 		if len(pe.cross) > 0 {
 			cross := append(slices.Clone(x.cross), pe.cross...)

@@ -434,7 +434,12 @@ func (c *Compiled) classKey(n node) ctxKey {
 }
 
 // entryFor returns the level-1 entry of node n (concrete counter).
-func (c *Compiled) entryFor(n node) *ctxEntry {
+func (c *Compiled) entryFor(n node) *ctxEntry { return c.entryBooked(n, nil) }
+
+// entryBooked is entryFor with the work of making a repetition state's
+// entry counted as eager work in *eager (the eager phase: see
+// precomputeDeeper), or, where eager is nil, as first-use work.
+func (c *Compiled) entryBooked(n node, eager *int64) *ctxEntry {
 	l := c.getLevel1(n.state)
 	if l == nil {
 		l = c.lazyLevel1(n.state)
@@ -449,16 +454,24 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 	if e != nil {
 		return e
 	}
-	defer c.addLazyTime(time.Now())
+	if eager == nil {
+		defer c.addLazyTime(time.Now())
+	}
 	need, avail := c.counterClass(n)
-	e = &ctxEntry{in: c.costFiltered(l, avail)}
+	e = &ctxEntry{in: c.costFiltered(l, avail, eager)}
 	if l.slice != nil && avail <= c.maxLen {
 		// The slice's tokens, as many characters as avail allows.
 		// Making a slice's sets is vocabulary work, once per process,
-		// counted as first-use work where it happens.
+		// counted as first-use work where it happens, or in the eager
+		// phase as its slice work (not its budget: whether it happens
+		// depends on the grammars compiled before).
 		var work int64
 		e.also = []*tokenSet{c.prep.upToChars(l.slice, avail, &work)}
-		c.lazyWork.Add(work)
+		if eager != nil {
+			c.sliceWork += work
+		} else {
+			c.lazyWork.Add(work)
+		}
 	}
 	var cross []int32
 	for _, cp := range l.cross {
@@ -479,8 +492,9 @@ func (c *Compiled) entryFor(n node) *ctxEntry {
 }
 
 // costFiltered returns the level-1 tokens of l whose cost is at most
-// avail (capped at maxLen+1, which means no limit).
-func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
+// avail (capped at maxLen+1, which means no limit). Making a set is
+// booked as entryBooked says.
+func (c *Compiled) costFiltered(l *level1, avail int32, eager *int64) *tokenSet {
 	if avail > c.maxLen {
 		return &l.full
 	}
@@ -514,7 +528,11 @@ func (c *Compiled) costFiltered(l *level1, avail int32) *tokenSet {
 	}
 	built := b.build()
 	c.prep.putScratch(scr)
-	c.lazyWork.Add(int64(n) + built.work())
+	if eager != nil {
+		*eager += int64(n) + built.work()
+	} else {
+		c.lazyWork.Add(int64(n) + built.work())
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := l.byN[n]; s != nil {
