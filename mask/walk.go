@@ -613,10 +613,11 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	}
 	// A state that an earlier grammar has computed (shared.go).
 	plain := !c.a.frames[c.a.states[q].frame].repeat
-	key := ""
+	var key sharedKey
+	shareable := false
 	if plain && c.share {
 		t0 := time.Now()
-		if key = c.sharedKey(q); key != "" {
+		if key, shareable = c.sharedKeyOf(q); shareable {
 			if sh := c.prep.shared(key); sh != nil {
 				l := &level1{full: sh.full, slice: sh.slice}
 				l.plain = &ctxEntry{in: &l.full, cross: sh.cross}
@@ -659,7 +660,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		l = &level1{}
 		l.plain = &ctxEntry{in: &l.full}
 		c.setLevel1(q, l)
-	} else if key != "" {
+	} else if shareable {
 		c.prep.share(key, l)
 	}
 	return l
