@@ -68,17 +68,17 @@ type Compiled struct {
 	depth       []int32                    // per state: bytes from the start (automaton.depths), during compilation
 	heavyLevels map[ctxKey]bool            // class keys below which a walk was expensive (Matcher.childEntry)
 
-	lazyMu      sync.Mutex      // serializes level-1 computations after compilation
-	lazyWaiting atomic.Int32    // computations on first use waiting for lazyMu (see yieldEager)
-	yields      int             // times Precompute let them go first (tests)
-	lazyBM      bulkMasks       // the walkers' bulk masks, kept from compilation for lazyWalker
-	lazyWalker  *walker         // the walker of lazyLevel1, kept (guarded by lazyMu)
-	frameIDs    map[int32]int32 // per frame: its number among the shared frames, -1 if not shared (sharedKeyOf; guarded by lazyMu)
-	classOrder  []uint8         // the byte classes in byte order (frameKey; guarded by lazyMu)
-	lazyShared  atomic.Int64    // computations on first use served by level-1 sets shared between grammars
-	share       bool            // level-1 sets computed on first use are shared between grammars (shared.go)
-	deepWalkers sync.Pool       // *walker: for the deeper levels (Matcher.childEntry)
-	budgetWork  int64           // eager work units (-1: unbounded)
+	lazyMu      sync.Mutex       // serializes level-1 computations after compilation
+	lazyWaiting atomic.Int32     // computations on first use waiting for lazyMu (see yieldEager)
+	yields      int              // times Precompute let them go first (tests)
+	lazyBM      bulkMasks        // the walkers' bulk masks, kept from compilation for lazyWalker
+	lazyWalker  *walker          // the walker of lazyLevel1, kept (guarded by lazyMu)
+	frameKeys   map[int32]string // per frame: its part of sharedKey, "" if not shared (guarded by lazyMu)
+	classOrder  []uint8          // the byte classes in byte order (frameKey; guarded by lazyMu)
+	lazyShared  atomic.Int64     // computations on first use served by level-1 sets shared between grammars
+	share       bool             // level-1 sets computed on first use are shared between grammars (shared.go)
+	deepWalkers sync.Pool        // *walker: for the deeper levels (Matcher.childEntry)
+	budgetWork  int64            // eager work units (-1: unbounded)
 	timeout     time.Duration
 	budgetStart time.Time     // when the eager part started (see DefaultEagerTimeout)
 	done        bool          // compilation finished: level1 is written under mu

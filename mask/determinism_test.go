@@ -1,8 +1,10 @@
 package mask_test
 
 import (
+	"encoding/json"
 	"errors"
 	mathbits "math/bits"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
 
@@ -352,7 +356,25 @@ func TestRootStartPrecomputed(t *testing.T) {
 // the whole eager budget. The masks are those of walking them apart.
 func TestSliceExitsShared(t *testing.T) {
 	_, v := loadBench(t)
-	g := corpusGrammar(t, "Github_hard", "o1051")
+	raw, err := os.ReadFile(sharedtest.Path(t, "corpus", "jsonschemabench", "Github_hard", "o1051.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var warns []jsonschema2gbnf.Warning
+	src, err := jsonschema2gbnf.Convert(doc.Schema, jsonschema2gbnf.Lenient(&warns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	full := mask.Options{EagerWork: -1, EagerTimeout: -1}
 	shared, err := mask.CompileWith(g, v, full)
 	if err != nil {

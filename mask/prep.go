@@ -23,9 +23,8 @@ type vocabPrep struct {
 	upTo   map[upToKey]*tokenSet // see upToChars
 
 	sharedMu    sync.Mutex
-	sharedSets  map[sharedKey]*sharedLevel1 // level-1 sets shared between grammars (shared.go)
-	frameIDs    map[string]int32            // their frames' keys
-	sharedBytes int                         // the memory of both (at most maxSharedBytes)
+	sharedSets  map[string]*sharedLevel1 // level-1 sets shared between grammars (shared.go)
+	sharedBytes int                      // their memory (at most maxSharedBytes)
 }
 
 var vocabPreps sync.Map // *Vocab → *vocabPrep (vocabularies are few and long-lived)

@@ -43,9 +43,9 @@ func corpusGrammar(t *testing.T, dataset, id string) *gbnf.Grammar {
 // frames (and their callees, and what may follow them) are the same
 // (shared.go): the masks of a grammar that takes them from the grammars
 // compiled before are those it computes itself. With an eager budget of
-// one unit nearly every state is computed on first use, so the states of
-// these grammars' shared frames (their strings) are looked up, not
-// walked, in all but the first grammar that has them.
+// one unit nearly every state is computed on first use, so most of the
+// states of these grammars' shared frames (strings, uri formats, numbers)
+// are looked up, not walked, in all but the first grammar that has them.
 func TestSharedLevel1(t *testing.T) {
 	_, v := loadBench(t)
 	mask.ResetShared(v)

@@ -613,11 +613,10 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	}
 	// A state that an earlier grammar has computed (shared.go).
 	plain := !c.a.frames[c.a.states[q].frame].repeat
-	var key sharedKey
-	shareable := false
+	key := ""
 	if plain && c.share {
 		t0 := time.Now()
-		if key, shareable = c.sharedKeyOf(q); shareable {
+		if key = c.sharedKey(q); key != "" {
 			if sh := c.prep.shared(key); sh != nil {
 				l := &level1{full: sh.full, slice: sh.slice}
 				l.plain = &ctxEntry{in: &l.full, cross: sh.cross}
@@ -660,7 +659,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		l = &level1{}
 		l.plain = &ctxEntry{in: &l.full}
 		c.setLevel1(q, l)
-	} else if shareable {
+	} else if key != "" {
 		c.prep.share(key, l)
 	}
 	return l
