@@ -68,17 +68,13 @@ type Compiled struct {
 	depth       []int32                    // per state: bytes from the start (automaton.depths), during compilation
 	heavyLevels map[ctxKey]bool            // class keys below which a walk was expensive (Matcher.childEntry)
 
-	lazyMu      sync.Mutex       // serializes level-1 computations after compilation
-	lazyWaiting atomic.Int32     // computations on first use waiting for lazyMu (see yieldEager)
-	yields      int              // times Precompute let them go first (tests)
-	lazyBM      bulkMasks        // the walkers' bulk masks, kept from compilation for lazyWalker
-	lazyWalker  *walker          // the walker of lazyLevel1, kept (guarded by lazyMu)
-	frameKeys   map[int32]string // per frame: its part of sharedKey, "" if not shared (guarded by lazyMu)
-	classOrder  []uint8          // the byte classes in byte order (frameKey; guarded by lazyMu)
-	lazyShared  atomic.Int64     // computations on first use served by level-1 sets shared between grammars
-	share       bool             // level-1 sets computed on first use are shared between grammars (shared.go)
-	deepWalkers sync.Pool        // *walker: for the deeper levels (Matcher.childEntry)
-	budgetWork  int64            // eager work units (-1: unbounded)
+	lazyMu      sync.Mutex   // serializes level-1 computations after compilation
+	lazyWaiting atomic.Int32 // computations on first use waiting for lazyMu (see yieldEager)
+	yields      int          // times Precompute let them go first (tests)
+	lazyBM      bulkMasks    // the walkers' bulk masks, kept from compilation for lazyWalker
+	lazyWalker  *walker      // the walker of lazyLevel1, kept (guarded by lazyMu)
+	deepWalkers sync.Pool    // *walker: for the deeper levels (Matcher.childEntry)
+	budgetWork  int64        // eager work units (-1: unbounded)
 	timeout     time.Duration
 	budgetStart time.Time     // when the eager part started (see DefaultEagerTimeout)
 	done        bool          // compilation finished: level1 is written under mu
@@ -286,7 +282,6 @@ func CompileWith(g *gbnf.Grammar, v *Vocab, opt Options) (*Compiled, error) {
 		g:          g,
 		v:          v,
 		prep:       prep,
-		share:      shareLevel1,
 		a:          a,
 		maxLen:     int32(max(prep.maxLen, 1)),
 		level1:     make([]*level1, len(a.states)),
@@ -771,9 +766,7 @@ func (c *Compiled) addSliceWork(work int64) {
 
 // LazyWork returns the number of computations done on first use so far
 // (level 1 of states left out of the eager part, and deeper levels) and
-// their work units: the deterministic cost of first visits, less the
-// states whose level 1 an earlier grammar had computed (shared.go: a
-// lookup, no units).
+// their work units: the deterministic cost of first visits.
 func (c *Compiled) LazyWork() (n, units int64) {
 	return c.lazyCount.Load(), c.lazyWork.Load()
 }

@@ -82,9 +82,7 @@
 // at and cached in the Compiled: the eager phase computes those below
 // every stack top while its budget lasts (for the return states of the
 // calls: one pop deep, two, …; for a repetition frame's top, each class
-// of its counter), the rest are computed on first use. A state's level
-// 1 computed on first use is shared with the later grammars whose frame
-// is the same (shared.go: the string rule's escapes, formats). In a
+// of its counter), the rest are computed on first use. In a
 // repetition frame level 1 is computed once with a symbolic counter,
 // recording each token's number of iterations, and filtered for the
 // actual counter.

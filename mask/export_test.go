@@ -200,18 +200,3 @@ func (c *Compiled) LazyWaiting() int { return int(c.lazyWaiting.Load()) }
 
 // Yields is how many times Precompute let them go first.
 func (c *Compiled) Yields() int { return c.yields }
-
-// LazyShared returns how many computations on first use were served by
-// level-1 sets shared between grammars (shared.go).
-func (c *Compiled) LazyShared() int64 { return c.lazyShared.Load() }
-
-// SetShareLevel1 turns the sharing of level-1 sets between grammars on or
-// off; the returned function restores the setting.
-func SetShareLevel1(on bool) func() {
-	old := shareLevel1
-	shareLevel1 = on
-	return func() { shareLevel1 = old }
-}
-
-// ResetShared forgets the level-1 sets shared between the grammars of v.
-func ResetShared(v *Vocab) { resetShared(v) }

@@ -21,10 +21,6 @@ type vocabPrep struct {
 
 	upToMu sync.Mutex
 	upTo   map[upToKey]*tokenSet // see upToChars
-
-	sharedMu    sync.Mutex
-	sharedSets  map[string]*sharedLevel1 // level-1 sets shared between grammars (shared.go)
-	sharedBytes int                      // their memory (at most maxSharedBytes)
 }
 
 var vocabPreps sync.Map // *Vocab → *vocabPrep (vocabularies are few and long-lived)

@@ -611,24 +611,6 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	if l := c.getLevel1(q); l != nil {
 		return l
 	}
-	// A state that an earlier grammar has computed (shared.go).
-	plain := !c.a.frames[c.a.states[q].frame].repeat
-	key := ""
-	if plain && c.share {
-		t0 := time.Now()
-		if key = c.sharedKey(q); key != "" {
-			if sh := c.prep.shared(key); sh != nil {
-				l := &level1{full: sh.full, slice: sh.slice}
-				l.plain = &ctxEntry{in: &l.full, cross: sh.cross}
-				c.setLevel1(q, l)
-				c.lazyShared.Add(1)
-				c.lazyCount.Add(1)
-				c.addLazyTime(t0)
-				return l
-			}
-		}
-		c.addLazyTime(t0)
-	}
 	if c.lazyWalker == nil {
 		c.lazyWalker = newWalker(c)
 		c.lazyWalker.bm = c.lazyBM
@@ -647,10 +629,10 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil
 	}()
 	var err error
-	if plain {
-		err = c.level1Plain([]int32{q}, false)
-	} else {
+	if c.a.frames[c.a.states[q].frame].repeat {
 		err = c.level1Repeat(q)
+	} else {
+		err = c.level1Plain([]int32{q}, false)
 	}
 	l := c.getLevel1(q)
 	if err != nil || l == nil {
@@ -659,8 +641,6 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		l = &level1{}
 		l.plain = &ctxEntry{in: &l.full}
 		c.setLevel1(q, l)
-	} else if key != "" {
-		c.prep.share(key, l)
 	}
 	return l
 }
