@@ -1118,7 +1118,7 @@ func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32, 
 				order = append(order, i)
 			}
 		}
-		if pass < 2 && depth != nil {
+		if depth != nil {
 			part := order[from:]
 			slices.SortStableFunc(part, func(x, y int) int { return int(depth[todo[x]] - depth[todo[y]]) })
 		}
