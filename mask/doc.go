@@ -112,8 +112,8 @@
 // (Compiled.LazyWork counts it, Compiled.LazyTime times it: over random
 // generations right after compile on the JSONSchemaBench sample, half the
 // grammars compute nothing on first use, and the most one step computed
-// is under 2,300 units, 110–120 µs, in 95% of them and under 9,000,
-// 220–270 µs, in 99%). Accept: stepping the configuration over the
+// is under 2,200 units, 70–80 µs, in 95% of them and under 9,000,
+// 140–170 µs, in 99%). Accept: stepping the configuration over the
 // token's bytes.
 // After warm-up neither allocates, except to grow the matcher's history
 // up to its bound and, when the parse stack has doubled, to compact it
