@@ -662,7 +662,8 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 	// Then the other counter classes of the repetition tops, in order of
 	// the count where each begins (a short string's first characters
 	// first, a long one's last ones last): a class changes only while
-	// the count is within a token's reach of the bounds.
+	// the count is within a token's reach of the bounds. (Each count
+	// looked at is a unit of work: up to 2·(maxLen+1) per state.)
 	type class struct{ cnt, q int32 }
 	var classes []class
 	capv := c.maxLen + 1
@@ -672,8 +673,12 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 		if !need[q] || !f.repeat || len(rets[a.states[q].frame]) == 0 || l == nil || len(l.cross) == 0 {
 			continue
 		}
+		if c.overBudget() {
+			return
+		}
 		add := func(lo, hi int32) {
 			for cnt := max(lo, 1); cnt <= hi; cnt++ {
+				c.walker.work++
 				if c.newClass(int32(q), cnt) {
 					classes = append(classes, class{cnt, int32(q)})
 				}
