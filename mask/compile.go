@@ -381,11 +381,13 @@ func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 func (c *Compiled) MemoryBytes() int {
 	n := 4*len(c.a.trans) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
+	seenEntry := map[*ctxEntry]bool{} // (entries are shared: byCross)
 	var addEntry func(e *ctxEntry)
 	addEntry = func(e *ctxEntry) {
-		if e == nil {
+		if e == nil || seenEntry[e] {
 			return
 		}
+		seenEntry[e] = true
 		if !seen[e.in] {
 			seen[e.in] = true
 			n += e.in.bytes()
