@@ -625,29 +625,66 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 			queue = append(queue, level{e, f})
 		}
 	}
+	// The plain tops' levels first, then each counter class of the
+	// repetition tops, in order of the count where it begins (a fresh
+	// counter's class, which is every counter's while the bounds are
+	// more than a token away, then a short string's first characters,
+	// a long one's last ones last): a class changes only while the count
+	// is within a token's reach of a bound. (Each count looked at is a
+	// unit of work: up to 2·(maxLen+1) per state.)
+	type class struct{ cnt, q int32 }
+	var classes []class
+	capv := c.maxLen + 1
 	for q := range a.states {
-		f := a.states[q].frame
-		if !need[q] || len(rets[f]) == 0 {
+		fi := a.states[q].frame
+		f := &a.frames[fi]
+		l := c.level1[q]
+		if !need[q] || len(rets[fi]) == 0 || l == nil {
 			continue
 		}
-		l := c.level1[q]
-		switch {
-		case l == nil || len(l.cross) == 0 && (l.plain == nil || len(l.plain.cross) == 0):
-		case l.plain != nil:
-			push(l.plain, f)
-		default:
+		if !f.repeat {
+			if l.plain != nil {
+				push(l.plain, fi)
+			}
+			continue
+		}
+		if len(l.cross) == 0 {
+			continue
+		}
+		if c.overBudget() {
+			return
+		}
+		classes = append(classes, class{0, int32(q)})
+		ranges := [][2]int32{{f.min - capv, f.min}}
+		if f.max >= 0 {
+			ranges = append(ranges, [2]int32{max(f.max-capv, f.min+1), f.max})
+		}
+		for _, rg := range ranges {
+			for cnt := max(rg[0], 1); cnt <= rg[1]; cnt++ {
+				c.walker.work++
+				if c.newClass(int32(q), cnt) {
+					classes = append(classes, class{cnt, int32(q)})
+				}
+			}
+		}
+	}
+	slices.SortFunc(classes, func(x, y class) int { return cmp.Or(cmp.Compare(x.cnt, y.cnt), cmp.Compare(x.q, y.q)) })
+	// Breadth first from the levels queued so far: through the callers'
+	// return states, while the budget lasts.
+	from := 0
+	for i := 0; ; {
+		for j := i; i < len(classes) && classes[i].cnt == classes[j].cnt; i++ {
 			if c.overBudget() {
 				return
 			}
-			push(c.entryBooked(node{int32(q), 0, predsBoundary}, &c.walker.work), f)
+			q := classes[i].q
+			push(c.entryBooked(node{q, classes[i].cnt, predsBoundary}, &c.walker.work), a.states[q].frame)
 		}
-	}
-	deeper := func(from int) bool {
-		for i := from; i < len(queue); i++ {
-			lv := queue[i]
+		for ; from < len(queue); from++ {
+			lv := queue[from]
 			for _, r := range rets[lv.frame] {
 				if c.overBudget() {
-					return false
+					return
 				}
 				// A pair whose level is shared (byCross) costs no walk:
 				// count its cross points, so that the loop is bounded by
@@ -656,52 +693,7 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 				push(m.childEntry(lv.e, node{r, 0, predsBoundary}), a.states[r].frame)
 			}
 		}
-		return true
-	}
-	if !deeper(0) {
-		return
-	}
-	// Then the other counter classes of the repetition tops, in order of
-	// the count where each begins (a short string's first characters
-	// first, a long one's last ones last): a class changes only while
-	// the count is within a token's reach of the bounds. (Each count
-	// looked at is a unit of work: up to 2·(maxLen+1) per state.)
-	type class struct{ cnt, q int32 }
-	var classes []class
-	capv := c.maxLen + 1
-	for q := range a.states {
-		f := &a.frames[a.states[q].frame]
-		l := c.level1[q]
-		if !need[q] || !f.repeat || len(rets[a.states[q].frame]) == 0 || l == nil || len(l.cross) == 0 {
-			continue
-		}
-		if c.overBudget() {
-			return
-		}
-		add := func(lo, hi int32) {
-			for cnt := max(lo, 1); cnt <= hi; cnt++ {
-				c.walker.work++
-				if c.newClass(int32(q), cnt) {
-					classes = append(classes, class{cnt, int32(q)})
-				}
-			}
-		}
-		add(f.min-capv, f.min)
-		if f.max >= 0 {
-			add(max(f.max-capv, f.min+1), f.max)
-		}
-	}
-	slices.SortFunc(classes, func(x, y class) int { return cmp.Or(cmp.Compare(x.cnt, y.cnt), cmp.Compare(x.q, y.q)) })
-	for i := 0; i < len(classes); {
-		from := len(queue)
-		for j := i; i < len(classes) && classes[i].cnt == classes[j].cnt; i++ {
-			if c.overBudget() {
-				return
-			}
-			q := classes[i].q
-			push(c.entryBooked(node{q, classes[i].cnt, predsBoundary}, &c.walker.work), a.states[q].frame)
-		}
-		if !deeper(from) {
+		if i == len(classes) {
 			return
 		}
 	}
