@@ -587,10 +587,9 @@ func (c *Compiled) mayRunOut(qs []int32) bool {
 // its caller — then, breadth first, the levels below those whose cross
 // points go on further (a value that ends its caller too). A top of a
 // repetition frame (a string with a length bound, an array's items) has
-// one entry per counter class: the class of a fresh counter is the one
-// precomputed, which is every counter's while the bound is further away
-// than a token is long. The order is fixed (levels, states, calls), so
-// the same grammar gets the same levels. It runs once every state has
+// one entry per counter class, each with its levels below, in order of
+// the count where the class begins. The order is fixed (classes,
+// levels, states, calls), so the same grammar gets the same levels. It runs once every state has
 // its level 1 (so that no level needs a state computed on first use,
 // which would wait for lazyMu), with the matcher's code
 // (Matcher.childEntry), and its work counts as eager work.
