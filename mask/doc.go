@@ -39,10 +39,11 @@
 //
 // Lowering (lower.go) turns the grammar into frames, the units of the
 // matcher's stack: the root rule, enough recursive rules to break every
-// cycle of references (a feedback vertex set), rules too large to copy,
-// and counted repetitions X{m,n} with large bounds (which count their
-// iterations instead of being unrolled, so {0,5000} costs what {0,5}
-// does). Everything else is inlined. Direct left recursion r ::= r α | β
+// cycle of references (a feedback vertex set), rules used in several
+// places (unless small, or one character such as a JSON string's with
+// its escapes), and counted repetitions X{m,n} with large bounds
+// (which count their iterations instead of being unrolled, so {0,5000}
+// costs what {0,5} does). Everything else is inlined. Direct left recursion r ::= r α | β
 // becomes r ::= β α*, tail self-recursion r ::= α r | β becomes
 // r ::= α* β, and C1{m,n} C2 with C2 ⊆ C1 (hostname labels) becomes one
 // counting frame whose last iteration must be in C2. A set of rules that

@@ -308,6 +308,42 @@ hex ::= [0-9a-fA-F]
 	}
 }
 
+// TestSharedRulesAreFrames: a rule used in several places is inlined
+// only if it is small or an atom; a larger one (an object's rule, say)
+// is one frame called from each place, so that its states are built,
+// minimized and precomputed once. The matcher must agree with the
+// reference either way.
+func TestSharedRulesAreFrames(t *testing.T) {
+	v := testVocab(t)
+	obj := `obj ::= "{\"name\":\"" [a-z]* "\",\"id\":" [0-9]+ "}"` + "\n"
+	for _, tc := range []struct {
+		name, src string
+		frames    []string // besides root
+	}{
+		{"used once", "root ::= \"[\" obj \"]\"\n" + obj, nil},
+		{"shared", "root ::= \"[\" obj \",\" obj \"]\" | obj\n" + obj, []string{"obj"}},
+		{"shared small", "root ::= \"[\" d \",\" d \"]\" | d\nd ::= \"true\" | \"false\"\n", nil},
+		{"shared atom", "root ::= \"[\" h \",\" h \"]\" | h\nh ::= [0-9] | \"\\\\u\" [0-9a-f] [0-9a-f] [0-9a-f] [0-9a-f] | \"&#x\" [0-9a-f] [0-9a-f] [0-9a-f] [0-9a-f] \";\"\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := gbnf.Parse(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := crossCheck(t, g, v, 6, 40, 3).FrameNames()
+			var got []string
+			for _, n := range names {
+				if n != "root" {
+					got = append(got, n)
+				}
+			}
+			if !slices.Equal(got, tc.frames) {
+				t.Errorf("frames besides root %v, want %v", got, tc.frames)
+			}
+		})
+	}
+}
+
 // Sets of rules that refer to each other only in tail position (a DFA's
 // states, as the converter writes a multipleOf or the "other keys" of an
 // object) are lowered into the frames that use them (labels and gotos),

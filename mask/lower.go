@@ -353,15 +353,18 @@ const (
 )
 
 // Inlining thresholds: a non-recursive rule is inlined if it is used
-// once, or if it is small and does not loop over a wide byte class (such
-// a loop costs a walk over most of the token trie per copy).
+// once, or if it is small or an atom and does not loop over a wide byte
+// class (such a loop costs a walk over most of the token trie per copy).
+// A larger rule used in several places is a frame: copies of it cost
+// subset construction and minimization at compile time (which merge
+// most of them again) and a level-1 set per copied state; a frame's
+// states and sets are made once. Inlining every shared rule whose
+// copies added up to 2,048 positions (up to stop 26) made the automata
+// of the JSONSchemaBench grammars ranked 60th to 200th by compile time
+// twice as large before minimization and 44% larger after it.
 const (
-	inlineSmallLeaves = 40
+	inlineSmallLeaves = 16
 	heavyWidth        = 96
-	// A rule whose copies add up to at most this many positions is inlined
-	// anyway: minimization merges most copies again, and inlining keeps
-	// tokens inside one frame (context-independent).
-	inlineMaxCopies = 2048
 	// frameInlineBudget bounds the positions that inlined copies of shared
 	// rules add to one frame.
 	frameInlineBudget = 4096
@@ -374,13 +377,6 @@ const (
 	// vocabulary slice serves, whose states each walk the trie:
 	// Snowplow/sp_137's key loop had a state of 1.3 million work units.
 	inlineAtomLeaves = 128
-	// inlineDupMin, plus the positions of every rule written once, bounds
-	// the positions that inlined copies of shared rules add to the whole
-	// grammar, so that inlining at most doubles the automaton of a large
-	// grammar. The bench grammars copy a few thousand positions; a
-	// counted object of 500 properties (rules per position and count)
-	// copied 60,000 before the budget and compiled to 87,000 states.
-	inlineDupMin = 1 << 14
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
@@ -794,22 +790,14 @@ func (l *lowerer) analyze() {
 
 	// Inlining: decide callees first (a post-order of the non-recursive
 	// part of the reference graph), estimating each rule's size with its
-	// inlined callees.
-	// Copies of shared rules are counted against a budget for the whole
-	// grammar (see inlineDupMin): in a grammar whose rules form a wide DAG
-	// (a counted object's rules per position and count each refer to two
-	// others) inlining every small shared rule into its users would copy
-	// subtrees exponentially; past the budget such rules become frames.
+	// inlined callees. A rule used in several places is a candidate only
+	// if it is small or an atom: sizes include the inlined callees, so
+	// copies grow linearly with the references, never exponentially (a
+	// counted object's rules per position and count each refer to two
+	// others).
 	l.inline = make([]bool, n)
 	l.heavy = make([]bool, n)
 	size := make([]int, n)
-	dupBudget := inlineDupMin
-	for id := range n {
-		if l.reachable[id] {
-			dupBudget = min(dupBudget+own[id], MaxPositions)
-		}
-	}
-	dup := 0
 	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
 	var decide func(id int32)
 	decide = func(id int32) {
@@ -824,12 +812,8 @@ func (l *lowerer) analyze() {
 		}
 		state[id] = 2
 		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
-		small := size[id] <= inlineSmallLeaves && !l.heavy[id]
-		few := !l.heavy[id] && size[id]*l.refs[id] <= inlineMaxCopies && dup+(l.refs[id]-1)*size[id] <= dupBudget
-		l.inline[id] = !l.recursive[id] && !l.label[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || small || few)
-		if l.inline[id] && l.refs[id] > 1 {
-			dup += (l.refs[id] - 1) * size[id]
-		}
+		shared := !l.heavy[id] && (size[id] <= inlineSmallLeaves || size[id] <= inlineAtomLeaves && l.atom(gbnf.RuleID(id)))
+		l.inline[id] = !l.recursive[id] && !l.label[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || shared)
 	}
 	for id := range n {
 		if l.reachable[id] {
@@ -1207,11 +1191,10 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 				l.inlining[id] = false
 			}
 			r := l.inlined[id]
-			// A rule used once, or small, is always inlined; a larger one
-			// shared by several places only while the frame stays within
-			// frameInlineBudget (copies of copies grow quadratically, e.g.
-			// the "rest of the object" chains of a schema with a hundred
-			// optional properties). Otherwise it is called as a frame.
+			// A rule used once, or small, is always inlined; a larger atom
+			// shared by several places only inside a loop or while the
+			// frame stays within frameInlineBudget. Otherwise it is called
+			// as a frame.
 			if l.refs[id] <= 1 || r.size() <= inlineSmallLeaves || l.frameSize+r.size() <= frameInlineBudget ||
 				l.loopDepth > 0 && r.size() <= inlineAtomLeaves && l.atom(id) {
 				if l.refs[id] > 1 && r.size() > inlineSmallLeaves {
