@@ -1281,7 +1281,7 @@ func (a *automaton) minimize() {
 	defer minScratches.Put(ms)
 	block, numBlocks := a.minimalPartition(ms)
 	if verifyMinimize {
-		if ref, _ := a.moorePartition(a.edges(false, nil)); !samePartition(block, ref) {
+		if ref, _ := a.moorePartition(a.edges(nil)); !samePartition(block, ref) {
 			panic("mask: minimalPartition disagrees with moorePartition")
 		}
 	}

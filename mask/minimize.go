@@ -10,12 +10,10 @@ import (
 // apart: the coarsest partition of the states that refines the initial one
 // (frame, frame start or not, the final and no-pop flags) and is stable
 // under every edge label (byte class, call of a frame, token reference).
-// minimalPartition computes it in O(m log n) for m edges and n states with
-// Valmari and Lehtinen's algorithm for partial DFAs ("Efficient
-// minimization of DFAs with partial transition functions", STACS 2008):
-// Hopcroft's "process the smaller half" on two refinable partitions, one
-// of the states (blocks) and one of the edges (cords: edges with the same
-// label into the same block). moorePartition is the simple reference.
+// minimalPartition computes it with Hopcroft's "process the smaller
+// half" on the edges grouped by state and target, each group carrying
+// the set of its labels (see refine); moorePartition is the simple
+// reference.
 
 // labeledEdges is the automaton's edges with dense labels, by tail state:
 // edges of state q are start[q]..start[q+1]-1.
@@ -32,16 +30,9 @@ type labeledEdges struct {
 }
 
 // edges returns the automaton's edges. Labels: byte classes 0..nc-1, then
-// one per callee frame, then one per (token, negated) pair in use. With
-// compress, a byte class whose edges in every state of the frame are
-// those of a smaller class (same target, or none, in every state; see
-// classReps.compute) is left out: it cannot tell two states apart that the
-// smaller class does not, and states of different frames are never
-// merged (the frames' states must be contiguous, as the construction
-// makes them, or nothing is left out). Wide byte ranges (string bodies)
-// cover tens of classes with one target, so this cuts minimization's
-// edges several times over. The lists reuse those of reuse, if not nil.
-func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
+// one per callee frame, then one per (token, negated) pair in use. The
+// lists reuse those of reuse, if not nil.
+func (a *automaton) edges(reuse *labeledEdges) *labeledEdges {
 	n := len(a.states)
 	e := reuse
 	if e == nil {
@@ -71,12 +62,6 @@ func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
 	}
 	contiguous := a.framesContiguous()
 	e.inFrames = contiguous
-	compress = compress && contiguous
-	var rep []uint8 // per class: its representative in the frame of q
-	if compress {
-		rep = make([]uint8, a.nc)
-	}
-	var cr classReps
 	lo, hi := 0, 0 // the frame of q: states lo..hi-1 (if contiguous)
 	for q := range a.states {
 		if contiguous && q == hi {
@@ -84,12 +69,9 @@ func (a *automaton) edges(compress bool, reuse *labeledEdges) *labeledEdges {
 			for hi < n && a.states[hi].frame == a.states[q].frame {
 				hi++
 			}
-			if compress {
-				cr.compute(a, lo, hi, rep)
-			}
 		}
 		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
-			if t := a.sTarget[i]; t >= 0 && (!compress || rep[a.sClass[i]] == a.sClass[i]) {
+			if t := a.sTarget[i]; t >= 0 {
 				e.label = append(e.label, int32(a.sClass[i]))
 				e.target = append(e.target, t)
 			}
@@ -144,102 +126,6 @@ func (a *automaton) framesContiguous() bool {
 	return true
 }
 
-// classReps holds the buffers of classReps.compute.
-type classReps struct {
-	hash    [256]uint64
-	touched []uint8
-	byHash  map[uint64]uint8
-	size    [256]int32 // per representative: classes it stands for
-	row     [256]int32 // the state being checked: target per class, or -1
-	cnt     [256]int32 // per representative: its classes in the row
-}
-
-// compute sets rep[c], for every byte class c of states lo..hi-1 (one
-// frame's, before minimization), to the smallest class whose edges in
-// these states are c's: the same target in every state, or none. Classes
-// are grouped by a hash of their column, then the grouping is checked
-// exactly; if a hash collision made it wrong, every class stands for
-// itself. A class no state has an edge on stands for itself (it labels
-// no edge). Cost: the frame's edges.
-func (cr *classReps) compute(a *automaton, lo, hi int, rep []uint8) {
-	for c := range rep {
-		rep[c] = uint8(c)
-	}
-	for _, c := range cr.touched {
-		cr.hash[c] = 0
-	}
-	cr.touched = cr.touched[:0]
-	for q := lo; q < hi; q++ {
-		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
-			t := a.sTarget[i]
-			if t < 0 {
-				continue
-			}
-			c := a.sClass[i]
-			if cr.hash[c] == 0 {
-				cr.touched = append(cr.touched, c)
-			}
-			x := uint64(q-lo)<<32 | uint64(uint32(t))
-			x = (x ^ x>>31) * 0x9e3779b97f4a7c15
-			x = (x ^ x>>29) * 0xbf58476d1ce4e5b9
-			cr.hash[c] += x ^ x>>32 | 1
-		}
-	}
-	if len(cr.touched) < 2 {
-		return
-	}
-	if cr.byHash == nil {
-		cr.byHash = map[uint64]uint8{}
-	}
-	clear(cr.byHash)
-	slices.Sort(cr.touched)
-	for _, c := range cr.touched {
-		r, ok := cr.byHash[cr.hash[c]]
-		if !ok {
-			r = c
-			cr.byHash[cr.hash[c]] = c
-			cr.size[c] = 0
-		}
-		rep[c] = r
-		cr.size[r]++
-	}
-	// Check: in every state, a class has an edge iff its representative
-	// has one, to the same target. A row is in class order (as the
-	// construction appends it) and a representative is the smallest
-	// class of its group, so it comes before the classes it stands for.
-	for i := range cr.row {
-		cr.row[i] = -1
-	}
-	for q := lo; q < hi; q++ {
-		row := a.sTarget[a.sStart[q]:a.sStart[q+1]]
-		cls := a.sClass[a.sStart[q]:a.sStart[q+1]]
-		ok := true
-		for i, t := range row {
-			if t >= 0 {
-				c := cls[i]
-				if r := rep[c]; r == c {
-					cr.row[c], cr.cnt[c] = t, 1
-				} else {
-					ok = ok && cr.row[r] == t
-					cr.cnt[r]++
-				}
-			}
-		}
-		for i, t := range row {
-			if c := cls[i]; t >= 0 && rep[c] == c {
-				ok = ok && cr.cnt[c] == cr.size[c]
-				cr.row[c] = -1
-			}
-		}
-		if !ok {
-			for c := range rep {
-				rep[c] = uint8(c)
-			}
-			return
-		}
-	}
-}
-
 // initialBlocks returns the initial partition: states with the same frame,
 // the same "is the frame's start" and the same final and no-pop flags
 // share a block.
@@ -272,14 +158,18 @@ func (a *automaton) initialBlocks() (block []int32, numBlocks int) {
 // minimization (minScratches): they are several times the size of the
 // automaton's edges.
 type minScratch struct {
-	edges             labeledEdges
-	blocks, cords     refinable
-	tail, inStart, in []int32
-	count, id         []int32 // minScratch.refinable's
-	init, label       []int32 // one frame's initial blocks and edge labels, renumbered
-	labelID           []int32 // per label: its number in the frame, plus one (0: not used)
-	labels            []int32 // the labels with labelID set
-	block             []int32 // minimalPartition's result
+	edges          labeledEdges
+	blocks         refinable
+	inStart, in    []int32 // groups by target state
+	count, id      []int32 // minScratch.refinable's
+	init           []int32 // one frame's initial blocks, renumbered
+	labelID        []int32 // per label: its number in the frame, plus one (0: not used)
+	labels         []int32 // the labels with labelID set
+	block          []int32 // minimalPartition's result
+	gSrc, gTgt, at []int32 // groups' source and target; per target the current state's group, plus one
+	gBits, psi     []uint64
+	work, stamp    []int32
+	touchedStates  []sortKey
 }
 
 var minScratches = sync.Pool{New: func() any { return new(minScratch) }}
@@ -305,7 +195,7 @@ func resize(s []int32, n int) []int32 {
 // minimization), so that the refinement's random accesses stay in the
 // cache: on o48661 the partition's profile share drops from 29% to 18%.
 func (a *automaton) minimalPartition(ms *minScratch) (block []int32, numBlocks int) {
-	e := a.edges(true, &ms.edges)
+	e := a.edges(&ms.edges)
 	if !e.deterministic {
 		// Hopcroft's smaller-half argument needs one edge per label and
 		// state; lowering never builds anything else, but stay exact.
@@ -331,89 +221,6 @@ func (a *automaton) minimalPartition(ms *minScratch) (block []int32, numBlocks i
 		lo = hi
 	}
 	return block, numBlocks
-}
-
-// refine computes the coarsest stable partition of states lo..hi-1, whose
-// edges (e.start[lo]..e.start[hi]-1) all lead to states in lo..hi-1,
-// refining the initial blocks init[lo:hi]: it sets out[q-lo] to the block
-// of q (0, 1, …) and returns the number of blocks.
-func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int {
-	n := hi - lo
-	first, last := int(e.start[lo]), int(e.start[hi])
-	m := last - first
-	// Initial blocks and labels numbered from 0 in the range.
-	bLo, bHi := init[lo], init[lo]
-	for _, b := range init[lo:hi] {
-		bLo, bHi = min(bLo, b), max(bHi, b)
-	}
-	ms.init = resize(ms.init, n)
-	for i, b := range init[lo:hi] {
-		ms.init[i] = b - bLo
-	}
-	if len(ms.labelID) < e.numLabels {
-		ms.labelID = make([]int32, e.numLabels)
-	}
-	ms.label = resize(ms.label, m)
-	ms.labels = ms.labels[:0]
-	for i, l := range e.label[first:last] {
-		if ms.labelID[l] == 0 {
-			ms.labels = append(ms.labels, l)
-			ms.labelID[l] = int32(len(ms.labels))
-		}
-		ms.label[i] = ms.labelID[l] - 1
-	}
-	for _, l := range ms.labels {
-		ms.labelID[l] = 0
-	}
-	blocks := ms.refinable(&ms.blocks, n, ms.init, int(bHi-bLo)+1)
-	// Edges by label: the initial cords.
-	tail := resize(ms.tail, m)
-	ms.tail = tail
-	for q := range n {
-		for i := e.start[lo+q]; i < e.start[lo+q+1]; i++ {
-			tail[int(i)-first] = int32(q)
-		}
-	}
-	cords := ms.refinable(&ms.cords, m, ms.label, len(ms.labels))
-	// Incoming edges by head state: in[inStart[q]:inStart[q+1]] (filled
-	// through inStart[q+1], then shifted back).
-	inStart := resize(ms.inStart, n+2)
-	ms.inStart = inStart
-	clear(inStart)
-	targets := e.target[first:last]
-	for _, t := range targets {
-		inStart[int(t)-lo+2]++
-	}
-	for q := 2; q <= n+1; q++ {
-		inStart[q] += inStart[q-1]
-	}
-	in := resize(ms.in, m)
-	ms.in = in
-	for i, t := range targets {
-		t := int(t) - lo
-		in[inStart[t+1]] = int32(i)
-		inStart[t+1]++
-	}
-	// Every cord, and every block but the first, splits the blocks once;
-	// new parts (the smaller half of a split set) are appended and so
-	// processed in turn.
-	b := 1
-	for c := 0; c < cords.sets; c++ {
-		for _, i := range cords.elems[cords.first[c]:cords.end[c]] {
-			blocks.mark(tail[i])
-		}
-		blocks.split()
-		for ; b < blocks.sets; b++ {
-			for _, q := range blocks.elems[blocks.first[b]:blocks.end[b]] {
-				for _, i := range in[inStart[q]:inStart[q+1]] {
-					cords.mark(i)
-				}
-			}
-			cords.split()
-		}
-	}
-	copy(out, blocks.setOf[:n])
-	return blocks.sets
 }
 
 // refinable is a refinable partition of 0..n-1: the elements of a set are
@@ -560,4 +367,193 @@ func samePartition(x, y []int32) bool {
 		xy[x[i]], yx[y[i]] = y[i], x[i]
 	}
 	return true
+}
+
+// refine computes the coarsest stable partition of states lo..hi-1, whose
+// edges (e.start[lo]..e.start[hi]-1) all lead to states in lo..hi-1,
+// refining the initial blocks init[lo:hi]: it sets out[q-lo] to the block
+// of q (0, 1, …) and returns the number of blocks. It works on the edges
+// grouped by state and target: one group per (state, target) pair, with
+// the set of its labels as a bitset. A JSON string's body state has an edge for
+// each of tens of byte classes but only a few targets, so there are 2-3
+// times fewer groups than edges. It is Hopcroft's algorithm for
+// automata whose transitions carry sets of labels (D'Antoni and Veanes,
+// "Minimization of symbolic automata", POPL 2014): a splitter block B
+// gives every state p with edges into B the set ψ(p) of their labels,
+// and each block is split into its states with equal ψ (those without
+// edges into B forming one more part). Of each split, the smaller part
+// joins the worklist (the other is implied: the automaton is
+// deterministic, so ψ for the rest of a processed parent is ψ for the
+// parent minus ψ for the part).
+func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int {
+	n := hi - lo
+	first, last := int(e.start[lo]), int(e.start[hi])
+	// Labels numbered from 0 in the range; w words per label set.
+	if len(ms.labelID) < e.numLabels {
+		ms.labelID = make([]int32, e.numLabels)
+	}
+	ms.labels = ms.labels[:0]
+	for _, l := range e.label[first:last] {
+		if ms.labelID[l] == 0 {
+			ms.labels = append(ms.labels, l)
+			ms.labelID[l] = int32(len(ms.labels))
+		}
+	}
+	w := max(1, (len(ms.labels)+63)/64)
+	// Groups: source state, and target state's incoming groups.
+	ms.gSrc, ms.gTgt = ms.gSrc[:0], ms.gTgt[:0]
+	ms.gBits = ms.gBits[:0]
+	at := resize(ms.at, n) // per target: its group of the current state, plus one
+	ms.at = at
+	clear(at)
+	for q := range n {
+		g0 := int32(len(ms.gSrc))
+		for i := e.start[lo+q]; i < e.start[lo+q+1]; i++ {
+			t := e.target[i] - int32(lo)
+			g := at[t] - 1
+			if g < g0 {
+				g = int32(len(ms.gSrc))
+				at[t] = g + 1
+				ms.gSrc = append(ms.gSrc, int32(q))
+				ms.gTgt = append(ms.gTgt, t)
+				ms.gBits = append(ms.gBits, make([]uint64, w)...)
+			}
+			l := ms.labelID[e.label[i]] - 1
+			ms.gBits[int(g)*w+int(l>>6)] |= 1 << (l & 63)
+		}
+	}
+	for _, l := range ms.labels {
+		ms.labelID[l] = 0
+	}
+	m := len(ms.gSrc)
+	// Incoming groups by target state: in[inStart[q]:inStart[q+1]].
+	inStart := resize(ms.inStart, n+2)
+	ms.inStart = inStart
+	clear(inStart)
+	for _, t := range ms.gTgt {
+		inStart[t+2]++
+	}
+	for q := 2; q <= n+1; q++ {
+		inStart[q] += inStart[q-1]
+	}
+	in := resize(ms.in, m)
+	ms.in = in
+	for g, t := range ms.gTgt {
+		in[inStart[t+1]] = int32(g)
+		inStart[t+1]++
+	}
+	// Initial blocks numbered from 0 in the range.
+	bLo, bHi := init[lo], init[lo]
+	for _, b := range init[lo:hi] {
+		bLo, bHi = min(bLo, b), max(bHi, b)
+	}
+	ms.init = resize(ms.init, n)
+	for i, b := range init[lo:hi] {
+		ms.init[i] = b - bLo
+	}
+	blocks := ms.refinable(&ms.blocks, n, ms.init, int(bHi-bLo)+1)
+	// Every initial block is a splitter (transitions are partial: no
+	// block's ψ is implied by the others').
+	work := ms.work[:0]
+	for b := range blocks.sets {
+		work = append(work, int32(b))
+	}
+	psi := ms.psi[:0]
+	psi = append(psi, make([]uint64, n*w)...)
+	stamp := resize(ms.stamp, n)
+	clear(stamp)
+	round := int32(0)
+	touched := ms.touchedStates[:0]
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		round++
+		touched = touched[:0]
+		for _, q := range blocks.elems[blocks.first[b]:blocks.end[b]] {
+			for _, g := range in[inStart[q]:inStart[q+1]] {
+				p := ms.gSrc[g]
+				ps := psi[int(p)*w : int(p+1)*w]
+				if stamp[p] != round {
+					stamp[p] = round
+					clear(ps)
+					touched = append(touched, sortKey{block: blocks.setOf[p], p: p})
+				}
+				for k, x := range ms.gBits[int(g)*w : int(g+1)*w] {
+					ps[k] |= x
+				}
+			}
+		}
+		for i := range touched {
+			touched[i].h = hashWords(psi[int(touched[i].p)*w : int(touched[i].p+1)*w])
+		}
+		slices.SortFunc(touched, func(x, y sortKey) int {
+			return cmpKeys(x, y, psi, w)
+		})
+		// Split each block with touched states into its parts of equal ψ.
+		for i := 0; i < len(touched); {
+			c := touched[i].block
+			j := i
+			for j < len(touched) && touched[j].block == c {
+				j++
+			}
+			all := j-i == int(blocks.end[c]-blocks.first[c])
+			for k := i; k < j; {
+				r := k + 1
+				for r < j && slices.Equal(psi[int(touched[r].p)*w:int(touched[r].p+1)*w], psi[int(touched[k].p)*w:int(touched[k].p+1)*w]) {
+					r++
+				}
+				if all && r == j {
+					break // the last part of a block all touched: the rest
+				}
+				for _, x := range touched[k:r] {
+					blocks.mark(x.p)
+				}
+				before := blocks.sets
+				blocks.split()
+				if blocks.sets > before {
+					// The new set is the smaller part: it joins the
+					// worklist (and so does the rest, if s was there
+					// already: it still is).
+					work = append(work, int32(before))
+				}
+				k = r
+			}
+			i = j
+		}
+	}
+	ms.work, ms.psi, ms.stamp, ms.touchedStates = work, psi, stamp, touched
+	copy(out, blocks.setOf[:n])
+	return blocks.sets
+}
+
+// sortKey orders the states touched by a splitter: by block, then by
+// ψ (its hash first), then by state.
+type sortKey struct {
+	block, p int32
+	h        uint64
+}
+
+func cmpKeys(x, y sortKey, psi []uint64, w int) int {
+	if x.block != y.block {
+		return int(x.block - y.block)
+	}
+	if x.h != y.h {
+		if x.h < y.h {
+			return -1
+		}
+		return 1
+	}
+	if c := slices.Compare(psi[int(x.p)*w:int(x.p+1)*w], psi[int(y.p)*w:int(y.p+1)*w]); c != 0 {
+		return c
+	}
+	return int(x.p - y.p)
+}
+
+func hashWords(ws []uint64) uint64 {
+	h := uint64(len(ws))
+	for _, x := range ws {
+		h = (h ^ x) * 0x9E3779B97F4A7C15
+		h ^= h >> 29
+	}
+	return h
 }

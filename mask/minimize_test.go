@@ -11,15 +11,19 @@ import (
 // grammar compiled by the other tests is checked too: see TestMain.)
 // Every third automaton has contiguous frames, as the construction makes
 // them, and classes that copy their neighbor's edges in every state of a
-// frame, which minimalPartition leaves out (edges' compress); every
-// fourth of those keeps its edges inside their frames, which
-// minimalPartition then minimizes one by one.
+// frame (as a string body's classes do: several labels in one group);
+// every fourth of those keeps its edges inside their frames, which
+// minimalPartition then minimizes one by one. Every fifth has 60-209
+// byte classes, so that a group's label set takes several words.
 func TestMinimalPartitionRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	ms := new(minScratch) // reused, as minimize reuses them across automata
 	for iter := range 3000 {
 		n := 1 + r.IntN(60)
 		nc := 1 + r.IntN(4)
+		if iter%5 == 4 {
+			nc = 60 + r.IntN(150)
+		}
 		nf := 1 + r.IntN(3)
 		a := &automaton{nc: nc, frames: make([]frame, nf), states: make([]state, n), sStart: []int32{0}}
 		for f := range a.frames {
@@ -87,7 +91,7 @@ func TestMinimalPartitionRandom(t *testing.T) {
 		if local && !ms.edges.inFrames {
 			t.Fatalf("iteration %d: edges inside frames not recognized", iter)
 		}
-		want, wn := a.moorePartition(a.edges(false, nil))
+		want, wn := a.moorePartition(a.edges(nil))
 		if gn != wn || !samePartition(got, want) {
 			t.Fatalf("iteration %d (%d states): %d blocks %v, Moore %d blocks %v", iter, n, gn, got, wn, want)
 		}
@@ -107,6 +111,41 @@ func TestSamePartition(t *testing.T) {
 	} {
 		if got := samePartition(tc.x, tc.y); got != tc.want {
 			t.Errorf("samePartition(%v, %v) = %v", tc.x, tc.y, got)
+		}
+	}
+}
+
+// TestMinimalPartitionWideLabels: two states that differ only in a label
+// 64 classes apart (the same bit of different words of refine's label
+// sets) must stay apart, and two with the same labels must merge.
+func TestMinimalPartitionWideLabels(t *testing.T) {
+	for _, tc := range []struct {
+		c0, c1 uint8
+		merged bool
+	}{
+		{1, 65, false},
+		{65, 129, false},
+		{3, 3, true},
+		{130, 130, true},
+	} {
+		// The start q0 goes on every class to q1, except class 7 to q2;
+		// q1 -c0-> q3, q2 -c1-> q3, q3 final.
+		a := &automaton{nc: 200, frames: make([]frame, 1), states: make([]state, 4), sStart: []int32{0}}
+		a.states[3].flags = stFinal
+		var start [][2]int32
+		for c := range int32(200) {
+			start = append(start, [2]int32{c, 1 + min(c/7, 1) - min(c/8, 1)})
+		}
+		for _, edges := range [][][2]int32{start, {{int32(tc.c0), 3}}, {{int32(tc.c1), 3}}, nil} {
+			for _, e := range edges {
+				a.sClass = append(a.sClass, uint8(e[0]))
+				a.sTarget = append(a.sTarget, e[1])
+			}
+			a.sStart = append(a.sStart, int32(len(a.sTarget)))
+		}
+		block, _ := a.minimalPartition(new(minScratch))
+		if got := block[1] == block[2]; got != tc.merged {
+			t.Errorf("classes %d and %d: merged %v, want %v (blocks %v)", tc.c0, tc.c1, got, tc.merged, block)
 		}
 	}
 }
