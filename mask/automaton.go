@@ -3,6 +3,7 @@ package mask
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -703,13 +704,14 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			s.buckets[c] = s.buckets[c][:0]
 		}
 		s.touched, s.calls, s.toks = s.touched[:0], s.calls[:0], s.toks[:0]
+		var used byteBits // the classes of buckets not empty
 		for _, p := range s.states.set(e) {
 			gp := &g.pos[p]
 			switch gp.kind {
 			case rxByte:
 				for c, hi := a.classOf[gp.lo], a.classOf[gp.hi]; ; c++ {
 					if len(s.buckets[c]) == 0 {
-						s.touched = append(s.touched, c)
+						used.add(c)
 					}
 					s.buckets[c] = append(s.buckets[c], p)
 					if c == hi {
@@ -729,7 +731,11 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if int(id) != len(a.sStart)-1 {
 			panic("mask: automaton states processed out of order")
 		}
-		slices.Sort(s.touched)
+		for i, x := range used {
+			for ; x != 0; x &= x - 1 {
+				s.touched = append(s.touched, uint8(64*i+bits.TrailingZeros64(x)))
+			}
+		}
 		var prevPs []int32 // adjacent classes often share their positions
 		prevT := int32(-1)
 		for _, c := range s.touched {
@@ -1270,9 +1276,9 @@ func (a *automaton) computeFollow() {
 	}
 }
 
-// minimize merges equivalent states of each frame (Moore's partition
-// refinement): inlined copies of the same rule, and unrolled repetitions,
-// often leave many states with the same future. Fewer states mean fewer
+// minimize merges equivalent states of each frame (partition refinement,
+// see minimalPartition): inlined copies of the same rule, and unrolled
+// repetitions, often leave many states with the same future. Fewer states mean fewer
 // trie walks at compile time and more sharing in the mask cache. States of
 // different frames, the start state of a frame and final/non-final states
 // are never merged.

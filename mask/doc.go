@@ -55,7 +55,7 @@
 //
 // Each frame is compiled (automaton.go) to a deterministic automaton over
 // byte classes, calls of other frames and token references (Glushkov
-// positions, subset construction, Moore minimization), with states that
+// positions, subset construction, Hopcroft minimization), with states that
 // cannot finish removed.
 //
 // A configuration is a graph-structured stack (stack.go): the tops, each a

@@ -169,6 +169,8 @@ type minScratch struct {
 	gSrc, gTgt, at []int32 // groups' source and target; per target the current state's group, plus one
 	gBits, psi     []uint64
 	work, stamp    []int32
+	blkRound       []int32
+	blkFirst       []int32
 	touchedStates  []sortKey
 }
 
@@ -462,6 +464,10 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 	psi = append(psi, make([]uint64, n*w)...)
 	stamp := resize(ms.stamp, n)
 	clear(stamp)
+	// Per block: the round it was last touched in, and its first touched
+	// state then.
+	blkRound, blkFirst := resize(ms.blkRound, n), resize(ms.blkFirst, n)
+	clear(blkRound)
 	round := int32(0)
 	touched := ms.touchedStates[:0]
 	for len(work) > 0 {
@@ -482,6 +488,29 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 					ps[k] |= x
 				}
 			}
+		}
+		// Mostly every touched state of a block has the same ψ: then the
+		// touched states are that block's one part, and one split does.
+		uniform := true
+		for _, k := range touched {
+			c := k.block
+			if blkRound[c] != round {
+				blkRound[c], blkFirst[c] = round, k.p
+			} else if !slices.Equal(psi[int(k.p)*w:int(k.p+1)*w], psi[int(blkFirst[c])*w:int(blkFirst[c]+1)*w]) {
+				uniform = false
+				break
+			}
+		}
+		if uniform {
+			before := blocks.sets
+			for _, k := range touched {
+				blocks.mark(k.p)
+			}
+			blocks.split()
+			for z := before; z < blocks.sets; z++ {
+				work = append(work, int32(z)) // the smaller parts
+			}
+			continue
 		}
 		for i := range touched {
 			touched[i].h = hashWords(psi[int(touched[i].p)*w : int(touched[i].p+1)*w])
@@ -522,6 +551,7 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 		}
 	}
 	ms.work, ms.psi, ms.stamp, ms.touchedStates = work, psi, stamp, touched
+	ms.blkRound, ms.blkFirst = blkRound, blkFirst
 	copy(out, blocks.setOf[:n])
 	return blocks.sets
 }
