@@ -308,22 +308,27 @@ hex ::= [0-9a-fA-F]
 	}
 }
 
-// TestSharedRulesAreFrames: a rule used in several places is inlined
-// only if it is small or an atom; a larger one (an object's rule, say)
-// is one frame called from each place, so that its states are built,
-// minimized and precomputed once. The matcher must agree with the
-// reference either way.
+// TestSharedRulesAreFrames: a rule used in several places is inlined if
+// it is small, an atom, or while the copies of shared rules stay within
+// inlineDupBudget positions (small grammars keep their rules in one
+// frame: faster masks); a larger one (an object's rule in a large
+// schema, say) is one frame called from each place, so that its states
+// are built, minimized and precomputed once. The matcher must agree
+// with the reference either way.
 func TestSharedRulesAreFrames(t *testing.T) {
 	v := testVocab(t)
 	obj := `obj ::= "{\"name\":\"" [a-z]* "\",\"id\":" [0-9]+ "}"` + "\n"
+	big := `obj ::= "{\"name\":\"" [a-z]* "\",\"` + strings.Repeat("k", 1000) + `\":" [0-9]+ "}"` + "\n"
+	atom := "h ::= [0-9] | \"\\\\u\" [0-9a-f] [0-9a-f] [0-9a-f] [0-9a-f] | \"&#x\" [0-9a-f] [0-9a-f] [0-9a-f] [0-9a-f] \";\" | \"&#\" [0-9] [0-9] [0-9] \";\"\n"
 	for _, tc := range []struct {
 		name, src string
 		frames    []string // besides root
 	}{
 		{"used once", "root ::= \"[\" obj \"]\"\n" + obj, nil},
-		{"shared", "root ::= \"[\" obj \",\" obj \"]\" | obj\n" + obj, []string{"obj"}},
+		{"shared, within the budget", "root ::= \"[\" obj \",\" obj \"]\" | obj\n" + obj, nil},
+		{"shared, over the budget", "root ::= \"[\" obj \",\" obj \"]\" | obj\n" + big, []string{"obj"}},
 		{"shared small", "root ::= \"[\" d \",\" d \"]\" | d\nd ::= \"true\" | \"false\"\n", nil},
-		{"shared atom", "root ::= \"[\" h \",\" h \"]\" | h\nh ::= [0-9] | \"\\\\u\" [0-9a-f] [0-9a-f] [0-9a-f] [0-9a-f] | \"&#x\" [0-9a-f] [0-9a-f] [0-9a-f] [0-9a-f] \";\"\n", nil},
+		{"shared atom in loops, over the budget", "root ::= \"a\" h*" + strings.Repeat(" | \"a\" h*", 120) + "\n" + atom, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := gbnf.Parse(tc.src)

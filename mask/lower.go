@@ -354,14 +354,19 @@ const (
 
 // Inlining thresholds: a non-recursive rule is inlined if it is used
 // once, or if it is small or an atom and does not loop over a wide byte
-// class (such a loop costs a walk over most of the token trie per copy).
-// A larger rule used in several places is a frame: copies of it cost
-// subset construction and minimization at compile time (which merge
-// most of them again) and a level-1 set per copied state; a frame's
-// states and sets are made once. Inlining every shared rule whose
-// copies added up to 2,048 positions (up to stop 26) made the automata
-// of the JSONSchemaBench grammars ranked 60th to 200th by compile time
-// twice as large before minimization and 44% larger after it.
+// class (such a loop costs a walk over most of the token trie per copy),
+// or while the copies of shared rules add up to at most inlineDupBudget
+// positions in the whole grammar. Any larger rule used in several
+// places is a frame: copies of it cost subset construction and
+// minimization at compile time (which merge most of them again) and a
+// level-1 set per copied state; a frame's states and sets are made once.
+// The budget was 16,384 positions plus the size of the grammar up to
+// stop 26 (the copies could double a large automaton): the automata of
+// the JSONSchemaBench grammars ranked 60th to 200th by compile time had
+// 1.8 times the states before minimization and 1.4 times after. A small
+// grammar keeps its shared rules inlined (fewer frames: faster masks;
+// the arithmetic bench grammar's masks took 1.5-2 times as long with
+// term and unary as frames).
 const (
 	inlineSmallLeaves = 16
 	heavyWidth        = 96
@@ -377,6 +382,7 @@ const (
 	// vocabulary slice serves, whose states each walk the trie:
 	// Snowplow/sp_137's key loop had a state of 1.3 million work units.
 	inlineAtomLeaves = 128
+	inlineDupBudget  = 2048
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
@@ -790,14 +796,15 @@ func (l *lowerer) analyze() {
 
 	// Inlining: decide callees first (a post-order of the non-recursive
 	// part of the reference graph), estimating each rule's size with its
-	// inlined callees. A rule used in several places is a candidate only
-	// if it is small or an atom: sizes include the inlined callees, so
-	// copies grow linearly with the references, never exponentially (a
-	// counted object's rules per position and count each refer to two
-	// others).
+	// inlined callees. A rule used in several places is a candidate if
+	// it is small or an atom, or within the budget for copies (see
+	// inlineDupBudget): sizes include the inlined callees, so copies grow
+	// linearly with the references, never exponentially (a counted
+	// object's rules per position and count each refer to two others).
 	l.inline = make([]bool, n)
 	l.heavy = make([]bool, n)
 	size := make([]int, n)
+	dup := 0                  // positions the copies of shared rules add
 	state := make([]uint8, n) // 0 new, 1 visiting, 2 done
 	var decide func(id int32)
 	decide = func(id int32) {
@@ -812,8 +819,12 @@ func (l *lowerer) analyze() {
 		}
 		state[id] = 2
 		size[id], l.heavy[id] = l.estimate(l.bodies[id], size)
-		shared := !l.heavy[id] && (size[id] <= inlineSmallLeaves || size[id] <= inlineAtomLeaves && l.atom(gbnf.RuleID(id)))
+		few := size[id]*l.refs[id] <= inlineDupBudget && dup+(l.refs[id]-1)*size[id] <= inlineDupBudget
+		shared := !l.heavy[id] && (size[id] <= inlineSmallLeaves || size[id] <= inlineAtomLeaves && l.atom(gbnf.RuleID(id)) || few)
 		l.inline[id] = !l.recursive[id] && !l.label[id] && gbnf.RuleID(id) != l.g.Root && (l.refs[id] <= 1 || shared)
+		if l.inline[id] && l.refs[id] > 1 && size[id] > inlineSmallLeaves {
+			dup += (l.refs[id] - 1) * size[id]
+		}
 	}
 	for id := range n {
 		if l.reachable[id] {
