@@ -1278,10 +1278,10 @@ func (a *automaton) computeFollow() {
 
 // minimize merges equivalent states of each frame (partition refinement,
 // see minimalPartition): inlined copies of the same rule, and unrolled
-// repetitions, often leave many states with the same future. Fewer states mean fewer
-// trie walks at compile time and more sharing in the mask cache. States of
-// different frames, the start state of a frame and final/non-final states
-// are never merged.
+// repetitions, often leave many states with the same future. Fewer
+// states mean fewer trie walks at compile time and more sharing in the
+// mask cache. States of different frames, the start state of a frame and
+// final/non-final states are never merged.
 func (a *automaton) minimize() {
 	ms := minScratches.Get().(*minScratch)
 	defer minScratches.Put(ms)

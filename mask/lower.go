@@ -382,7 +382,9 @@ const (
 	// vocabulary slice serves, whose states each walk the trie:
 	// Snowplow/sp_137's key loop had a state of 1.3 million work units.
 	inlineAtomLeaves = 128
-	inlineDupBudget  = 2048
+	// inlineDupBudget bounds the positions that copies of shared rules
+	// (other than small ones and atoms) add to the whole grammar.
+	inlineDupBudget = 2048
 )
 
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
@@ -1202,10 +1204,10 @@ func (l *lowerer) lowerNode(nd *gbnf.Node) *rx {
 				l.inlining[id] = false
 			}
 			r := l.inlined[id]
-			// A rule used once, or small, is always inlined; a larger atom
-			// shared by several places only inside a loop or while the
-			// frame stays within frameInlineBudget. Otherwise it is called
-			// as a frame.
+			// A rule used once, or small, is always inlined; a larger
+			// shared one (an atom, or within the grammar's inlineDupBudget)
+			// only while the frame stays within frameInlineBudget, or, an
+			// atom, inside a loop. Otherwise it is called as a frame.
 			if l.refs[id] <= 1 || r.size() <= inlineSmallLeaves || l.frameSize+r.size() <= frameInlineBudget ||
 				l.loopDepth > 0 && r.size() <= inlineAtomLeaves && l.atom(id) {
 				if l.refs[id] > 1 && r.size() > inlineSmallLeaves {

@@ -1,6 +1,7 @@
 package mask
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"sync"
@@ -512,11 +513,10 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 			}
 			continue
 		}
-		for i := range touched {
-			touched[i].h = hashWords(psi[int(touched[i].p)*w : int(touched[i].p+1)*w])
-		}
 		slices.SortFunc(touched, func(x, y sortKey) int {
-			return cmpKeys(x, y, psi, w)
+			return cmp.Or(cmp.Compare(x.block, y.block),
+				slices.Compare(psi[int(x.p)*w:int(x.p+1)*w], psi[int(y.p)*w:int(y.p+1)*w]),
+				cmp.Compare(x.p, y.p))
 		})
 		// Split each block with touched states into its parts of equal ψ.
 		for i := 0; i < len(touched); {
@@ -556,34 +556,5 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 	return blocks.sets
 }
 
-// sortKey orders the states touched by a splitter: by block, then by
-// ψ (its hash first), then by state.
-type sortKey struct {
-	block, p int32
-	h        uint64
-}
-
-func cmpKeys(x, y sortKey, psi []uint64, w int) int {
-	if x.block != y.block {
-		return int(x.block - y.block)
-	}
-	if x.h != y.h {
-		if x.h < y.h {
-			return -1
-		}
-		return 1
-	}
-	if c := slices.Compare(psi[int(x.p)*w:int(x.p+1)*w], psi[int(y.p)*w:int(y.p+1)*w]); c != 0 {
-		return c
-	}
-	return int(x.p - y.p)
-}
-
-func hashWords(ws []uint64) uint64 {
-	h := uint64(len(ws))
-	for _, x := range ws {
-		h = (h ^ x) * 0x9E3779B97F4A7C15
-		h ^= h >> 29
-	}
-	return h
-}
+// sortKey is a state touched by a splitter, with its block.
+type sortKey struct{ block, p int32 }
