@@ -40,6 +40,7 @@ const (
 	stReachPop              // repetition frame: the current iteration can end where the repetition may end
 	stTight                 // no calls, no token edges, not a frame start, and (in a repetition frame) mid-iteration: stepping keeps the counter and the predecessors
 	stIterOnly              // repetition frame, iteration complete, no edges of its own, body start without calls or token edges: a byte can only start the next iteration
+	stRepeat                // the state's frame is a repetition frame
 )
 
 type state struct {
@@ -80,6 +81,12 @@ type automaton struct {
 	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
 	first   []byteBits // per frame: bytes a visit of the frame can start with
 	limit   int        // state budget of this construction
+
+	// flags is states[q].flags for every q, final once buildAutomaton
+	// returns: the walks' inner loops read a state's flags for every trie
+	// node they step, and a state is 56 bytes, so a line of this table
+	// serves 32 states where the state table's serves one.
+	flags []uint16
 
 	unminimized int // states before minimization
 
@@ -186,6 +193,10 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	a.computeFlags()
 	a.computeMinLen()
 	a.computeFollow()
+	a.flags = make([]uint16, len(a.states))
+	for q := range a.states {
+		a.flags[q] = a.states[q].flags
+	}
 	// The sparse rows (minimize's compacted copy, which the passes above
 	// read) go back to the scratch with it.
 	a.sStart, a.sClass, a.sTarget = nil, nil, nil
@@ -1053,6 +1064,9 @@ func (a *automaton) computeFlags() {
 			a.states[e.next].flags |= stTop
 		}
 		final := st.flags&stFinal != 0
+		if f.repeat {
+			st.flags |= stRepeat
+		}
 		if final && !hasTrans && len(st.calls) == 0 && len(st.toks) == 0 && !f.repeat && int32(q) != f.start {
 			st.flags |= stPureFinal
 		}

@@ -1138,7 +1138,7 @@ func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	es, ee := t.Children(0)
 	for e := es; e < ee; e++ {
 		u := t.EdgeNode[e]
-		perClass[a.classOf[t.EdgeByte[e]]] += int(t.SubtreeEnd[u] - u)
+		perClass[a.classOf[t.EdgeByte[e]]] += int(t.Nodes[u].SubtreeEnd - u)
 	}
 	own := func(q int32, cls []bool) int {
 		n := 0
@@ -1304,7 +1304,7 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 	}
 	cross := slices.Clone(l.plain.cross)
 	for _, u := range donor.plain.cross {
-		if u != 0 && inCls(t.FirstByte[u]) {
+		if u != 0 && inCls(t.Nodes[u].FirstByte) {
 			cross = append(cross, u)
 		}
 	}
@@ -1335,7 +1335,7 @@ func (c *Compiled) firstClassBits(cl int) []uint32 {
 			bits = make([]uint32, c.prep.words)
 		}
 		u := t.EdgeNode[e]
-		toks := t.Toks[t.TokStart[u]:t.TokStart[t.SubtreeEnd[u]]]
+		toks := t.TokensIn(u)
 		c.walker.work += int64(len(toks))
 		for _, id := range toks {
 			bits[id>>5] |= 1 << (uint32(id) & 31)

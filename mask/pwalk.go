@@ -502,7 +502,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 		w.levels = make([]scanLevel, need)
 	}
 	lv := w.levels
-	w.setLevel(lv, int(t.Depth[u]), n.state, n.cnt, n.preds, base)
+	w.setLevel(lv, int(t.Nodes[u].Depth), n.state, n.cnt, n.preds, base)
 	// descend hands the subtree of v, reached with the configuration
 	// w.buf[top:], back to the descent.
 	descend := func(v int32, top, d int) {
@@ -517,14 +517,16 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 	}
 	// Levels are indexed by trie depth; the descent takes depths relative
 	// to the walk's start.
-	rel := depth - int(t.Depth[u])
-	end := t.SubtreeEnd[u]
+	nodes := t.Nodes
+	rel := depth - int(nodes[u].Depth)
+	end := nodes[u].SubtreeEnd
 	for v := u + 1; v < end; {
 		w.work++
 		w.nodes++
-		d := int(t.Depth[v])
+		nd := &nodes[v]
+		d := int(nd.Depth)
 		p := &lv[d-1]
-		b := t.InByte[v]
+		b := nd.InByte
 		if p.pops && follow.has(b) {
 			// The parent may pop on this byte: step it in full.
 			top := len(w.buf)
@@ -533,28 +535,32 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 				descend(v, top, d+rel)
 			}
 			w.buf = w.buf[:top]
-			v = t.SubtreeEnd[v]
+			v = nd.SubtreeEnd
 			continue
 		}
 		if p.row == nil {
-			v = t.SubtreeEnd[v]
+			v = nd.SubtreeEnd
 			continue
 		}
 		nx := p.row[a.classOf[b]]
-		if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, p.nextCnt)) {
-			v = t.SubtreeEnd[v]
+		if nx < 0 {
+			v = nd.SubtreeEnd
 			continue
 		}
-		st := &a.states[nx]
-		if st.flags&(stTight|stIterOnly) == 0 {
+		fl := a.flags[nx]
+		if fl&stRepeat != 0 && fl&stReachPop == 0 && !w.st.live(nx, p.nextCnt) {
+			v = nd.SubtreeEnd
+			continue
+		}
+		if fl&(stTight|stIterOnly) == 0 {
 			top := len(w.buf)
 			w.buf = append(w.buf, node{nx, p.nextCnt, n.preds})
 			descend(v, top, d+rel)
 			w.buf = w.buf[:top]
-			v = t.SubtreeEnd[v]
+			v = nd.SubtreeEnd
 			continue
 		}
-		if ts, te := t.TokStart[v], t.TokStart[v+1]; ts != te {
+		if ts, te := nd.TokStart, nodes[v+1].TokStart; ts != te {
 			if ps != nil {
 				ps.accept(t.Toks[ts:te], mask)
 			} else {
@@ -564,7 +570,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 						// Its iterations, one more where the iteration
 						// cannot end the repetition.
 						cost = iterations(p.nextCnt)
-						if p.nextCnt < 0 && st.flags&stReachPop == 0 {
+						if p.nextCnt < 0 && fl&stReachPop == 0 {
 							cost++
 						}
 					} else {
@@ -576,11 +582,11 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 				}
 			}
 		}
-		if t.SubtreeEnd[v] == v+1 {
+		if nd.SubtreeEnd == v+1 {
 			v++
 			continue
 		}
-		if base && st.flags&stFinal != 0 {
+		if base && fl&stFinal != 0 {
 			nn := node{nx, p.nextCnt, n.preds}
 			if w.st.canPop(nn) {
 				es, ee := t.Children(v)
@@ -617,7 +623,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 					w.accept(id, fixedCost)
 				}
 			}
-			v = t.SubtreeEnd[v]
+			v = nd.SubtreeEnd
 			continue
 		}
 		w.setLevel(lv, d, nx, p.nextCnt, n.preds, base)

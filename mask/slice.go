@@ -445,7 +445,7 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 		w.work += int64(hi - lo)
 		for i := lo; i < hi; i++ {
 			x := sl.ExitW[i]
-			if good != nil && !good.has(t.FirstByte[x]) {
+			if good != nil && !good.has(t.Nodes[x].FirstByte) {
 				continue
 			}
 			k := sl.ExitK[i]

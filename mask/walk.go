@@ -711,7 +711,7 @@ func (w *walker) bulkOK(v, q, cnt int32, base bool, crossMask uint64) bool {
 	if noBulk {
 		return false
 	}
-	below := w.t.Below[v]
+	below := w.t.Nodes[v].Below
 	if below&^w.loopBuckets(q) != 0 {
 		return false
 	}
@@ -733,15 +733,15 @@ func (w *walker) bulkCosts(v, q, cnt int32) {
 	t, a := w.t, w.a
 	st := &a.states[q]
 	iter := st.flags&stIterOnly != 0
-	dv := int32(t.Depth[v])
-	for x := v + 1; x < t.SubtreeEnd[v]; x++ {
-		ts, te := t.TokStart[x], t.TokStart[x+1]
+	dv := int32(t.Nodes[v].Depth)
+	for x := v + 1; x < t.Nodes[v].SubtreeEnd; x++ {
+		ts, te := t.Nodes[x].TokStart, t.Nodes[x+1].TokStart
 		if ts == te {
 			continue
 		}
 		c := cnt
 		if iter {
-			k := int32(t.Depth[x]) - dv
+			k := int32(t.Nodes[x].Depth) - dv
 			if c < 0 {
 				c -= k
 			} else {

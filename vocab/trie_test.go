@@ -70,8 +70,8 @@ func TestTrie(t *testing.T) {
 			}
 			for u := range int32(tr.NumNodes()) {
 				p := prefix[u]
-				if int(tr.Depth[u]) != len(p) || (u > 0 && (tr.FirstByte[u] != p[0] || tr.InByte[u] != p[len(p)-1])) {
-					t.Fatalf("node %d %q: depth %d, first byte %x, in byte %x", u, p, tr.Depth[u], tr.FirstByte[u], tr.InByte[u])
+				if nd := tr.Nodes[u]; int(nd.Depth) != len(p) || (u > 0 && (nd.FirstByte != p[0] || nd.InByte != p[len(p)-1])) {
+					t.Fatalf("node %d %q: depth %d, first byte %x, in byte %x", u, p, nd.Depth, nd.FirstByte, nd.InByte)
 				}
 				got := slices.Clone(tr.TokensAt(u))
 				slices.Sort(got)
@@ -86,8 +86,8 @@ func TestTrie(t *testing.T) {
 					buckets |= 1 << bucketOf[prefix[x][len(prefix[x])-1]]
 					end = x + 1
 				}
-				if tr.SubtreeEnd[u] != end || tr.Below[u] != buckets {
-					t.Fatalf("node %d %q: subtree end %d (want %d), buckets %x (want %x)", u, p, tr.SubtreeEnd[u], end, tr.Below[u], buckets)
+				if tr.Nodes[u].SubtreeEnd != end || tr.Nodes[u].Below != buckets {
+					t.Fatalf("node %d %q: subtree end %d (want %d), buckets %x (want %x)", u, p, tr.Nodes[u].SubtreeEnd, end, tr.Nodes[u].Below, buckets)
 				}
 				got = slices.Clone(tr.TokensBelow(u))
 				slices.Sort(got)
@@ -202,7 +202,7 @@ func TestSlice(t *testing.T) {
 					}
 					for i := s.ExitOff[b]; i < s.ExitOff[b+1]; i++ {
 						w := s.ExitW[i]
-						if tr.InByte[w] != byte(b) || !bytes.Equal(prefix[s.ExitV[i]], prefix[w][:tr.Depth[w]-1]) {
+						if tr.Nodes[w].InByte != byte(b) || !bytes.Equal(prefix[s.ExitV[i]], prefix[w][:tr.Nodes[w].Depth-1]) {
 							t.Fatalf("exit %d: byte %x, parent %d", w, b, s.ExitV[i])
 						}
 						_, c := insideClass(&k, prefix[s.ExitV[i]])
