@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1002,21 +1003,85 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 		c.fail(&LimitError{Pointer: c.ptrOf(a), Limit: "MaxEnumValues", Value: len(vals), Max: MaxEnumValues})
 		return ""
 	}
+	// A value of a's own enum satisfies a's enum keyword: it is judged
+	// against the rest of a (a copy without the enum), the validator's
+	// enum check being a scan of the list (quadratic over the list).
+	own, rest := enumSelf(a, t)
 	var alts []string
 	seen := map[string]bool{}
 	for _, v := range vals {
 		pv := toPlain(v)
-		if !c.valueOK(pv, t) {
-			continue
-		}
 		k := canonicalJSON(pv)
 		if seen[k] {
+			continue
+		}
+		judge := t
+		if own[k] {
+			judge = rest
+		}
+		if !c.valueOK(pv, judge) {
 			continue
 		}
 		seen[k] = true
 		alts = append(alts, c.literal(v))
 	}
 	return alt(alts...)
+}
+
+// minEnumSelf is the enum length from which emitEnum judges an enum's
+// values without the enum itself (below it the scan costs less than the
+// copy).
+const minEnumSelf = 8
+
+// enumSelf returns, for an enum of at least minEnumSelf values on a
+// schema of t (or one its $ref chain reaches), the values of a.Enum
+// (canonical JSON) and t with a replaced by a copy of a without its enum
+// (and the schemas of the chain by copies leading to it); nil and t
+// otherwise.
+func enumSelf(a *jsonschema.Schema, t term) (map[string]bool, term) {
+	if a.Constant != nil || len(a.Enum) < minEnumSelf {
+		return nil, t
+	}
+	for i, m := range t.ms {
+		x := withoutEnum(m, a, maxEnumRefs)
+		if x == nil {
+			continue
+		}
+		own := make(map[string]bool, len(a.Enum))
+		for _, e := range a.Enum {
+			own[canonicalJSON(toPlain(e))] = true
+		}
+		rest := t
+		rest.ms = slices.Clone(t.ms)
+		rest.ms[i] = x
+		return own, rest
+	}
+	return nil, t
+}
+
+// maxEnumRefs bounds the $ref chain enumSelf follows from a schema of a
+// term to the enum's schema (a chain of definitions is a few long).
+const maxEnumRefs = 8
+
+// withoutEnum returns a copy of m without a's enum when m is a or its
+// $ref chain reaches a within depth references (the schemas on the way
+// copied to lead to the copy of a), else nil.
+func withoutEnum(m, a *jsonschema.Schema, depth int) *jsonschema.Schema {
+	if m == a {
+		b := *a
+		b.Enum = nil
+		return &b
+	}
+	if m.Ref == nil || depth == 0 {
+		return nil
+	}
+	r := withoutEnum(m.Ref, a, depth-1)
+	if r == nil {
+		return nil
+	}
+	b := *m
+	b.Ref = r
+	return &b
 }
 
 // valueOK reports whether a plain JSON value satisfies every schema and

@@ -151,6 +151,16 @@ var acceptCases = []struct {
 	{"enum filtered by type", `{"type":"string","enum":["a",1,"b"]}`, nil, []string{`"a"`, `"b"`}, []string{`1`}},
 	{"allOf enums intersect", `{"allOf":[{"enum":["a","b","c"]},{"enum":["b","c","d"]}]}`, nil,
 		[]string{`"b"`, `"c"`}, []string{`"a"`, `"d"`}},
+	// Enums of minEnumSelf values or more are judged without their own
+	// enum keyword (emitEnum): the rest of the schema still filters them,
+	// on the schema itself, through a $ref chain, and alongside a sibling
+	// schema of the term.
+	{"long enum filtered by its schema", `{"type":"string","maxLength":2,"enum":["a","bb","ccc",1,"d","ee","fff",null,"g","hh"]}`, nil,
+		[]string{`"a"`, `"bb"`, `"d"`, `"ee"`, `"g"`, `"hh"`}, []string{`"ccc"`, `1`, `"fff"`, `null`, `"x"`}},
+	{"long enum through a $ref chain", `{"$defs":{"a":{"$ref":"#/$defs/b","minLength":2},"b":{"type":"string","enum":["a","bb","ccc",1,"d","ee","fff",null,"g","hh"]}},"$ref":"#/$defs/a"}`, nil,
+		[]string{`"bb"`, `"ccc"`, `"ee"`, `"fff"`, `"hh"`}, []string{`"a"`, `1`, `"d"`, `null`, `"g"`, `"x"`}},
+	{"long enums intersect", `{"allOf":[{"enum":["a","b","c","d","e","f","g","h","i"]},{"enum":["h","i","j","k","l","m","n","o","a"]}]}`, nil,
+		[]string{`"a"`, `"h"`, `"i"`}, []string{`"b"`, `"j"`, `"o"`}},
 	{"properties in schema order", `{"type":"object","properties":{"b":{"type":"string"},"c":{"type":"string"},"a":{"type":"string"}},"required":["a","b","c"],"additionalProperties":false}`, nil,
 		[]string{`{"b":"1","c":"2","a":"3"}`}, []string{`{"a":"3","b":"1","c":"2"}`, `{"b":"1","c":"2"}`}},
 	{"optional properties", `{"properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"},"d":{"type":"integer"}},"required":["c"],"additionalProperties":false}`, nil,
