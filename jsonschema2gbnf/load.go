@@ -451,9 +451,13 @@ func load(data []byte) (l *loaded, err error) {
 		return nil, err
 	}
 	rewrite := bytes.Contains(data, []byte(`"nullable"`)) && rewriteNullable(raw)
-	huge, err := rewriteHugeNumbers(raw)
-	if err != nil {
-		return nil, err
+	// (Numbers out of the validator's range are rare: one walk without
+	// pointers finds whether there is any before the walk that names them.)
+	huge := false
+	if _, _, bad := outOfRangeIn(raw); bad {
+		if huge, err = rewriteHugeNumbers(raw); err != nil {
+			return nil, err
+		}
 	}
 	if rewrite || huge {
 		data = []byte(canonicalJSON(raw))
