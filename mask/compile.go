@@ -582,7 +582,8 @@ func (c *Compiled) mayRunOut(qs []int32) bool {
 // precomputeDeeper computes, while the budget lasts, the levels below
 // the stack tops: for every stack top q of a frame F whose level 1 has
 // cross points (F can end inside a token), the level below them in each
-// plain return state of a call to F — what a matcher computes on first
+// plain return state that can be right below F on a stack (a call's, or
+// its caller's for a tail call: belowRets) — what a matcher computes on first
 // use when a value or a key ends inside a token and the text goes on in
 // its caller — then, breadth first, the levels below those whose cross
 // points go on further (a value that ends its caller too). A top of a
@@ -595,19 +596,7 @@ func (c *Compiled) mayRunOut(qs []int32) bool {
 // (Matcher.childEntry), and its work counts as eager work.
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
-	rets := make([][]int32, len(a.frames)) // per frame: the plain return states of calls to it
-	seen := map[[2]int32]bool{}
-	for q := range a.states {
-		for _, e := range a.states[q].calls {
-			// (A return state without level 1 is one where the caller can
-			// only end: nothing follows there.)
-			k := [2]int32{e.callee, e.ret}
-			if !a.frames[a.states[e.ret].frame].repeat && c.level1[e.ret] != nil && !seen[k] {
-				seen[k] = true
-				rets[e.callee] = append(rets[e.callee], e.ret)
-			}
-		}
-	}
+	rets := c.belowRets()
 	m := c.NewMatcher()
 	m.eagerWork = &c.walker.work
 	// The levels to go below, each with the frame whose callers come
@@ -696,6 +685,72 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 			return
 		}
 	}
+}
+
+// belowRets returns, per frame F, the plain return states that can be
+// the node right below a top of F on a matcher's stack, in a fixed order:
+// those of the calls to F, and, for a call to F in tail position (its
+// return state can only pop: the stack keeps no node for it, see
+// stepper.pushed), those below the caller's frame, and so on. A JSON
+// value's string, number or object is such a call: what follows a string
+// that ends a value is its caller's caller's business. A return state
+// without level 1 is one where the caller can only end: nothing follows
+// there. Each list holds a state at most once.
+func (c *Compiled) belowRets() [][]int32 {
+	a := c.a
+	direct := make([][]int32, len(a.frames))   // per frame: the plain return states of calls to it
+	tailFrom := make([][]int32, len(a.frames)) // per frame: the frames that call it in tail position
+	seen := map[[2]int32]bool{}
+	for q := range a.states {
+		for _, e := range a.states[q].calls {
+			if a.states[e.ret].flags&stPureFinal != 0 {
+				k := [2]int32{-1 - e.callee, a.states[q].frame}
+				if !seen[k] {
+					seen[k] = true
+					tailFrom[e.callee] = append(tailFrom[e.callee], a.states[q].frame)
+				}
+				continue
+			}
+			k := [2]int32{e.callee, e.ret}
+			if !a.frames[a.states[e.ret].frame].repeat && c.level1[e.ret] != nil && !seen[k] {
+				seen[k] = true
+				direct[e.callee] = append(direct[e.callee], e.ret)
+			}
+		}
+	}
+	rets := make([][]int32, len(a.frames))
+	for fi := range a.frames {
+		if len(tailFrom[fi]) == 0 {
+			rets[fi] = direct[fi]
+			continue
+		}
+		// The frames reached through tail calls, breadth first (a cycle
+		// of tail calls is visited once).
+		out := slices.Clone(direct[fi])
+		in := map[int32]bool{}
+		for _, r := range out {
+			in[r] = true
+		}
+		visited := map[int32]bool{int32(fi): true}
+		frames := []int32{int32(fi)}
+		for i := 0; i < len(frames); i++ {
+			for _, g := range tailFrom[frames[i]] {
+				if visited[g] {
+					continue
+				}
+				visited[g] = true
+				frames = append(frames, g)
+				for _, r := range direct[g] {
+					if !in[r] {
+						in[r] = true
+						out = append(out, r)
+					}
+				}
+			}
+		}
+		rets[fi] = out
+	}
+	return rets
 }
 
 // newClass reports whether a counter of cnt iterations in repetition

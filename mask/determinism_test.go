@@ -282,21 +282,33 @@ func TestLazyTime(t *testing.T) {
 // (crossCheck elsewhere).
 func TestDeeperLevelsPrecomputed(t *testing.T) {
 	_, v := loadBench(t)
-	g, err := gbnf.Parse(`root ::= "[" item ("," item)* "]"
-item ::= [a-z]+ | "{" item "}" | "\"" [a-z]{0,40} "\"" | "<" [a-z]{30,} ">"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ name, prefix string }{
-		{"one pop", "[{ab"},
-		{"two pops", "[{{ab"},
-		{"repetition, first class", `["`},
-		{"repetition, short string", `["ab`},
-		{"repetition, near its bound", `["` + strings.Repeat("a", 36)},
-		{"repetition, iterations needed", "[<abcde"},
-		{"repetition, nested", `[{"abc`},
+	// items: levels below tops one and two frames down, and repetition
+	// frames; values: a string called in tail position (value ::= string),
+	// so that the node below a string's top is the return state of the
+	// call to value (stepper.pushed keeps none for the tail call).
+	items := `root ::= "[" item ("," item)* "]"
+item ::= [a-z]+ | "{" item "}" | "\"" [a-z]{0,40} "\"" | "<" [a-z]{30,} ">"`
+	values := `root ::= "[" value ("," value)* "]"
+value ::= string | "{" (string ":" value ("," string ":" value)*)? "}" | [0-9]+
+string ::= "\"" char* "\""
+char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" hex{4} )
+hex ::= [0-9a-fA-F]`
+	for _, tc := range []struct{ name, grammar, prefix string }{
+		{"one pop", items, "[{ab"},
+		{"two pops", items, "[{{ab"},
+		{"repetition, first class", items, `["`},
+		{"repetition, short string", items, `["ab`},
+		{"repetition, near its bound", items, `["` + strings.Repeat("a", 36)},
+		{"repetition, iterations needed", items, "[<abcde"},
+		{"repetition, nested", items, `[{"abc`},
+		{"tail call", values, `["ab`},
+		{"tail call, nested", values, `[{"a":"b`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			g, err := gbnf.Parse(tc.grammar)
+			if err != nil {
+				t.Fatal(err)
+			}
 			lazyAfter := func(opt mask.Options) int64 {
 				c, err := mask.CompileWith(g, v, opt)
 				if err != nil {
