@@ -742,6 +742,30 @@ func TestBatchedPrecompute(t *testing.T) {
 	}
 }
 
+// TestPrecomputeEndsAfterFill: a precomputation that ends after the
+// scheduler filled an empty batch (its run held back for it) and before
+// it looked for one to wait for used to fail the generation ("nothing to
+// decode"; TestGenerateN under -race): the scheduler now fills again.
+func TestPrecomputeEndsAfterFill(t *testing.T) {
+	prompt := "a prompt for a precomputation that ends at the wrong moment"
+	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3)}
+	want := generate(t, newEngine(t, newFakeModel()), prompt, opts...).Text
+	release := engine.HoldPrecompute(t)
+	var once sync.Once
+	hits := 0
+	engine.OnEmptyBatch(t, func() {
+		hits++
+		once.Do(release)
+	})
+	res, err := newEngine(t, newFakeModel()).Generate(context.Background(), prompt, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != want || hits == 0 {
+		t.Errorf("output %q after %d empty batches, want %q after some", res.Text, hits, want)
+	}
+}
+
 // A generation's end is seen in the scheduler's gauges by the time its
 // caller has the result: the group used to be closed before Active and
 // Cells were updated, and a caller reading SchedulerStats right after

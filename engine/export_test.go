@@ -18,3 +18,21 @@ func HoldPrecompute(t *testing.T) (release func()) {
 	t.Cleanup(func() { precomputeGrammar = old })
 	return func() { close(ch) }
 }
+
+// OnEmptyBatch calls f each time the scheduler's batch comes out empty
+// (its runs wait for their grammars' precomputation), then waits until
+// those precomputations have ended, before the scheduler looks for one
+// to wait for: the moment a precomputation ends between the two.
+func OnEmptyBatch(t *testing.T, f func()) {
+	emptyBatchHook = func(s *scheduler) {
+		f()
+		for _, g := range s.groups {
+			for _, r := range g.runs {
+				if r.con != nil {
+					<-r.con.compiled.Precomputed()
+				}
+			}
+		}
+	}
+	t.Cleanup(func() { emptyBatchHook = nil })
+}

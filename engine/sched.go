@@ -229,12 +229,20 @@ func (s *scheduler) loop() {
 		s.cancel()
 		s.fill()
 		if s.batch.Len() == 0 {
+			if emptyBatchHook != nil {
+				emptyBatchHook(s)
+			}
 			if ch := s.precomputing(); ch != nil {
 				// Every run with something to decode waits for its
 				// grammar's precomputation (run.precomputed).
 				<-ch
 				continue
 			}
+			// The precomputations fill waited for may have ended since:
+			// fill again before giving up.
+			s.fill()
+		}
+		if s.batch.Len() == 0 {
 			// Every run is waiting for a prefix that nothing decodes:
 			// cannot happen (the first run of a group decodes it).
 			s.failAll(errors.New("engine: scheduler: nothing to decode"))
@@ -550,6 +558,10 @@ func (r *run) precomputed() bool {
 	}
 	return true
 }
+
+// emptyBatchHook, when set (tests), is called when fill found nothing to
+// decode, before the scheduler looks for a precomputation to wait for.
+var emptyBatchHook func(s *scheduler)
 
 // precomputing returns the Precomputed channel of a run that waits for
 // its grammar's precomputation, nil if none does.
