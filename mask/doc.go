@@ -75,7 +75,9 @@
 // that class (vocab.Slice: the tokens inside the loop and the trie nodes
 // where a token can leave it, made once per vocabulary and class) and
 // walks only the exits (slice.go; the walk of the exits from the loop is
-// shared by every state that leads into it). The trie nodes where q's
+// shared by every state that leads into it); so does a state inside a
+// UTF-8 character of such a loop (a mid-character slice, vocab.MidSlice:
+// the tokens that finish the character and go on in the loop). The trie nodes where q's
 // frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;

@@ -132,6 +132,18 @@ func (c *Compiled) SliceStates() int {
 	return n
 }
 
+// MidSliceStates returns how many states take their level 1 from a
+// mid-character slice (midSlice).
+func (c *Compiled) MidSliceStates() int {
+	n := 0
+	for _, m := range c.sliceOf {
+		if m > 0 && c.sliceUses[m-1].sl.Need > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // StepWork returns the work (MaxStepWork units) of the matcher's last
 // step: the last byte of its last Accept or AcceptBytes, or its last
 // FillMask.

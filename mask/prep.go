@@ -65,13 +65,21 @@ func prepare(v *Vocab) *vocabPrep {
 	if sl := v.Slice(jsonString, &work); sl != nil {
 		p.upToChars(sl, 0, nil)
 	}
+	// Its mid-character slices (midSlice), one per way a character can
+	// still need continuation bytes: a string's states inside a character.
+	for _, e := range [...]struct {
+		need   int
+		lo, hi byte
+	}{{1, 0x80, 0xBF}, {2, 0x80, 0xBF}, {2, 0xA0, 0xBF}, {2, 0x80, 0x9F}, {3, 0x80, 0xBF}, {3, 0x90, 0xBF}, {3, 0x80, 0x8F}} {
+		v.MidSlice(jsonString, e.need, e.lo, e.hi, &work)
+	}
 	p.duration = time.Since(start)
 	vocabPreps.Store(v, p)
 	return p
 }
 
 // PrepareVocab builds the per-vocabulary structures Compile needs (the
-// token trie, the slice of JSON string bodies and its tokens by length)
+// token trie, the slices of JSON string bodies and its tokens by length)
 // ahead of time and returns
 // how long that took. Compile does
 // it on first use otherwise; benchmarks call it to report the one-off

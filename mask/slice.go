@@ -24,7 +24,8 @@ import (
 // start of a repetition whose body is one character of the class
 // (char{1,80}), with each token's characters as its cost, and, for the
 // bytes that lead it into D, a state that mostly leads into D
-// (sliceBorrow). Where D may pop (the end of an identifier), the follow
+// (sliceBorrow), and a state inside a character whose end leads into D
+// (midSlice: the vocabulary's mid-character slice of the class). Where D may pop (the end of an identifier), the follow
 // set must avoid the class: then a pop can only come before an exit
 // byte, and the exits' parents are the cross points.
 
@@ -54,7 +55,12 @@ var jsonString = func() (k vocab.Class) {
 }()
 
 // sliceIn returns the tokens inside slice sl.
-func sliceIn(sl *vocab.Slice) *tokenSet { return &tokenSet{bits: sl.In, n: sl.InCount} }
+func sliceIn(sl *vocab.Slice) *tokenSet {
+	if sl.InList != nil {
+		return &tokenSet{list: sl.InList, n: sl.InCount}
+	}
+	return &tokenSet{bits: sl.In, n: sl.InCount}
+}
 
 // upToKey identifies the tokens of a slice that start at most k characters.
 type upToKey struct {
@@ -162,6 +168,11 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	if len(st.toks) != 0 {
 		return sliceUse{}, false
 	}
+	if !f.repeat {
+		if u, ok := c.midSlice(q); ok {
+			return u, true
+		}
+	}
 	// The loop state: for a repetition, the iteration end most bytes of
 	// the body start lead to (it steps by the start's row); else the end
 	// of the chain of main successors from q, if it loops.
@@ -247,6 +258,70 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 		return sliceUse{}, false
 	}
 	return sliceUse{sl: sl, d: d, chain: chain}, true
+}
+
+// midSlice returns the use of a mid-character slice by plain state q:
+// q is inside a character (a lead byte read) whose continuation bytes
+// lead, through states that do nothing else, into a loop state d with a
+// slice of its own (a string body between a lead byte and the
+// character's end). Its tokens are then the mid-character slice's, and
+// its exits are taken from d, at character boundaries (chain [d]).
+func (c *Compiled) midSlice(q int32) (sliceUse, bool) {
+	s, lo, hi, ok := c.contStep(q)
+	if !ok {
+		return sliceUse{}, false
+	}
+	need := 1
+	for {
+		if u, ok := c.sliceFor(s); ok && u.d == s && len(u.chain) == 1 && u.sl.Need == 0 {
+			var work int64
+			sl := c.v.MidSlice(u.sl.Class, need, lo, hi, &work)
+			c.addSliceWork(work)
+			if sl == nil {
+				return sliceUse{}, false
+			}
+			return sliceUse{sl: sl, d: s, chain: []int32{s}}, true
+		}
+		next, l, h, ok := c.contStep(s)
+		if !ok || l != 0x80 || h != 0xBF || need == 3 {
+			return sliceUse{}, false
+		}
+		s = next
+		need++
+	}
+}
+
+// contStep reports whether q, in a plain frame, reads one continuation
+// byte of a character and nothing else: no calls or token edges, no end
+// of its frame, and exactly the bytes lo..hi (within 0x80..0xBF) lead to
+// one state, next.
+func (c *Compiled) contStep(q int32) (next int32, lo, hi byte, ok bool) {
+	a := c.a
+	st := &a.states[q]
+	if len(st.calls) != 0 || len(st.toks) != 0 || st.flags&stFinal != 0 || a.frames[st.frame].repeat {
+		return 0, 0, 0, false
+	}
+	next, lo, hi = -1, 0xFF, 0
+	row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
+	for cl, t := range row {
+		if t < 0 {
+			continue
+		}
+		if a.classLo[cl] < 0x80 || a.classHi[cl] > 0xBF || next >= 0 && t != next {
+			return 0, 0, 0, false
+		}
+		next = t
+		lo, hi = min(lo, a.classLo[cl]), max(hi, a.classHi[cl])
+	}
+	if next < 0 {
+		return 0, 0, 0, false
+	}
+	for b := int(lo); b <= int(hi); b++ {
+		if row[a.classOf[b]] != next {
+			return 0, 0, 0, false // a hole in the range
+		}
+	}
+	return next, lo, hi, true
 }
 
 // mainSucc returns the state most bytes lead to from q by its own row (-1
@@ -382,6 +457,14 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	return l
 }
 
+// exitKey identifies a walk of a slice's exits (sliceExitsOf): the slice
+// (a loop's, or a mid-character one's), the loop state and the length of
+// the chain before it.
+type exitKey struct {
+	sl   *vocab.Slice
+	d, n int32
+}
+
 // sliceExitSet is what the walk of a loop's exits (sliceExits) adds to
 // the level 1 of a state that uses the loop's slice.
 type sliceExitSet struct {
@@ -391,14 +474,14 @@ type sliceExitSet struct {
 
 // sliceExitsOf returns the walk of the exits of u's slice taken from the
 // loop state (see sliceExits), from the walker's base q. It depends only
-// on the loop state and the length of the chain before it, and is walked
+// on the slice, the loop state and the length of the chain before it, and is walked
 // once per compilation: the states that lead into the same loop share it
 // (the start of an object's other keys and the states after each prefix
 // of a listed name all end in the loop of key characters;
 // Github_hard/o1051 walked the same 220,000 units for 7 of them, which
 // took its whole eager budget).
 func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
-	k := [2]int32{u.d, int32(len(u.chain))}
+	k := exitKey{u.sl, u.d, int32(len(u.chain))}
 	if e := c.exitMemo[k]; e != nil && !noExitMemo {
 		return e
 	}
@@ -407,7 +490,7 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 	w.sliceExits(u, nil, exitsFromLoop)
 	e := &sliceExitSet{set: w.build(w.acc), cross: uniqueNodes(w.cross)}
 	if c.exitMemo == nil {
-		c.exitMemo = map[[2]int32]*sliceExitSet{}
+		c.exitMemo = map[exitKey]*sliceExitSet{}
 	}
 	c.exitMemo[k] = e
 	return e

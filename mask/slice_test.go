@@ -81,6 +81,53 @@ func TestSlicesEqualWalks(t *testing.T) {
 	}
 }
 
+// TestMidCharacterSlices: a string's states inside a UTF-8 character
+// (after a lead byte, or one continuation byte of three) take their level
+// 1 from the vocabulary's mid-character slices, and the masks after
+// prefixes that end inside every kind of character are those of the
+// walks without slices, eagerly and on first use.
+func TestMidCharacterSlices(t *testing.T) {
+	_, v := loadBench(t)
+	grammars := map[string]string{
+		"json-string": sliceGrammars["json-string"],
+		// A key language with an escape of its own, then a value: the
+		// loop's exits go on in the frame.
+		"keys": `root ::= "{" ("\"" kchar* "\":" [0-9]+ ("," "\"" kchar* "\":" [0-9]+)*)? "}"` + "\n" +
+			`kchar ::= [^"\\\x00-\x1F] | "\\" ["\\bfnrt]`,
+	}
+	prefixes := map[string][]string{
+		"json-string": {"\"\xc3", "\"\xe6", "\"\xe6\x97", "\"ab\xe0", "\"\xe0\xa4", "\"\xed", "\"\xed\x9f", "\"\xf0", "\"a\xf0\x9f", "\"\xf0\x9f\x98", "\"\xf4\x8f", "\"\xf3\x80\x80", "\"x\",\"\xe4\xb8"},
+		"keys":        {"{\"\xc3", "{\"\xe6\x97", "{\"a\xf0\x9f\x98", "{\"a\":1,\"\xed"},
+	}
+	for name, src := range grammars {
+		t.Run(name, func(t *testing.T) {
+			ref, eager, lazy := compileSliced(t, src, v)
+			if n := eager.MidSliceStates(); n < 6 {
+				t.Errorf("%d states use a mid-character slice, want the 6 inside a character or more", n)
+			}
+			for _, p := range prefixes[name] {
+				var masks [][]uint32
+				for _, c := range []*mask.Compiled{ref, eager, lazy} {
+					m := c.NewMatcher()
+					if err := m.AcceptBytes([]byte(p)); err != nil {
+						t.Fatalf("%q: %v", p, err)
+					}
+					bits := make([]uint32, c.Words())
+					m.FillMask(bits)
+					masks = append(masks, bits)
+				}
+				if !slices.Equal(masks[0], masks[1]) || !slices.Equal(masks[0], masks[2]) {
+					t.Errorf("%q: the masks with slices (eager %v, on first use %v) differ from the walk's", p, slices.Equal(masks[0], masks[1]), slices.Equal(masks[0], masks[2]))
+				}
+				if popcount(masks[0]) == 0 {
+					t.Errorf("%q: nothing allowed", p)
+				}
+			}
+			sameMasks(t, ref, lazy, nil, 6, 60, 7)
+		})
+	}
+}
+
 // TestSlicesEqualWalksCorpus is TestSlicesEqualWalks on a sample of the
 // JSONSchemaBench schemas (every 80th), lazily compiled.
 func TestSlicesEqualWalksCorpus(t *testing.T) {

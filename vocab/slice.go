@@ -30,6 +30,16 @@ import (
 //
 // Package mask assembles a loop state's tokens from In and the walks of
 // the exits (see mask's slice.go).
+//
+// A mid-character slice (MidSlice) is the same for a loop entered inside
+// a character: the tokens start with the continuation bytes that finish
+// it (Need of them, the first in Lo..Hi) and go on in C*. It serves the
+// states of a string between a lead byte and the character's end, which
+// a byte-level vocabulary reaches whenever a token ends inside a
+// character (Llama-3's tokens split CJK characters, emoji and the like).
+// Walked, each such state cost about 800 units of the eager budget, or a
+// first use of 100 µs and more in a grammar whose budget did not reach
+// it.
 
 // MaxSlices bounds the slices kept per vocabulary. On Llama-3 a slice
 // takes 20–210 KB; the 2,020 JSONSchemaBench grammars have 76 distinct
@@ -64,9 +74,18 @@ func (cl *Class) Starts(b byte) bool {
 // the top of this file). It is immutable and shared: its slices must not
 // be modified.
 type Slice struct {
-	Class   Class
+	Class Class
+	// Need, Lo, Hi: a mid-character slice's continuation bytes still
+	// needed at the root and the range of the first (Need is 0 in a
+	// slice from a character boundary).
+	Need    int8
+	Lo, Hi  byte
 	In      []uint32 // bitset of the tokens inside
 	InCount int      // their number
+	// InList is In as a sorted list when it holds fewer tokens than In
+	// has words (a mid-character slice: a few hundred tokens), so that a
+	// state's set need not be a copy of the vocabulary-sized bitset.
+	InList []int32
 
 	// Exits by byte: ExitW[ExitOff[b]:ExitOff[b+1]] are the trie nodes
 	// after the exit byte b below the root, ascending, ExitV their parents
@@ -89,25 +108,50 @@ type Slice struct {
 // adding that pass's trie nodes and tokens to *work; nil when the
 // vocabulary holds MaxSlices slices already.
 func (v *Vocab) Slice(cl Class, work *int64) *Slice {
+	return v.slice(sliceKey{cl, 0, 0x80, 0xBF}, work)
+}
+
+// MidSlice returns the mid-character slice of class cl (see the top of
+// this file) for a character that needs need more continuation bytes
+// (1 to 3), the first in lo..hi (within 0x80..0xBF); like Slice, it is
+// computed on the first call, its work added to *work, and nil when the
+// vocabulary holds MaxSlices slices already or the arguments are not
+// those of a character's end.
+func (v *Vocab) MidSlice(cl Class, need int, lo, hi byte, work *int64) *Slice {
+	if need < 1 || need > 3 || lo < 0x80 || hi > 0xBF || lo > hi {
+		return nil
+	}
+	return v.slice(sliceKey{cl, int8(need), lo, hi}, work)
+}
+
+// sliceKey identifies a slice: its class and, for a mid-character slice,
+// the continuation bytes needed at the root.
+type sliceKey struct {
+	cl     Class
+	need   int8
+	lo, hi byte
+}
+
+func (v *Vocab) slice(k sliceKey, work *int64) *Slice {
 	v.sliceMu.Lock()
 	defer v.sliceMu.Unlock()
-	if s := v.slices[cl]; s != nil {
+	if s := v.slices[k]; s != nil {
 		return s
 	}
 	if len(v.slices) >= MaxSlices {
 		return nil
 	}
-	s := buildSlice(v, cl, work)
+	s := buildSlice(v, k, work)
 	if v.slices == nil {
-		v.slices = map[Class]*Slice{}
+		v.slices = map[sliceKey]*Slice{}
 	}
-	v.slices[cl] = s
+	v.slices[k] = s
 	return s
 }
 
-func buildSlice(v *Vocab, cl Class, work *int64) *Slice {
+func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 	t := v.Trie()
-	s := &Slice{Class: cl, v: v, In: make([]uint32, (v.Size()+31)/32)}
+	s := &Slice{Class: k.cl, Need: k.need, Lo: k.lo, Hi: k.hi, v: v, In: make([]uint32, (v.Size()+31)/32)}
 	type exit struct {
 		b       byte
 		w, v, k int32
@@ -144,13 +188,23 @@ func buildSlice(v *Vocab, cl Class, work *int64) *Slice {
 	for i := 1; i < len(s.ExitOff); i++ {
 		s.ExitOff[i] += s.ExitOff[i-1]
 	}
+	if s.InCount < len(s.In) {
+		s.InList = make([]int32, 0, s.InCount)
+		for wi, word := range s.In {
+			for ; word != 0; word &= word - 1 {
+				s.InList = append(s.InList, int32(wi*32+bits.TrailingZeros32(word)))
+			}
+		}
+	}
 	return s
 }
 
 // walk visits the trie along the strings of the slice's class: inside is
 // called for every node below the root whose bytes are a prefix of a
-// string of C* (with the characters they start), exit for every exit
-// (the byte, the node after it, its parent, the parent's characters).
+// string of C* (of the Need continuation bytes then C*, for a
+// mid-character slice), with the characters they start, exit for every
+// exit (the byte, the node after it, its parent, the parent's
+// characters).
 func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars int32)) {
 	t := s.v.Trie()
 	// need: continuation bytes still needed at a node (0 at a character
@@ -161,7 +215,7 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 		need   int8
 		lo, hi byte
 	}
-	stack := []item{{u: 0, lo: 0x80, hi: 0xBF}}
+	stack := []item{{u: 0, need: s.Need, lo: s.Lo, hi: s.Hi}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -191,7 +245,8 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 }
 
 // ByChars returns the tokens of In sorted by the characters they start
-// (a token ending mid character counts it), with off[k] the number
+// (a token ending mid character counts it; in a mid-character slice, the
+// character the token finishes does not count), with off[k] the number
 // starting fewer than k characters, k ≤ MaxTokenLen()+1 (the last count
 // holds every longer one). It is computed on the first call.
 func (s *Slice) ByChars() (ids, off []int32) {

@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -219,6 +220,107 @@ func TestSlice(t *testing.T) {
 					if !got[w] {
 						t.Fatalf("exit %d %q missing", w, prefix[w])
 					}
+				}
+			})
+		}
+	}
+}
+
+// TestMidSlice checks the mid-character slices of a JSON string's class
+// (one per way a UTF-8 character can still need continuation bytes)
+// against the reference: In is every normal token made of the character's
+// remaining continuation bytes (or a prefix of them) and then a prefix of
+// a string of the class, InList is In in order when small, and the exits
+// are the nodes after the first byte that leaves the class once the
+// character is finished.
+func TestMidSlice(t *testing.T) {
+	jsonish := Class{NonASCII: true}
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' {
+			jsonish.AddASCII(byte(b))
+		}
+	}
+	ends := []struct {
+		need   int
+		lo, hi byte
+	}{{1, 0x80, 0xBF}, {2, 0x80, 0xBF}, {2, 0xA0, 0xBF}, {2, 0x80, 0x9F}, {3, 0x80, 0xBF}, {3, 0x90, 0xBF}, {3, 0x80, 0x8F}}
+	// rest returns the bytes of b after the character's end, or ok false
+	// if b's first bytes are not the continuation bytes it needs.
+	rest := func(b []byte, need int, lo, hi byte) ([]byte, bool) {
+		for i := 0; i < need && i < len(b); i++ {
+			l, h := byte(0x80), byte(0xBF)
+			if i == 0 {
+				l, h = lo, hi
+			}
+			if b[i] < l || b[i] > h {
+				return nil, false
+			}
+		}
+		if len(b) <= need {
+			return nil, true
+		}
+		return b[need:], true
+	}
+	for name, v := range trieVocabs(t) {
+		tr := v.Trie()
+		prefix := prefixes(tr)
+		for _, e := range ends {
+			t.Run(fmt.Sprintf("%s/%d-%x-%x", name, e.need, e.lo, e.hi), func(t *testing.T) {
+				var work int64
+				s := v.MidSlice(jsonish, e.need, e.lo, e.hi, &work)
+				if s == nil || s != v.MidSlice(jsonish, e.need, e.lo, e.hi, &work) || s == v.Slice(jsonish, &work) {
+					t.Fatalf("mid slice %v (or not cached, or the boundary slice)", s)
+				}
+				var ids []int32
+				for id := int32(0); int(id) < v.Size(); id++ {
+					r, ok := rest(v.Token(id), e.need, e.lo, e.hi)
+					in := ok && len(v.Token(id)) > 0 && v.Kind(id) == TokenNormal
+					if in && r != nil {
+						in, _ = insideClass(&jsonish, r)
+					}
+					if got := s.In[id>>5]&(1<<(uint32(id)&31)) != 0; got != in {
+						t.Fatalf("token %d %q: in = %v, want %v", id, v.Token(id), got, in)
+					}
+					if in {
+						ids = append(ids, id)
+					}
+				}
+				if s.InCount != len(ids) || s.InList != nil && !slices.Equal(s.InList, ids) || s.InList == nil && s.InCount < len(s.In) {
+					t.Fatalf("InCount %d, InList %d ids, want %d", s.InCount, len(s.InList), len(ids))
+				}
+				want := map[int32]int32{} // exit node → characters before it
+				for u := int32(1); int(u) < tr.NumNodes(); u++ {
+					p := prefix[u]
+					r, ok := rest(p[:len(p)-1], e.need, e.lo, e.hi)
+					if !ok || len(p)-1 < e.need {
+						continue
+					}
+					if in, _ := insideClass(&jsonish, r); !in || !utf8.Valid(r) {
+						continue
+					}
+					if c := p[len(p)-1]; !jsonish.Starts(c) {
+						if n, _, _ := UTF8Lead(c); c < 0x80 || n > 0 {
+							_, k := insideClass(&jsonish, r)
+							want[u] = int32(k)
+						}
+					}
+				}
+				got := 0
+				for b := range 256 {
+					if s.RootExit[b] != 0 {
+						t.Fatalf("root exit by %x: the root is inside a character", b)
+					}
+					for i := s.ExitOff[b]; i < s.ExitOff[b+1]; i++ {
+						w := s.ExitW[i]
+						k, ok := want[w]
+						if !ok || tr.Nodes[w].InByte != byte(b) || !bytes.Equal(prefix[s.ExitV[i]], prefix[w][:tr.Nodes[w].Depth-1]) || s.ExitK[i] != k {
+							t.Fatalf("exit %d %q: byte %x, parent %d, %d characters (want %d, listed %v)", w, prefix[w], b, s.ExitV[i], s.ExitK[i], k, ok)
+						}
+						got++
+					}
+				}
+				if got != len(want) {
+					t.Fatalf("%d exits, want %d", got, len(want))
 				}
 			})
 		}

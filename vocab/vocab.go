@@ -99,7 +99,7 @@ type Vocab struct {
 	trie     *Trie // see Trie
 
 	sliceMu sync.Mutex
-	slices  map[Class]*Slice // see Slice
+	slices  map[sliceKey]*Slice // see Slice
 }
 
 const (
