@@ -163,8 +163,9 @@
 // elements, every length within the file); a GGUF's per-token arrays
 // must have the vocabulary's length and its metadata must end a file
 // without tensors. Indirect left recursion is an error naming the cycle
-// of rules. A vocabulary keeps at most vocab.MaxSlices slices; past that,
-// new classes are walked. The eager part of Compile stops after
+// of rules. A vocabulary keeps at most vocab.MaxSlices slices (and
+// vocab.MaxMidSlices mid-character ones); past that, new classes are
+// walked. The eager part of Compile stops after
 // DefaultEagerWork units or, as a safety net, DefaultEagerTimeout
 // (Options): a bound on precomputation, not on an input.
 //

@@ -10,7 +10,8 @@
 // 128k Llama-3 vocabulary) and the slices of character classes (Slice:
 // the tokens inside a loop over a class and where tokens leave it, one
 // pass over part of the trie per class, at most MaxSlices per
-// vocabulary).
+// vocabulary; and the same from inside a character, MidSlice, at most
+// MaxMidSlices).
 //
 // In this package, v is always a *Vocab, id a token id (int32) and k a
 // TokenKind.

@@ -47,6 +47,12 @@ import (
 // string bodies. Past the bound Slice returns nil.
 const MaxSlices = 128
 
+// MaxMidSlices bounds the mid-character slices kept per vocabulary, apart
+// from MaxSlices (they must not take the place of a loop's slice): up to
+// seven per class with non-ASCII characters, each the size of a bitset
+// of the vocabulary (16 KB on Llama-3) and a few hundred tokens.
+const MaxMidSlices = 128
+
 // A Class is a set of characters: ASCII bytes (bit b of ASCII[b/64]),
 // and all non-ASCII scalar values or none.
 type Class struct {
@@ -115,7 +121,7 @@ func (v *Vocab) Slice(cl Class, work *int64) *Slice {
 // this file) for a character that needs need more continuation bytes
 // (1 to 3), the first in lo..hi (within 0x80..0xBF); like Slice, it is
 // computed on the first call, its work added to *work, and nil when the
-// vocabulary holds MaxSlices slices already or the arguments are not
+// vocabulary holds MaxMidSlices of them already or the arguments are not
 // those of a character's end.
 func (v *Vocab) MidSlice(cl Class, need int, lo, hi byte, work *int64) *Slice {
 	if need < 1 || need > 3 || lo < 0x80 || hi > 0xBF || lo > hi {
@@ -138,7 +144,7 @@ func (v *Vocab) slice(k sliceKey, work *int64) *Slice {
 	if s := v.slices[k]; s != nil {
 		return s
 	}
-	if len(v.slices) >= MaxSlices {
+	if k.need == 0 && len(v.slices)-v.midSlices >= MaxSlices || k.need > 0 && v.midSlices >= MaxMidSlices {
 		return nil
 	}
 	s := buildSlice(v, k, work)
@@ -146,6 +152,9 @@ func (v *Vocab) slice(k sliceKey, work *int64) *Slice {
 		v.slices = map[sliceKey]*Slice{}
 	}
 	v.slices[k] = s
+	if k.need > 0 {
+		v.midSlices++
+	}
 	return s
 }
 

@@ -357,13 +357,24 @@ func prefixes(tr *Trie) [][]byte {
 	return p
 }
 
-// TestSliceLimit: past MaxSlices classes, Slice returns nil.
+// TestSliceLimit: past MaxSlices classes, Slice returns nil; past
+// MaxMidSlices, MidSlice does, and neither takes from the other's bound.
 func TestSliceLimit(t *testing.T) {
 	v, err := NewVocab(bs("a", "b", "ab"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var work int64
+	// Mid-character slices have a bound of their own: they do not take
+	// the place of loops' slices.
+	for i := range MaxMidSlices + 3 {
+		k := Class{NonASCII: true}
+		k.ASCII[0] = uint64(i)
+		s := v.MidSlice(k, 1, 0x80, 0xBF, &work)
+		if (s == nil) != (i >= MaxMidSlices) {
+			t.Fatalf("mid slice %d: %v", i, s)
+		}
+	}
 	for i := range MaxSlices + 3 {
 		var k Class
 		k.ASCII[0] = uint64(i)

@@ -98,8 +98,9 @@ type Vocab struct {
 	trieOnce sync.Once
 	trie     *Trie // see Trie
 
-	sliceMu sync.Mutex
-	slices  map[sliceKey]*Slice // see Slice
+	sliceMu   sync.Mutex
+	slices    map[sliceKey]*Slice // see Slice
+	midSlices int                 // of which mid-character slices
 }
 
 const (
