@@ -370,11 +370,15 @@ x ::= [a-z]{1,30} [a-z0-9] | ""`, uint64(4))
 	f.Add(`root ::= (("a"|"b"){0,5}){0,5}{0,5}`, uint64(6))
 	f.Add(`root ::= s
 s ::= "a" s s | ""`, uint64(7))
+	// A string body over a wide class: its states inside a character
+	// take their tokens from mid-character slices (the vocabulary has
+	// tokens that start and end inside one).
+	f.Add(`root ::= "\"" ([^"\\] | "\\" ["nt])* "\"" [a-z]*`, uint64(8))
 	defer mask.CollectAlways()()
 	// Subset constructions that blow up are cut short: the fuzzer stops
 	// a worker whose input runs for 10 s (wall clock).
 	defer mask.SetMaxStates(1 << 14)()
-	bv := testVocab(f, "ab", "ba", "xy", "yz", "((", "))", "a.", "12", "-a", "é")
+	bv := testVocab(f, "ab", "ba", "xy", "yz", "((", "))", "a.", "12", "-a", "é", "\xc3", "\xa9x", "\xe2\x82", "\xac\"", "\x82", "€\"a", "\"\xf0\x9f", "\x98\x80")
 	f.Fuzz(func(t *testing.T, src string, seed uint64) {
 		if len(src) > 400 {
 			return
