@@ -168,6 +168,7 @@ type minScratch struct {
 	labels         []int32 // the labels with labelID set
 	block          []int32 // minimalPartition's result
 	gSrc, gTgt, at []int32 // groups' source and target; per target the current state's group, plus one
+	eg             []int32 // per edge of the frame: its group
 	gBits, psi     []uint64
 	work, stamp    []int32
 	blkRound       []int32
@@ -403,9 +404,14 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 		}
 	}
 	w := max(1, (len(ms.labels)+63)/64)
-	// Groups: source state, and target state's incoming groups.
+	// Groups: source state, and target state's incoming groups; eg is
+	// each edge's group. The label sets are made once the groups are
+	// counted: a root frame that calls hundreds of rules has tens of
+	// words per set (Github_ultra/o48661: 109,825 groups of 22 words),
+	// and growing them group by group copied them over and over.
 	ms.gSrc, ms.gTgt = ms.gSrc[:0], ms.gTgt[:0]
-	ms.gBits = ms.gBits[:0]
+	eg := resize(ms.eg, last-first)
+	ms.eg = eg
 	at := resize(ms.at, n) // per target: its group of the current state, plus one
 	ms.at = at
 	clear(at)
@@ -419,16 +425,19 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 				at[t] = g + 1
 				ms.gSrc = append(ms.gSrc, int32(q))
 				ms.gTgt = append(ms.gTgt, t)
-				ms.gBits = append(ms.gBits, make([]uint64, w)...)
 			}
-			l := ms.labelID[e.label[i]] - 1
-			ms.gBits[int(g)*w+int(l>>6)] |= 1 << (l & 63)
+			eg[int(i)-first] = g
 		}
+	}
+	m := len(ms.gSrc)
+	ms.gBits = append(ms.gBits[:0], make([]uint64, m*w)...)
+	for i, g := range eg {
+		l := ms.labelID[e.label[first+i]] - 1
+		ms.gBits[int(g)*w+int(l>>6)] |= 1 << (l & 63)
 	}
 	for _, l := range ms.labels {
 		ms.labelID[l] = 0
 	}
-	m := len(ms.gSrc)
 	// Incoming groups by target state: in[inStart[q]:inStart[q+1]].
 	inStart := resize(ms.inStart, n+2)
 	ms.inStart = inStart
