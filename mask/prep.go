@@ -67,11 +67,8 @@ func prepare(v *Vocab) *vocabPrep {
 	}
 	// Its mid-character slices (midSlice), one per way a character can
 	// still need continuation bytes: a string's states inside a character.
-	for _, e := range [...]struct {
-		need   int
-		lo, hi byte
-	}{{1, 0x80, 0xBF}, {2, 0x80, 0xBF}, {2, 0xA0, 0xBF}, {2, 0x80, 0x9F}, {3, 0x80, 0xBF}, {3, 0x90, 0xBF}, {3, 0x80, 0x8F}} {
-		v.MidSlice(jsonString, e.need, e.lo, e.hi, &work)
+	for _, e := range vocab.CharEnds() {
+		v.MidSlice(jsonString, e.Need, e.Lo, e.Hi, &work)
 	}
 	p.duration = time.Since(start)
 	vocabPreps.Store(v, p)

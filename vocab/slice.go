@@ -297,6 +297,36 @@ func (s *Slice) ByChars() (ids, off []int32) {
 	return s.inByChars, s.inOff
 }
 
+// A CharEnd is a way a UTF-8 character can still need continuation bytes
+// (MidSlice's arguments): Need of them, the first in Lo..Hi.
+type CharEnd struct {
+	Need   int
+	Lo, Hi byte
+}
+
+// CharEnds lists every CharEnd of valid UTF-8, from UTF8Lead: after each
+// lead byte, and after each continuation byte but the last (seven in
+// all).
+func CharEnds() []CharEnd {
+	var out []CharEnd
+	add := func(e CharEnd) {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	for b := 0xC0; b < 0x100; b++ {
+		n, lo, hi := UTF8Lead(byte(b))
+		if n == 0 {
+			continue
+		}
+		add(CharEnd{n, lo, hi})
+		for k := 1; k < n; k++ {
+			add(CharEnd{k, 0x80, 0xBF})
+		}
+	}
+	return out
+}
+
 // UTF8Lead returns, for a lead byte of a valid UTF-8 sequence, the number
 // of continuation bytes and the range of the first one (0 for other bytes).
 func UTF8Lead(c byte) (n int, lo, hi byte) {

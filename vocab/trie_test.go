@@ -240,10 +240,10 @@ func TestMidSlice(t *testing.T) {
 			jsonish.AddASCII(byte(b))
 		}
 	}
-	ends := []struct {
-		need   int
-		lo, hi byte
-	}{{1, 0x80, 0xBF}, {2, 0x80, 0xBF}, {2, 0xA0, 0xBF}, {2, 0x80, 0x9F}, {3, 0x80, 0xBF}, {3, 0x90, 0xBF}, {3, 0x80, 0x8F}}
+	ends := CharEnds()
+	if len(ends) != 7 {
+		t.Fatalf("%d ways to end a character, want 7: %v", len(ends), ends)
+	}
 	// rest returns the bytes of b after the character's end, or ok false
 	// if b's first bytes are not the continuation bytes it needs.
 	rest := func(b []byte, need int, lo, hi byte) ([]byte, bool) {
@@ -265,15 +265,15 @@ func TestMidSlice(t *testing.T) {
 		tr := v.Trie()
 		prefix := prefixes(tr)
 		for _, e := range ends {
-			t.Run(fmt.Sprintf("%s/%d-%x-%x", name, e.need, e.lo, e.hi), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%d-%x-%x", name, e.Need, e.Lo, e.Hi), func(t *testing.T) {
 				var work int64
-				s := v.MidSlice(jsonish, e.need, e.lo, e.hi, &work)
-				if s == nil || s != v.MidSlice(jsonish, e.need, e.lo, e.hi, &work) || s == v.Slice(jsonish, &work) {
+				s := v.MidSlice(jsonish, e.Need, e.Lo, e.Hi, &work)
+				if s == nil || s != v.MidSlice(jsonish, e.Need, e.Lo, e.Hi, &work) || s == v.Slice(jsonish, &work) {
 					t.Fatalf("mid slice %v (or not cached, or the boundary slice)", s)
 				}
 				var ids []int32
 				for id := int32(0); int(id) < v.Size(); id++ {
-					r, ok := rest(v.Token(id), e.need, e.lo, e.hi)
+					r, ok := rest(v.Token(id), e.Need, e.Lo, e.Hi)
 					in := ok && len(v.Token(id)) > 0 && v.Kind(id) == TokenNormal
 					if in && r != nil {
 						in, _ = insideClass(&jsonish, r)
@@ -291,8 +291,8 @@ func TestMidSlice(t *testing.T) {
 				want := map[int32]int32{} // exit node → characters before it
 				for u := int32(1); int(u) < tr.NumNodes(); u++ {
 					p := prefix[u]
-					r, ok := rest(p[:len(p)-1], e.need, e.lo, e.hi)
-					if !ok || len(p)-1 < e.need {
+					r, ok := rest(p[:len(p)-1], e.Need, e.Lo, e.Hi)
+					if !ok || len(p)-1 < e.Need {
 						continue
 					}
 					if in, _ := insideClass(&jsonish, r); !in || !utf8.Valid(r) {
