@@ -151,9 +151,11 @@ func (c *Compiled) sliceFor(q int32) (sliceUse, bool) {
 	case m > 0:
 		return c.sliceUses[m-1], true
 	}
+	// (None while it is being found: midSlice asks for the states after
+	// q's byte, which cannot lead back to q, but a cycle must not recurse.)
+	c.sliceOf[q] = -1
 	u, ok := c.findSlice(q)
 	if !ok {
-		c.sliceOf[q] = -1
 		return sliceUse{}, false
 	}
 	c.sliceUses = append(c.sliceUses, u)
@@ -271,24 +273,27 @@ func (c *Compiled) midSlice(q int32) (sliceUse, bool) {
 	if !ok {
 		return sliceUse{}, false
 	}
-	need := 1
-	for {
-		if u, ok := c.sliceFor(s); ok && u.d == s && len(u.chain) == 1 && u.sl.Need == 0 {
-			var work int64
-			sl := c.v.MidSlice(u.sl.Class, need, lo, hi, &work)
-			c.addSliceWork(work)
-			if sl == nil {
-				return sliceUse{}, false
-			}
-			return sliceUse{sl: sl, d: s, chain: []int32{s}}, true
-		}
-		next, l, h, ok := c.contStep(s)
-		if !ok || l != 0x80 || h != 0xBF || need == 3 {
-			return sliceUse{}, false
-		}
-		s = next
-		need++
+	u, ok := c.sliceFor(s)
+	if !ok {
+		return sliceUse{}, false
 	}
+	need := 1
+	switch {
+	case u.d == s && len(u.chain) == 1 && u.sl.Need == 0:
+		// s is the loop state.
+	case u.sl.Need > 0 && u.sl.Need < 3 && u.sl.Lo == 0x80 && u.sl.Hi == 0xBF:
+		// s is inside the character too, one byte further.
+		need = int(u.sl.Need) + 1
+	default:
+		return sliceUse{}, false
+	}
+	var work int64
+	sl := c.v.MidSlice(u.sl.Class, need, lo, hi, &work)
+	c.addSliceWork(work)
+	if sl == nil {
+		return sliceUse{}, false
+	}
+	return sliceUse{sl: sl, d: u.d, chain: []int32{u.d}}, true
 }
 
 // contStep reports whether q, in a plain frame, reads one continuation
