@@ -52,6 +52,7 @@ type walker struct {
 	bm        bulkMasks
 	scr       *scratch // borrowed from the vocabulary's pool between take and release
 	work      int64    // work units done (see DefaultEagerWork; with st.steps: units)
+	gathered  int64    // what vocab.Trie.Gather read (unused: it keeps the reads)
 	nodes     int64    // of which: trie nodes stepped (a unit each; CompileStats.EagerNodes)
 }
 
@@ -83,6 +84,11 @@ func (w *walker) release() {
 // anywhere) and reachable are added to w.acc; cross points to w.cross.
 func (w *walker) walk(base node, symbolic bool, starts []int32) {
 	w.begin(base, symbolic)
+	if len(starts) > 1 {
+		// Starts are scattered over the trie (cross points): read their
+		// records up front, with overlapping misses (vocab.Trie.Gather).
+		w.gathered += w.t.Gather(starts)
+	}
 	for _, u := range starts {
 		w.buf = append(w.buf[:0], base)
 		if u == 0 {

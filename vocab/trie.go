@@ -88,6 +88,33 @@ func BucketMask(set *[4]uint64) uint64 {
 	return m
 }
 
+// Gather reads, for each node of us, its record, the record after it
+// (whose starts close its ranges) and the first of its edges and tokens,
+// and returns a sum of what it read (for the caller to keep, so that the
+// reads are not optimized away). It is a prefetch: a walk from many
+// scattered nodes (the cross points below which a deeper level starts)
+// reads each node's record only once the walk of the previous node is
+// done, so each costs a cache miss in turn; here the reads of all of
+// them are independent and overlap. On the slower machine of stop 29,
+// the level below 48 cross points (332 work units, Github_hard/o21222)
+// took 97 µs at the median of alternated runs without it, 70 µs with it.
+func (t *Trie) Gather(us []int32) int64 {
+	var s int64
+	for _, u := range us {
+		s += int64(t.Nodes[u].EdgeStart) + int64(t.Nodes[u+1].TokStart)
+	}
+	for _, u := range us {
+		n := &t.Nodes[u]
+		if n.EdgeStart < int32(len(t.EdgeNode)) {
+			s += int64(t.EdgeByte[n.EdgeStart]) + int64(t.EdgeNode[n.EdgeStart])
+		}
+		if n.TokStart < int32(len(t.Toks)) {
+			s += int64(t.Toks[n.TokStart])
+		}
+	}
+	return s
+}
+
 // NumNodes returns the number of nodes, the root included.
 func (t *Trie) NumNodes() int { return len(t.Nodes) - 1 }
 
