@@ -117,9 +117,12 @@
 // generations right after compile on the JSONSchemaBench sample, half the
 // grammars compute nothing on first use, and the most one step computed
 // is under 450 units in 90% of them, under 1,900 units (80–100 µs) in
-// 95% and under 9,200 (130–170 µs on the machine of stop 27, 260–280 on
-// the slower one of stop 28) in 99%; nearly every grammar above 100 µs is
-// one whose budget ran out). Accept: stepping the configuration over the
+// 95% and under 9,200 (130–170 µs on the machine of stop 27, 220–230 on
+// the slower one of stop 29) in 99%; nearly every grammar above 100 µs is
+// one whose budget ran out). Such a computation is bound by cache misses
+// on the trie, which the work before it has evicted; a walk from several
+// scattered nodes reads their records first, with loads that overlap
+// (vocab.Trie.Gather). Accept: stepping the configuration over the
 // token's bytes.
 // After warm-up neither allocates, except to grow the matcher's history
 // up to its bound and, when the parse stack has doubled, to compact it
