@@ -89,7 +89,7 @@ func BucketMask(set *[4]uint64) uint64 {
 }
 
 // Gather reads, for each node of us, its record, the record after it
-// (whose starts close its ranges) and the first of its edges and tokens,
+// (whose starts close its ranges) and its first edge and token, if any,
 // and returns a sum of what it read (for the caller to keep, so that the
 // reads are not optimized away). It is a prefetch: a walk from many
 // scattered nodes (the cross points below which a deeper level starts)
@@ -104,11 +104,11 @@ func (t *Trie) Gather(us []int32) int64 {
 		s += int64(t.Nodes[u].EdgeStart) + int64(t.Nodes[u+1].TokStart)
 	}
 	for _, u := range us {
-		n := &t.Nodes[u]
-		if n.EdgeStart < int32(len(t.EdgeNode)) {
+		n, next := &t.Nodes[u], &t.Nodes[u+1]
+		if n.EdgeStart < next.EdgeStart {
 			s += int64(t.EdgeByte[n.EdgeStart]) + int64(t.EdgeNode[n.EdgeStart])
 		}
-		if n.TokStart < int32(len(t.Toks)) {
+		if n.TokStart < next.TokStart {
 			s += int64(t.Toks[n.TokStart])
 		}
 	}
