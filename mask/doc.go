@@ -117,7 +117,7 @@
 // generations right after compile on the JSONSchemaBench sample, half the
 // grammars compute nothing on first use, and the most one step computed
 // is under 450 units in 90% of them, under 1,900 units (80–100 µs) in
-// 95% and under 9,200 (130–170 µs on the machine of stop 27, 220–230 on
+// 95% and under 9,200 (130–170 µs on the machine of stop 27, 210–220 on
 // the slower one of stop 29) in 99%; nearly every grammar above 100 µs is
 // one whose budget ran out). Such a computation is bound by cache misses
 // on the trie, which the work before it has evicted; a walk from several
