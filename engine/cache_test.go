@@ -31,7 +31,12 @@ func TestCacheLRU(t *testing.T) {
 	}
 	get(c, "aaaa")  // a hit: aaaa is now the most recent
 	get(c, "ddddd") // 14 bytes: bbb then cc go (least recently used)
-	if got := *evicted; len(got) != 2 || got[0] != "bbb" || got[1] != "cc" {
+	// The compile goroutine evicts under c.mu after the entry is ready:
+	// read what it evicted under c.mu too.
+	c.mu.Lock()
+	got := append([]string(nil), *evicted...)
+	c.mu.Unlock()
+	if len(got) != 2 || got[0] != "bbb" || got[1] != "cc" {
 		t.Errorf("evicted %q, want [bbb cc]", got)
 	}
 	st := c.Stats()
