@@ -84,3 +84,26 @@ func (m *Matcher) shortestClass(cur, next []node) (best int, _ []node) {
 	}
 	return best, next
 }
+
+// CanContinue reports whether anything can follow the output: a byte of
+// some class or a token reference. Where it is false, a mask allows
+// nothing but the end of generation (or nothing: a dead end). It computes
+// no mask: at most one pass over the byte classes, stopping at the first
+// that steps. The engine asks it to know, before the mask is filled,
+// whether a sequence goes on (see engine.WithMaskOverlap). It may be true
+// where a mask allows no token but the end all the same: bytes that can
+// follow but that no token of the vocabulary starts with.
+func (m *Matcher) CanContinue() bool {
+	if m.ended {
+		return false
+	}
+	if m.hasTokEdges(m.cfg) {
+		return true
+	}
+	for c := 0; c < m.c.a.nc; c++ {
+		if m.stepClass(m.cfg, c) != nil {
+			return true
+		}
+	}
+	return false
+}
