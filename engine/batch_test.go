@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,11 +106,12 @@ func TestBatchedEqualsAlone(t *testing.T) {
 		}
 	}
 
-	// Alone: one engine, one generation at a time.
+	// Alone: one engine, one generation at a time, each mask filled
+	// before its decode (batched, the default: during it).
 	want := make([]string, n)
 	{
 		f := newFakeModel()
-		e := newEngine(t, f, engine.WithBatchTokens(16))
+		e := newEngine(t, f, engine.WithBatchTokens(16), engine.WithMaskOverlap(false))
 		for i, j := range jobs {
 			res, err := e.Generate(context.Background(), j.prompt, append(j.req.opts, engine.WithSeed(j.seed))...)
 			if err != nil {
@@ -193,6 +195,107 @@ func TestBatchedEqualsAlone(t *testing.T) {
 		t.Errorf("admitted %d finished %d of %d (%d cancelled)", st.Admitted, st.Finished, n, cancelled)
 	}
 	checkNoLeak(t, base)
+}
+
+// With the mask filled during the decode (WithMaskOverlap, the default),
+// every kind of generation samples the same tokens and decodes the same
+// entries as with the mask filled before it: a run that stops at its
+// mask stops before decoding its last token either way.
+func TestMaskOverlap(t *testing.T) {
+	reqs := append(mixedRequests(),
+		request{"ends", []engine.Option{engine.WithGrammar(`root ::= "{\"a\":" [0-9]{1,3} "}" [ ]?`)}},
+		request{"number", []engine.Option{engine.WithGrammar(`root ::= [1-9] [0-9]{0,6}`)}},
+		request{"choices", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60)}},
+	)
+	type outcome struct {
+		text    string
+		stop    engine.StopReason
+		toks    []int32
+		entries int
+		st      engine.SchedulerStats
+	}
+	gen := func(t *testing.T, req request, seed uint32, overlap bool) outcome {
+		f := newFakeModel()
+		e := newEngine(t, f, engine.WithMaskOverlap(overlap))
+		opts := append(req.opts, engine.WithSeed(seed))
+		var o outcome
+		if req.name == "choices" {
+			res, err := e.GenerateN(context.Background(), "x", 3, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				checkResult(t, r)
+				o.text += r.Text + "|"
+				o.toks = append(o.toks, r.Tokens...)
+			}
+		} else {
+			res, err := e.Generate(context.Background(), "x", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, res)
+			o.text, o.stop, o.toks = res.Text, res.Stop, res.Tokens
+		}
+		waitIdle(t, e)
+		for _, b := range f.batches {
+			o.entries += b
+		}
+		o.st = e.SchedulerStats()
+		return o
+	}
+	for _, req := range reqs {
+		t.Run(req.name, func(t *testing.T) {
+			overlapped := int64(0)
+			for seed := range uint32(4) {
+				on, off := gen(t, req, seed, true), gen(t, req, seed, false)
+				if on.text != off.text || on.stop != off.stop || !slices.Equal(on.toks, off.toks) {
+					t.Fatalf("seed %d: overlapped %q (%s), not %q (%s)", seed, on.text, on.stop, off.text, off.stop)
+				}
+				if on.entries != off.entries {
+					t.Errorf("seed %d: %d entries decoded overlapped, %d not", seed, on.entries, off.entries)
+				}
+				if off.st.Overlapped != 0 || off.st.MaskWait != 0 {
+					t.Errorf("seed %d: with the overlap off, %d masks overlapped, waited %v", seed, off.st.Overlapped, off.st.MaskWait)
+				}
+				overlapped += on.st.Overlapped
+			}
+			if constrained := req.name != "free"; constrained != (overlapped > 0) {
+				t.Errorf("%d masks filled during decodes", overlapped)
+			}
+		})
+	}
+}
+
+// Where a byte can follow the output but no token of the vocabulary
+// starts with it, the mask filled during the decode is the one that stops
+// the run: it decodes one token more than with the overlap off, and stops
+// with the same output, without a step on that decode's logits.
+func TestMaskOverlapStopsAfterDecode(t *testing.T) {
+	for seed := range uint32(4) {
+		var texts [2]string
+		var entries [2]int
+		for i, overlap := range []bool{true, false} {
+			f := newFakeModel()
+			f.toks['~'] = []byte("~~~") // no token is "~" alone
+			e := newEngine(t, f, engine.WithMaskOverlap(overlap))
+			res := generate(t, e, "x", engine.WithGrammar(`root ::= [a-c] "~"?`), engine.WithSeed(seed))
+			if res.Stop != engine.StopGrammar || len(res.Tokens) != 1 {
+				t.Fatalf("overlap %v: %q, %d tokens, stop %s", overlap, res.Text, len(res.Tokens), res.Stop)
+			}
+			waitIdle(t, e)
+			texts[i] = res.Text
+			for _, b := range f.batches {
+				entries[i] += b
+			}
+			if st := e.SchedulerStats(); overlap != (st.Overlapped == 1) {
+				t.Errorf("overlap %v: %d masks filled during decodes", overlap, st.Overlapped)
+			}
+		}
+		if texts[0] != texts[1] || entries[0] != entries[1]+1 {
+			t.Errorf("seed %d: overlapped %q, %d entries; not %q, %d entries", seed, texts[0], entries[0], texts[1], entries[1])
+		}
+	}
 }
 
 // A cancelled generation leaves within a step, frees its sequence and its

@@ -203,6 +203,12 @@
 // Per step and generation the grammar work costs microseconds to tens of
 // microseconds and the chain 50-100 µs on 128k logits (Gumbel-max less),
 // run in parallel across the batch: about 2-3% of a step of the
-// 128k-vocabulary test model (SchedulerStats.GrammarShare). The scheduler's
+// 128k-vocabulary test model (SchedulerStats.GrammarShare). A sequence's
+// next mask depends only on the tokens it committed, so the scheduler
+// fills it while the model decodes the batch that holds them
+// (WithMaskOverlap, on by default): a mask that costs more than usual (a
+// grammar state reached for the first time, its token set computed then)
+// delays the step only by what the decode does not hide
+// (SchedulerStats.MaskWait). The scheduler's
 // goroutines run while there is work and exit when the engine is idle.
 package engine

@@ -38,6 +38,7 @@ type run struct {
 	lastN int  // repeat-penalty window for Gumbel-max (0: off)
 
 	bits    []uint32 // the mask of the next step (filled by prepare)
+	maskDue bool     // bits is to be filled while the model decodes (prepareNext)
 	scratch []uint32 // jump-forward's look-ahead mask
 	forced  []byte   // jump-forward's forced bytes
 	prompt  []int32  // prompt tokens: positions 0..len(prompt)-1
@@ -276,37 +277,79 @@ func (r *run) startGrammar() error {
 // goes on: it stops where the grammar has ended or allows nothing but
 // end-of-generation, and where the budget is spent.
 func (r *run) prepare() error {
+	fill, err := r.beforeMask()
+	if err != nil || !fill {
+		return err
+	}
+	return r.fillMask()
+}
+
+// prepareNext is prepare after a step: where the run goes on whatever its
+// mask (something besides the end can follow, the budget is not spent),
+// it leaves the mask to the scheduler, which fills it while the model
+// decodes the batch with the run's new tokens (maskDue; WithMaskOverlap).
+func (r *run) prepareNext() error {
+	fill, err := r.beforeMask()
+	if err != nil || !fill {
+		return err
+	}
+	// The mask stops the run only where the output can end and nothing
+	// else can follow (else it allows a token besides the end, or it is a
+	// dead end, an error either way): then it is filled now, and the run
+	// does not decode its last token.
+	if r.o.noOverlap || len(r.gen) >= r.budget || r.mt.CanEnd() && !r.mt.CanContinue() {
+		return r.fillMask()
+	}
+	r.maskDue = true
+	return nil
+}
+
+// beforeMask is the part of prepare that does not need the mask: the
+// thinking budget, the grammar's end, and the budget of an unconstrained
+// run. It reports whether the mask is to be filled.
+func (r *run) beforeMask() (bool, error) {
 	if r.stop != "" {
-		return nil
+		return false, nil
 	}
 	if r.thinking && (r.o.thinkBudget > 0 && len(r.gen) >= r.o.thinkBudget || len(r.gen)+r.thinkKeep >= r.budget) {
 		if err := r.endThinking(); err != nil {
-			return err
+			return false, err
 		}
 		if r.stop != "" {
-			return nil
+			return false, nil
 		}
 	}
 	if r.mt != nil {
 		if r.mt.Ended() {
 			r.stop = StopEOG
-			return nil
+			return false, nil
 		}
-		t := time.Now()
-		r.mt.FillMask(r.bits)
-		if r.gk != nil {
-			if err := r.gk.Filter(r.bits); err != nil {
-				return fmt.Errorf("engine: %w", err)
-			}
+		return true, nil
+	}
+	if len(r.gen) >= r.budget {
+		r.stop = StopBudget
+	}
+	return false, nil
+}
+
+// fillMask fills the mask of the next step (r.mt is active and has not
+// ended) and stops the run where it allows nothing but end-of-generation
+// or the budget is spent.
+func (r *run) fillMask() error {
+	t := time.Now()
+	r.mt.FillMask(r.bits)
+	if r.gk != nil {
+		if err := r.gk.Filter(r.bits); err != nil {
+			return fmt.Errorf("engine: %w", err)
 		}
-		r.stats.Mask += time.Since(t)
-		if r.onlyEOG(r.bits) {
-			if !r.mt.CanEnd() {
-				return fmt.Errorf("engine: the grammar allows no token after %q (a dead end of the mask)", r.out[r.sstart:])
-			}
-			r.stop = StopGrammar
-			return nil
+	}
+	r.stats.Mask += time.Since(t)
+	if r.onlyEOG(r.bits) {
+		if !r.mt.CanEnd() {
+			return fmt.Errorf("engine: the grammar allows no token after %q (a dead end of the mask)", r.out[r.sstart:])
 		}
+		r.stop = StopGrammar
+		return nil
 	}
 	if len(r.gen) >= r.budget {
 		r.stop = StopBudget
@@ -377,7 +420,7 @@ func (r *run) step(logits []float32) error {
 		}
 		err := r.commit(tok)
 		if err == nil {
-			return r.prepare()
+			return r.prepareNext()
 		}
 		dead, ok := err.(*redrawError)
 		if !ok {

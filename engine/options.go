@@ -105,6 +105,7 @@ type options struct {
 	chat      bool
 	system    string
 	noJump    bool
+	noOverlap bool
 	metrics   bool
 	stepTimes bool
 	noGumbel  bool
@@ -397,6 +398,22 @@ func WithPartStream(fn func(choice int, part Part, piece []byte) error) Option {
 // sampled one token at a time.
 func WithJumpForward(on bool) Option {
 	return func(o *options) error { o.noJump = !on; return nil }
+}
+
+// WithMaskOverlap lets the scheduler fill a sequence's next mask while the
+// model decodes the batch that holds its new tokens (the default), instead
+// of before the decode: the mask depends only on the tokens committed, so
+// its cost (up to milliseconds where a grammar's state is reached for the
+// first time and its token set computed then) leaves the step's critical
+// path and hides behind the model's. The mask is waited for after the
+// decode, before the run's logits are sampled. Where nothing but the end
+// can follow the output (mask.Matcher.CanContinue) or the budget is spent,
+// the mask is filled before the decode, as with the overlap off, and the
+// run stops without decoding its last token; only where bytes could follow
+// that no token of the vocabulary starts with does a run decode one token
+// more and stop after it. The tokens sampled are the same either way.
+func WithMaskOverlap(on bool) Option {
+	return func(o *options) error { o.noOverlap = !on; return nil }
 }
 
 // WithTokenMetrics records, for every sampled token, the entropy of the

@@ -35,16 +35,22 @@ var ErrQueueFull = errors.New("engine: queue full: too many generations waiting 
 // SchedulerStats describes the work of an engine's scheduler since the
 // engine was made (counters) and now (gauges).
 type SchedulerStats struct {
-	Steps    int64         // decodes
-	Entries  int64         // batch entries decoded (prompt and generated tokens)
-	Sampled  int64         // steps of sequences (one sampled token each)
-	Decode   time.Duration // in Model.Decode
-	Grammar  time.Duration // wall time of the parallel phase after each decode: masks, samplers, jump-forward
-	Admitted int64         // generations admitted
-	Finished int64         // generations ended (done, failed or cancelled)
-	Queued   int           // generations waiting for admission now
-	Active   int           // sequences running now
-	Cells    int           // cells of the cache reserved now (kept prompts included)
+	Steps   int64         // decodes
+	Entries int64         // batch entries decoded (prompt and generated tokens)
+	Sampled int64         // steps of sequences (one sampled token each)
+	Decode  time.Duration // in Model.Decode
+	Grammar time.Duration // wall time of the parallel phase after each decode: masks, samplers, jump-forward
+	// Overlapped counts the masks filled while the model decoded
+	// (WithMaskOverlap); MaskWait is the wall time the scheduler waited
+	// for them after the decode had returned: the part of their cost the
+	// model's time did not hide.
+	Overlapped int64
+	MaskWait   time.Duration
+	Admitted   int64 // generations admitted
+	Finished   int64 // generations ended (done, failed or cancelled)
+	Queued     int   // generations waiting for admission now
+	Active     int   // sequences running now
+	Cells      int   // cells of the cache reserved now (kept prompts included)
 
 	PromptReuses int64 // generations that reused a kept prompt (WithPromptCache)
 	ReusedTokens int64 // prompt tokens they did not decode again
@@ -52,7 +58,10 @@ type SchedulerStats struct {
 
 // GrammarShare is the share of the step time spent after the decodes:
 // what masks and samplers add to the model's time.
-func (st SchedulerStats) GrammarShare() float64 { return share(st.Grammar, st.Decode+st.Grammar) }
+func (st SchedulerStats) GrammarShare() float64 {
+	g := st.Grammar + st.MaskWait
+	return share(g, st.Decode+g)
+}
 
 // group is one call of Generate or GenerateN: runs that share a prompt.
 // With several runs the prompt's first len(prompt)-1 positions are
@@ -101,6 +110,7 @@ type scheduler struct {
 	used     int       // cells reserved by admitted runs and kept prompts
 	batch    Batch
 	work     []*run // runs with logits this step
+	due      []*run // runs whose masks are filled during this step's decode
 	jobs     chan *run
 	wg       sync.WaitGroup
 }
@@ -201,7 +211,9 @@ func (s *scheduler) Stats() SchedulerStats {
 
 func (s *scheduler) loop() {
 	workers := min(runtime.GOMAXPROCS(0), s.nseq)
-	jobs := make(chan *run)
+	// Room for a job per sequence: the masks are handed out without
+	// waiting for a worker, before the decode.
+	jobs := make(chan *run, s.nseq)
 	s.jobs = jobs
 	for range workers {
 		go s.worker(jobs)
@@ -249,9 +261,11 @@ func (s *scheduler) loop() {
 			s.reap()
 			continue
 		}
+		s.startMasks()
 		t := time.Now()
 		err := s.m.Decode(&s.batch)
 		dt := time.Since(t)
+		wait := s.waitMasks()
 		if err != nil {
 			s.decodeFailed(err)
 			s.reap()
@@ -269,15 +283,49 @@ func (s *scheduler) loop() {
 		s.stats.Sampled += int64(len(s.work))
 		s.stats.Decode += dt
 		s.stats.Grammar += gt
+		s.stats.MaskWait += wait
+		s.stats.Overlapped += int64(len(s.due))
 		s.mu.Unlock()
 	}
 }
 
 func (s *scheduler) worker(jobs <-chan *run) {
 	for r := range jobs {
-		r.stepRow()
+		if r.maskDue {
+			r.maskRow()
+		} else {
+			r.stepRow()
+		}
 		s.wg.Done()
 	}
+}
+
+// startMasks hands the runs whose masks are due (run.prepareNext) to the
+// workers, which fill them while the loop decodes.
+func (s *scheduler) startMasks() {
+	s.due = s.due[:0]
+	for _, g := range s.groups {
+		for _, r := range g.runs {
+			if r.maskDue && !r.ended() {
+				s.due = append(s.due, r)
+			}
+		}
+	}
+	s.wg.Add(len(s.due))
+	for _, r := range s.due {
+		s.jobs <- r
+	}
+}
+
+// waitMasks waits for the masks startMasks handed out and returns how
+// long it waited.
+func (s *scheduler) waitMasks() time.Duration {
+	if len(s.due) == 0 {
+		return 0
+	}
+	t := time.Now()
+	s.wg.Wait()
+	return time.Since(t)
 }
 
 // admit moves groups from the head of the queue to the running set while
@@ -599,7 +647,9 @@ func (s *scheduler) decoded(dt time.Duration) {
 				r.stats.DecodeCalls++
 				r.stats.DecodedTokens += r.addG
 			}
-			if r.row >= 0 {
+			if r.row >= 0 && !r.ended() {
+				// (A run whose mask, filled during the decode, stopped it
+				// has no step.)
 				r.logits = s.m.Logits(r.row)
 				s.work = append(s.work, r)
 			}
@@ -658,6 +708,20 @@ func (r *run) stepRow() {
 	logits := r.logits
 	r.logits = nil
 	if err := r.step(logits); err != nil {
+		r.err = err
+	}
+}
+
+// maskRow fills the mask that prepareNext left to the decode and records
+// a failure.
+func (r *run) maskRow() {
+	defer func() {
+		if p := recover(); p != nil {
+			r.err = fmt.Errorf("engine: panic in the mask of a sequence: %v", p)
+		}
+	}()
+	r.maskDue = false
+	if err := r.fillMask(); err != nil {
 		r.err = err
 	}
 }

@@ -78,6 +78,8 @@ func newMetrics(reg *prometheus.Registry, eng func() *engine.Engine) *metrics {
 			sched(func(s engine.SchedulerStats) float64 { return s.Decode.Seconds() })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "structgen_step_grammar_seconds_total", Help: "Wall time of the parallel mask and sampling phase after each decode."},
 			sched(func(s engine.SchedulerStats) float64 { return s.Grammar.Seconds() })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "structgen_step_mask_wait_seconds_total", Help: "Time waited after each decode for the masks filled while the model decoded (what the decode did not hide)."},
+			sched(func(s engine.SchedulerStats) float64 { return s.MaskWait.Seconds() })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "structgen_grammar_cache_hits_total", Help: "Grammar cache lookups answered without compiling."},
 			cache(func(s engine.CacheStats) float64 { return float64(s.Hits) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "structgen_grammar_cache_misses_total", Help: "Grammar cache lookups that compiled."},
