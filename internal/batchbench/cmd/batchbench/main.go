@@ -59,6 +59,8 @@ func run() error {
 		cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 		newEvery  = flag.Int("new-schemas", 0, "instead of the batch table: time to first token of one generation per JSONSchemaBench schema not compiled before (every Nth that converts), one at a time, with -prompt repeated -prompt-repeat times")
 		repeat    = flag.Int("prompt-repeat", 20, "with -new-schemas: copies of -prompt")
+		steps     = flag.Int("steps", 0, "with -new-schemas: generate up to this many tokens per schema (not 2) and print the percentiles of the step times too (the gaps between sampled tokens), where first uses of the grammar's states land")
+		overlap   = flag.Bool("mask-overlap", true, "fill each sequence's next mask while the model decodes (engine.WithMaskOverlap)")
 	)
 	flag.Parse()
 	if *cpuProf != "" {
@@ -141,12 +143,12 @@ func run() error {
 		return err
 	}
 	p := cpu.LlamaDefaults()
-	eng, err := engine.New(m, engine.WithSampling(p), engine.WithMaxTokens(budget))
+	eng, err := engine.New(m, engine.WithSampling(p), engine.WithMaxTokens(budget), engine.WithMaskOverlap(*overlap))
 	if err != nil {
 		return err
 	}
 	if *newEvery > 0 {
-		return newSchemas(eng, dir, *newEvery, strings.Repeat(*prompt+" ", *repeat))
+		return newSchemas(eng, dir, *newEvery, strings.Repeat(*prompt+" ", *repeat), *steps)
 	}
 	fmt.Printf("model %s (%d tokens, context %d, %d sequences), schema %s, %d tokens per generation at most, %d requests per client, %d runs\n\n",
 		filepath.Base(path), m.VocabSize(), ctxSize, maxConc, filepath.Base(schemaPath), budget, *perClient, *runs)
@@ -211,25 +213,46 @@ func modelPath(arg, shared string) (string, func(), error) {
 // generation at a time, and prints the percentiles of the time to the
 // first token and of the prompt's prefill: what a request with a new
 // schema waits for (its compile, then the part of the grammar's
-// precomputation its prefill did not hide).
-func newSchemas(eng *engine.Engine, dir string, every int, prompt string) error {
+// precomputation its prefill did not hide). With steps > 0 each
+// generation goes on for up to steps tokens, and the percentiles of the
+// step times (the gaps between sampled tokens, over every generation, and
+// the slowest step of each) follow: where a grammar's states are reached
+// for the first time.
+func newSchemas(eng *engine.Engine, dir string, every int, prompt string, steps int) error {
 	schemas, err := sharedtest.CorpusSchemas(dir, every)
 	if err != nil {
 		return err
 	}
-	var ttft, prefill []time.Duration
-	toks := 0
+	var ttft, prefill, gaps, slowest []time.Duration
+	var mask time.Duration
+	toks, sampled := 0, 0
+	before := eng.SchedulerStats()
 	for _, c := range schemas {
 		if _, err := jsonschema2gbnf.Convert(c.Schema); err != nil {
 			continue
 		}
-		res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(2))
+		n := 2
+		if steps > 0 {
+			n = steps
+		}
+		res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(n), engine.WithStepTimes(steps > 0))
 		if err != nil {
 			continue // a compile limit, a budget too small for the schema
 		}
 		ttft = append(ttft, res.Stats.TimeToFirstToken)
 		prefill = append(prefill, res.Stats.Prefill)
 		toks = res.Stats.PromptTokens
+		mask += res.Stats.Mask
+		sampled += res.Stats.Sampled
+		if st := res.Stats.StepTimes; len(st) > 1 {
+			worst := time.Duration(0)
+			for i := 1; i < len(st); i++ {
+				d := st[i] - st[i-1]
+				gaps = append(gaps, d)
+				worst = max(worst, d)
+			}
+			slowest = append(slowest, worst)
+		}
 	}
 	if len(ttft) == 0 {
 		return fmt.Errorf("no schema generated")
@@ -243,5 +266,13 @@ func newSchemas(eng *engine.Engine, dir string, every int, prompt string) error 
 	fmt.Printf("%d generations, each with a new schema (of every %dth schema, those that convert), prompt %d tokens\n", len(ttft), every, toks)
 	fmt.Printf("time to first token: %s\n", pct(ttft))
 	fmt.Printf("prefill:             %s\n", pct(prefill))
+	if len(gaps) > 0 {
+		after := eng.SchedulerStats()
+		fmt.Printf("step (%d):           %s\n", len(gaps), pct(gaps))
+		fmt.Printf("slowest step (%d):   %s\n", len(slowest), pct(slowest))
+		fmt.Printf("grammar work (Stats.Mask) %v over %d sampled tokens; decode %v; masks filled during decodes %d, waited for after them %v\n",
+			mask.Round(time.Millisecond), sampled, (after.Decode - before.Decode).Round(time.Millisecond),
+			after.Overlapped-before.Overlapped, (after.MaskWait - before.MaskWait).Round(10*time.Microsecond))
+	}
 	return nil
 }
