@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/structgen/structgen/engine"
@@ -60,6 +61,8 @@ func run() error {
 		newEvery  = flag.Int("new-schemas", 0, "instead of the batch table: time to first token of one generation per JSONSchemaBench schema not compiled before (every Nth that converts), one at a time, with -prompt repeated -prompt-repeat times")
 		repeat    = flag.Int("prompt-repeat", 20, "with -new-schemas: copies of -prompt")
 		steps     = flag.Int("steps", 0, "with -new-schemas: generate up to this many tokens per schema (not 2) and print the percentiles of the step times too (the gaps between sampled tokens), where first uses of the grammar's states land")
+		newConc   = flag.Int("new-conc", 1, "with -new-schemas: generations at once (each client takes the next schema)")
+		onlyArg   = flag.String("only", "", "with -new-schemas: only the schemas whose id (e.g. Github_hard/o1051) is in this comma-separated list (every schema, not every Nth)")
 		overlap   = flag.Bool("mask-overlap", true, "fill each sequence's next mask while the model decodes (engine.WithMaskOverlap)")
 	)
 	flag.Parse()
@@ -148,7 +151,7 @@ func run() error {
 		return err
 	}
 	if *newEvery > 0 {
-		return newSchemas(eng, dir, *newEvery, strings.Repeat(*prompt+" ", *repeat), *steps)
+		return newSchemas(eng, dir, *newEvery, *onlyArg, strings.Repeat(*prompt+" ", *repeat), *steps, *newConc)
 	}
 	fmt.Printf("model %s (%d tokens, context %d, %d sequences), schema %s, %d tokens per generation at most, %d requests per client, %d runs\n\n",
 		filepath.Base(path), m.VocabSize(), ctxSize, maxConc, filepath.Base(schemaPath), budget, *perClient, *runs)
@@ -218,42 +221,71 @@ func modelPath(arg, shared string) (string, func(), error) {
 // step times (the gaps between sampled tokens, over every generation, and
 // the slowest step of each) follow: where a grammar's states are reached
 // for the first time.
-func newSchemas(eng *engine.Engine, dir string, every int, prompt string, steps int) error {
+func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, steps, conc int) error {
+	if only != "" {
+		every = 1
+	}
 	schemas, err := sharedtest.CorpusSchemas(dir, every)
 	if err != nil {
 		return err
 	}
-	var ttft, prefill, gaps, slowest []time.Duration
-	var mask time.Duration
-	toks, sampled := 0, 0
-	before := eng.SchedulerStats()
-	for _, c := range schemas {
-		if _, err := jsonschema2gbnf.Convert(c.Schema); err != nil {
-			continue
-		}
-		n := 2
-		if steps > 0 {
-			n = steps
-		}
-		res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(n), engine.WithStepTimes(steps > 0))
-		if err != nil {
-			continue // a compile limit, a budget too small for the schema
-		}
-		ttft = append(ttft, res.Stats.TimeToFirstToken)
-		prefill = append(prefill, res.Stats.Prefill)
-		toks = res.Stats.PromptTokens
-		mask += res.Stats.Mask
-		sampled += res.Stats.Sampled
-		if st := res.Stats.StepTimes; len(st) > 1 {
-			worst := time.Duration(0)
-			for i := 1; i < len(st); i++ {
-				d := st[i] - st[i-1]
-				gaps = append(gaps, d)
-				worst = max(worst, d)
-			}
-			slowest = append(slowest, worst)
-		}
+	if only != "" {
+		ids := strings.Split(only, ",")
+		schemas = slices.DeleteFunc(schemas, func(c sharedtest.CorpusSchema) bool { return !slices.Contains(ids, c.ID) })
 	}
+	var (
+		mu                           sync.Mutex
+		ttft, prefill, gaps, slowest []time.Duration
+		mask                         time.Duration
+		toks, sampled                int
+		next                         int
+		wg                           sync.WaitGroup
+	)
+	before := eng.SchedulerStats()
+	for range max(conc, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(schemas) {
+					mu.Unlock()
+					return
+				}
+				c := schemas[next]
+				next++
+				mu.Unlock()
+				if _, err := jsonschema2gbnf.Convert(c.Schema); err != nil {
+					continue
+				}
+				n := 2
+				if steps > 0 {
+					n = steps
+				}
+				res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(n), engine.WithStepTimes(steps > 0))
+				if err != nil {
+					continue // a compile limit, a budget too small for the schema
+				}
+				mu.Lock()
+				ttft = append(ttft, res.Stats.TimeToFirstToken)
+				prefill = append(prefill, res.Stats.Prefill)
+				toks = res.Stats.PromptTokens
+				mask += res.Stats.Mask
+				sampled += res.Stats.Sampled
+				if st := res.Stats.StepTimes; len(st) > 1 {
+					worst := time.Duration(0)
+					for i := 1; i < len(st); i++ {
+						d := st[i] - st[i-1]
+						gaps = append(gaps, d)
+						worst = max(worst, d)
+					}
+					slowest = append(slowest, worst)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	if len(ttft) == 0 {
 		return fmt.Errorf("no schema generated")
 	}
@@ -263,16 +295,19 @@ func newSchemas(eng *engine.Engine, dir string, every int, prompt string, steps 
 		r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 		return fmt.Sprintf("p50 %v, p90 %v, p95 %v, p99 %v, max %v", r(xs[n/2]), r(xs[n*9/10]), r(xs[n*95/100]), r(xs[n*99/100]), r(xs[n-1]))
 	}
-	fmt.Printf("%d generations, each with a new schema (of every %dth schema, those that convert), prompt %d tokens\n", len(ttft), every, toks)
+	fmt.Printf("%d generations, each with a new schema (of every %dth schema, those that convert), %d at once, prompt %d tokens\n", len(ttft), every, max(conc, 1), toks)
 	fmt.Printf("time to first token: %s\n", pct(ttft))
 	fmt.Printf("prefill:             %s\n", pct(prefill))
 	if len(gaps) > 0 {
 		after := eng.SchedulerStats()
 		fmt.Printf("step (%d):           %s\n", len(gaps), pct(gaps))
 		fmt.Printf("slowest step (%d):   %s\n", len(slowest), pct(slowest))
-		fmt.Printf("grammar work (Stats.Mask) %v over %d sampled tokens; decode %v; masks filled during decodes %d, waited for after them %v\n",
-			mask.Round(time.Millisecond), sampled, (after.Decode - before.Decode).Round(time.Millisecond),
-			after.Overlapped-before.Overlapped, (after.MaskWait - before.MaskWait).Round(10*time.Microsecond))
+		wait := after.MaskWait - before.MaskWait
+		phase := after.Grammar - before.Grammar
+		fmt.Printf("grammar work (Stats.Mask) %v over %d sampled tokens; decode %v; the steps after the decodes (SchedulerStats.Grammar) %v;\n"+
+			"masks filled during decodes %d, waited for after them %v; the scheduler's time besides the decodes %v\n",
+			mask.Round(time.Millisecond), sampled, (after.Decode - before.Decode).Round(time.Millisecond), phase.Round(time.Millisecond),
+			after.Overlapped-before.Overlapped, wait.Round(time.Millisecond), (phase + wait).Round(time.Millisecond))
 	}
 	return nil
 }
