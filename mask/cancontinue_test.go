@@ -3,9 +3,6 @@ package mask_test
 import (
 	"math/rand/v2"
 	"testing"
-
-	"github.com/structgen/structgen/gbnf"
-	"github.com/structgen/structgen/mask"
 )
 
 // TestCanContinue checks Matcher.CanContinue against the mask along random
@@ -33,15 +30,7 @@ ws ::= [ \t\n]{0,2}`, "{} ", true},
 		{`root ::= [0-9]{1,3}`, "12", true},
 	}
 	for _, tc := range cases {
-		g, err := gbnf.Parse(tc.src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := c.NewMatcher()
+		m := compileSrc(t, tc.src, v).NewMatcher()
 		if err := m.AcceptBytes([]byte(tc.prefix)); err != nil {
 			t.Fatal(err)
 		}
@@ -61,14 +50,7 @@ ws ::= [ ]{0,2}`,
 	}
 	words := make([]uint32, (v.Size()+31)/32)
 	for i, src := range grammars {
-		g, err := gbnf.Parse(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := compileSrc(t, src, v)
 		rng := rand.New(rand.NewPCG(uint64(i), 7))
 		ends := 0
 		for w := 0; w < 40; w++ {
