@@ -38,7 +38,7 @@ type run struct {
 	lastN int  // repeat-penalty window for Gumbel-max (0: off)
 
 	bits    []uint32 // the mask of the next step (filled by prepare)
-	maskDue bool     // bits is to be filled while the model decodes (prepareNext)
+	maskDue bool     // bits is to be filled while the model decodes (prepare)
 	scratch []uint32 // jump-forward's look-ahead mask
 	forced  []byte   // jump-forward's forced bytes
 	prompt  []int32  // prompt tokens: positions 0..len(prompt)-1
@@ -223,7 +223,7 @@ func (e *Engine) newRun(g *group, o *options, con *constraint, budget int, start
 			return nil, err
 		}
 	}
-	if err := r.prepare(); err != nil {
+	if err := r.prepare(false); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -275,33 +275,24 @@ func (r *run) startGrammar() error {
 
 // prepare fills the mask of the next step and decides whether the run
 // goes on: it stops where the grammar has ended or allows nothing but
-// end-of-generation, and where the budget is spent.
-func (r *run) prepare() error {
+// end-of-generation, and where the budget is spent. After a step
+// (overlap), where the run goes on whatever its mask, it leaves the mask
+// to the scheduler, which fills it while the model decodes the batch with
+// the run's new tokens (maskDue; WithMaskOverlap). The mask stops a run
+// only where the output can end and nothing else can follow (else it
+// allows a token besides the end, or it is a dead end, an error either
+// way): there it is filled now, and the run does not decode its last
+// token.
+func (r *run) prepare(overlap bool) error {
 	fill, err := r.beforeMask()
 	if err != nil || !fill {
 		return err
+	}
+	if overlap && !r.o.noOverlap && len(r.gen) < r.budget && (!r.mt.CanEnd() || r.mt.CanContinue()) {
+		r.maskDue = true
+		return nil
 	}
 	return r.fillMask()
-}
-
-// prepareNext is prepare after a step: where the run goes on whatever its
-// mask (something besides the end can follow, the budget is not spent),
-// it leaves the mask to the scheduler, which fills it while the model
-// decodes the batch with the run's new tokens (maskDue; WithMaskOverlap).
-func (r *run) prepareNext() error {
-	fill, err := r.beforeMask()
-	if err != nil || !fill {
-		return err
-	}
-	// The mask stops the run only where the output can end and nothing
-	// else can follow (else it allows a token besides the end, or it is a
-	// dead end, an error either way): then it is filled now, and the run
-	// does not decode its last token.
-	if r.o.noOverlap || len(r.gen) >= r.budget || r.mt.CanEnd() && !r.mt.CanContinue() {
-		return r.fillMask()
-	}
-	r.maskDue = true
-	return nil
 }
 
 // beforeMask is the part of prepare that does not need the mask: the
@@ -420,7 +411,7 @@ func (r *run) step(logits []float32) error {
 		}
 		err := r.commit(tok)
 		if err == nil {
-			return r.prepareNext()
+			return r.prepare(true)
 		}
 		dead, ok := err.(*redrawError)
 		if !ok {

@@ -300,7 +300,7 @@ func (s *scheduler) worker(jobs <-chan *run) {
 	}
 }
 
-// startMasks hands the runs whose masks are due (run.prepareNext) to the
+// startMasks hands the runs whose masks are due (run.prepare) to the
 // workers, which fill them while the loop decodes.
 func (s *scheduler) startMasks() {
 	s.due = s.due[:0]
@@ -712,7 +712,7 @@ func (r *run) stepRow() {
 	}
 }
 
-// maskRow fills the mask that prepareNext left to the decode and records
+// maskRow fills the mask that prepare left to the decode and records
 // a failure.
 func (r *run) maskRow() {
 	defer func() {

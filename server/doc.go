@@ -75,7 +75,8 @@
 // structgen_completion_tokens_total, structgen_mask_seconds_total,
 // structgen_mask_seconds_per_token, structgen_decode_steps_total,
 // structgen_decode_seconds_total, structgen_step_grammar_seconds_total,
-// structgen_step_mask_wait_seconds_total, structgen_grammar_cache_{hits,misses,evictions}_total,
+// structgen_step_mask_wait_seconds_total,
+// structgen_grammar_cache_{hits,misses,evictions}_total,
 // structgen_grammar_cache_{bytes,entries}, and Go's and the process's.
 // Serve drains on shutdown: /health turns 503, new requests get 503, running
 // ones get a bounded time, then are cancelled.

@@ -96,7 +96,7 @@ func RunEngine(ctx context.Context, e *engine.Engine, mode string, c, requests i
 				}
 				res.Tokens += len(out.Tokens)
 				res.TTFT = append(res.TTFT, out.Stats.TimeToFirstToken)
-				res.ITL = append(res.ITL, gaps(out.Stats.StepTimes)...)
+				res.ITL = append(res.ITL, Gaps(out.Stats.StepTimes)...)
 				if req.Check != nil {
 					res.Checked++
 					if out.Triggered && req.Check(out.Output) == nil {
@@ -117,7 +117,9 @@ func RunEngine(ctx context.Context, e *engine.Engine, mode string, c, requests i
 	return res, nil
 }
 
-func gaps(t []time.Duration) []time.Duration {
+// Gaps returns the gaps between consecutive times (a generation's
+// Stats.StepTimes: its inter-token latencies).
+func Gaps(t []time.Duration) []time.Duration {
 	var g []time.Duration
 	for i := 1; i < len(t); i++ {
 		g = append(g, t[i]-t[i-1])

@@ -233,6 +233,10 @@ func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, 
 		ids := strings.Split(only, ",")
 		schemas = slices.DeleteFunc(schemas, func(c sharedtest.CorpusSchema) bool { return !slices.Contains(ids, c.ID) })
 	}
+	maxTokens := 2 // the first token is what is timed
+	if steps > 0 {
+		maxTokens = steps
+	}
 	var (
 		mu                           sync.Mutex
 		ttft, prefill, gaps, slowest []time.Duration
@@ -258,11 +262,7 @@ func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, 
 				if _, err := jsonschema2gbnf.Convert(c.Schema); err != nil {
 					continue
 				}
-				n := 2
-				if steps > 0 {
-					n = steps
-				}
-				res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(n), engine.WithStepTimes(steps > 0))
+				res, err := eng.Generate(context.Background(), prompt, engine.WithSchema(c.Schema), engine.WithMaxTokens(maxTokens), engine.WithStepTimes(steps > 0))
 				if err != nil {
 					continue // a compile limit, a budget too small for the schema
 				}
@@ -272,14 +272,9 @@ func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, 
 				toks = res.Stats.PromptTokens
 				mask += res.Stats.Mask
 				sampled += res.Stats.Sampled
-				if st := res.Stats.StepTimes; len(st) > 1 {
-					worst := time.Duration(0)
-					for i := 1; i < len(st); i++ {
-						d := st[i] - st[i-1]
-						gaps = append(gaps, d)
-						worst = max(worst, d)
-					}
-					slowest = append(slowest, worst)
+				if g := batchbench.Gaps(res.Stats.StepTimes); len(g) > 0 {
+					gaps = append(gaps, g...)
+					slowest = append(slowest, slices.Max(g))
 				}
 				mu.Unlock()
 			}
