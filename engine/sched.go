@@ -276,7 +276,8 @@ func (s *scheduler) loop() {
 		t = time.Now()
 		s.steps()
 		gt := time.Since(t)
-		s.reap()
+		// The step's counters before reap ends its generations: a caller
+		// woken then reads them with its own steps counted.
 		s.mu.Lock()
 		s.stats.Steps++
 		s.stats.Entries += int64(s.batch.Len())
@@ -286,6 +287,7 @@ func (s *scheduler) loop() {
 		s.stats.MaskWait += wait
 		s.stats.Overlapped += int64(len(s.due))
 		s.mu.Unlock()
+		s.reap()
 	}
 }
 
