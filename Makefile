@@ -25,7 +25,7 @@ llama-setup:
 test:
 	@$(LLAMA_ENV) $(GO) test -tags $(LLAMA_TAGS) ./...
 	$(GO) test -race -run 'TestConcurrentMatchers|TestPrecompute' ./mask
-	$(GO) test -race -run 'TestBatched|TestCancel|TestQueue|TestAdmission|TestGenerateN|TestSlowStream|TestGrammarCache|TestPromptCache|TestStatsSettled|TestPrecomputeEnds|TestMaskOverlap' ./engine
+	$(GO) test -race -run 'TestBatched|TestCancel|TestQueue|TestAdmission|TestGenerateN|TestSlowStream|TestGrammarCache|TestPromptCache|TestStatsSettled|TestPrecomputeEnds|TestMaskOverlap|TestCompileOverlap' ./engine
 	$(GO) test -race ./server
 
 # The llama.cpp package alone.

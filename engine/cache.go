@@ -95,6 +95,28 @@ func newGrammarCache(max int64, onEvict func(*constraint)) *grammarCache {
 	return &grammarCache{entries: make(map[cacheKey]*cacheEntry), max: max, onEvict: onEvict, sizeOf: (*constraint).size}
 }
 
+// peek returns the constraint of key if the cache holds it compiled (a
+// hit, as get counts it); ok is false when it is missing or being
+// compiled.
+func (c *grammarCache) peek(key cacheKey) (con *constraint, err error, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[key]
+	if e == nil {
+		return nil, nil, false
+	}
+	select {
+	case <-e.ready:
+	default:
+		return nil, nil, false
+	}
+	c.stats.Hits++
+	if e.elem != nil {
+		c.lru.MoveToFront(e.elem)
+	}
+	return e.con, e.err, true
+}
+
 // get returns the constraint of key, compiling it with build on a miss.
 // The compile runs on its own goroutine while the callers that want it
 // wait: a caller whose ctx ends stops waiting, and when every caller has

@@ -191,13 +191,16 @@
 // engine (milliseconds; see mask.Compile) and kept in a cache bounded by
 // bytes (WithGrammarCacheBytes, DefaultGrammarCacheBytes; least recently
 // used out); concurrent requests for a grammar being compiled wait for that
-// one compile (CacheStats counts hits, misses and evictions). A request
-// waits only for the grammar's automaton (mask.Options.Deferred); its
-// eager precomputation (mask.Compiled.Precompute) then runs on the
-// cache's goroutine while the request's prompt is read, and the
-// generation is first sampled once it is done (its prompt's last token
-// waits; the other sequences of the batch go on), so it samples with the
-// same precomputed states as after a plain compile. New builds
+// one compile (CacheStats counts hits, misses and evictions). With a
+// model, a request whose grammar is not cached is admitted at once and
+// its prompt is read while the grammar is converted and compiled
+// (WithCompileOverlap, on by default); the automaton done
+// (mask.Options.Deferred), its eager precomputation
+// (mask.Compiled.Precompute) runs on the cache's goroutine, and the
+// generation is first sampled once both are done (its prompt's last
+// token waits; the other sequences of the batch go on), so it samples
+// with the same precomputed states as after a plain compile. A grammar
+// that does not compile fails the request with its error, as before. New builds
 // the model's mask vocabulary (tens of milliseconds for 128k tokens); the
 // first constrained generation also sorts the vocabulary for jump-forward.
 // Per step and generation the grammar work costs microseconds to tens of

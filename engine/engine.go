@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -260,7 +261,19 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 		o.seed = binary.LittleEndian.Uint32(b[:])
 	}
 	o.sampling.Seed = o.seed
-	con, err := e.constraint(ctx, &o)
+	var con *constraint
+	var fut *pendingConstraint
+	var err error
+	if e.model != nil && !o.noCompileOverlap {
+		// The prompt is read while the grammar compiles (see
+		// pendingConstraint); a cached one is taken at once.
+		var ready bool
+		if con, err, ready = e.constraintNow(&o); !ready {
+			fut = e.constraintAsync(ctx, &o)
+		}
+	} else {
+		con, err = e.constraint(ctx, &o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +295,22 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 			}
 			res[i].Seed = oi.seed
 		}
-	} else if res, err = e.generateModel(ctx, prompt, n, &o, con, start); err != nil {
-		return nil, err
+	} else {
+		res, err = e.generateModel(ctx, prompt, n, &o, con, fut, start)
+		if fut != nil {
+			// The compile's outcome comes first, as without the overlap:
+			// a schema that does not compile is the error, not what
+			// reading the prompt met meanwhile (a full queue, a
+			// cancellation).
+			<-fut.ready
+			if fut.err != nil {
+				return nil, fut.err
+			}
+			con = fut.con
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	var first error
 	for _, r := range res {
@@ -315,7 +342,7 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 
 // generateModel runs the n choices of a prompt on the model through the
 // scheduler, streaming on the caller's goroutine.
-func (e *Engine) generateModel(ctx context.Context, prompt string, n int, o *options, con *constraint, start time.Time) ([]*Result, error) {
+func (e *Engine) generateModel(ctx context.Context, prompt string, n int, o *options, con *constraint, fut *pendingConstraint, start time.Time) ([]*Result, error) {
 	e.derive()
 	m := e.model
 	text, parseSpecial := prompt, false
@@ -359,7 +386,7 @@ func (e *Engine) generateModel(ctx context.Context, prompt string, n int, o *opt
 		oi.seed += uint32(i)
 		oi.sampling.Seed = oi.seed
 		seeds[i] = oi.seed
-		r, err := e.newRun(g, &oi, con, budget, start)
+		r, err := e.newRun(g, &oi, con, fut, budget, start)
 		if err != nil {
 			return nil, err
 		}
@@ -512,24 +539,77 @@ func validate(s *jsonschema.Schema, doc string) (err error) {
 // constraint converts and compiles the grammar or schema of o (nil if
 // none), through the engine's cache.
 func (e *Engine) constraint(ctx context.Context, o *options) (*constraint, error) {
-	if o.schema == nil && o.grammar == "" && o.toolSpec == nil {
+	key, build, ok := e.constraintKey(o)
+	if !ok {
 		return nil, nil
+	}
+	return e.cache.get(ctx, key, e.defaults.eng.compileTimeout, build)
+}
+
+// buildHook, when set (tests), runs at the start of every build.
+var buildHook atomic.Pointer[func()]
+
+// constraintKey returns the cache key of o's constraint and the function
+// that builds it; false if o has none.
+func (e *Engine) constraintKey(o *options) (cacheKey, func(done <-chan struct{}) (*constraint, error), bool) {
+	if o.schema == nil && o.grammar == "" && o.toolSpec == nil {
+		return cacheKey{}, nil, false
+	}
+	if o.toolSpec != nil {
+		spec := o.toolSpec
+		return cacheKey{tools: spec.key(), vocab: e.vocab}, func(done <-chan struct{}) (*constraint, error) { return e.buildTools(spec, done) }, true
 	}
 	key := cacheKey{grammar: o.grammar, schema: string(o.schema), whitespace: o.whitespace,
 		lenient: o.lenient, strictObj: o.strictObj, anyOrder: o.anyOrder, vocab: e.vocab}
-	if o.toolSpec != nil {
-		key = cacheKey{tools: o.toolSpec.key(), vocab: e.vocab}
-		return e.cache.get(ctx, key, e.defaults.eng.compileTimeout, func(done <-chan struct{}) (*constraint, error) { return e.buildTools(o.toolSpec, done) })
-	}
 	if o.schema == nil {
 		key.whitespace, key.lenient, key.strictObj, key.anyOrder = 0, false, false, false
 	}
-	return e.cache.get(ctx, key, e.defaults.eng.compileTimeout, func(done <-chan struct{}) (*constraint, error) { return e.build(o, done) })
+	return key, func(done <-chan struct{}) (*constraint, error) { return e.build(o, done) }, true
+}
+
+// constraintNow returns o's constraint if it needs no compile (none, or
+// one the cache holds compiled): ready is false when it must be compiled
+// or is being compiled.
+func (e *Engine) constraintNow(o *options) (con *constraint, err error, ready bool) {
+	key, _, ok := e.constraintKey(o)
+	if !ok {
+		return nil, nil, true
+	}
+	return e.cache.peek(key)
+}
+
+// A pendingConstraint is a constraint being compiled for a generation
+// whose prompt the model reads meanwhile (WithCompileOverlap): its runs
+// take their sequences and prefill all of the prompt but its last token,
+// and start their grammar (forced start, first mask) once ready is
+// closed, on the scheduler's goroutine (run.precomputed); a compile that
+// fails fails them with its error.
+type pendingConstraint struct {
+	ready chan struct{} // closed when con or err is set
+	con   *constraint
+	err   error
+}
+
+// constraintAsync compiles o's constraint through the cache on a
+// goroutine of its own, which waits for it as a caller of
+// Engine.constraint does (ctx ending stops the wait, and the compile if
+// nobody else wants it).
+func (e *Engine) constraintAsync(ctx context.Context, o *options) *pendingConstraint {
+	p := &pendingConstraint{ready: make(chan struct{})}
+	oc := *o
+	go func() {
+		defer close(p.ready)
+		p.con, p.err = e.constraint(ctx, &oc)
+	}()
+	return p
 }
 
 // build converts (a schema) and compiles a constraint; closing done stops
 // it (mask.ErrCanceled).
 func (e *Engine) build(o *options, done <-chan struct{}) (*constraint, error) {
+	if h := buildHook.Load(); h != nil {
+		(*h)()
+	}
 	con := &constraint{src: o.grammar, schemaLen: len(o.schema)}
 	if o.schema != nil {
 		var copts []jsonschema2gbnf.Option

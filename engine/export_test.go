@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/structgen/structgen/mask"
@@ -17,6 +18,18 @@ func HoldPrecompute(t *testing.T) (release func()) {
 	}
 	t.Cleanup(func() { precomputeGrammar = old })
 	return func() { close(ch) }
+}
+
+// HoldCompile makes grammar and schema compiles (not tool constraints)
+// wait until the returned function is called (the test's cleanup
+// restores them).
+func HoldCompile(t *testing.T) (release func()) {
+	ch := make(chan struct{})
+	hold := func() { <-ch }
+	buildHook.Store(&hold)
+	t.Cleanup(func() { buildHook.Store(nil) })
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 // OnEmptyBatch calls f each time the scheduler's batch comes out empty

@@ -57,16 +57,17 @@ type run struct {
 
 	// Scheduling state, owned by the scheduler goroutine.
 	g      *group
-	index  int       // choice index in the group
-	seq    int       // sequence id in the model; -1 when not admitted
-	pdone  int       // prompt positions in the cache (shared ones included)
-	row    int       // batch entry whose logits this run samples next; -1: none
-	addP   int       // prompt tokens in the batch being decoded
-	addG   int       // generated tokens in the batch being decoded
-	logits []float32 // the row to step on (set by the scheduler)
-	ready  bool      // the grammar's precomputation is done (precomputed)
-	queued time.Time // when the run was submitted
-	admit  time.Time // when it was admitted
+	index  int                // choice index in the group
+	seq    int                // sequence id in the model; -1 when not admitted
+	pdone  int                // prompt positions in the cache (shared ones included)
+	row    int                // batch entry whose logits this run samples next; -1: none
+	addP   int                // prompt tokens in the batch being decoded
+	addG   int                // generated tokens in the batch being decoded
+	logits []float32          // the row to step on (set by the scheduler)
+	ready  bool               // the grammar's precomputation is done (precomputed)
+	fut    *pendingConstraint // the constraint, while it compiles (WithCompileOverlap): begin has not run
+	queued time.Time          // when the run was submitted
+	admit  time.Time          // when it was admitted
 
 	// Streaming: emit appends final text to spend under smu and signals
 	// the group; the consumer (the Generate caller) swaps the buffer out
@@ -187,9 +188,11 @@ func (r *run) push(toks ...int32) {
 // grammar's forced start and the mask of the first step. prompt is the
 // tokenized prompt, budget the most tokens it may generate. The run may
 // already be finished (a grammar whose every sentence is forced): then
-// r.stop is set and nothing needs decoding but its tokens.
-func (e *Engine) newRun(g *group, o *options, con *constraint, budget int, start time.Time) (*run, error) {
-	r := &run{e: e, o: o, m: e.model, v: e.vocab, con: con, start: start, prompt: g.prompt, budget: budget,
+// r.stop is set and nothing needs decoding but its tokens. With fut (the
+// constraint still compiling), the grammar starts later, on the
+// scheduler's goroutine (run.precomputed).
+func (e *Engine) newRun(g *group, o *options, con *constraint, fut *pendingConstraint, budget int, start time.Time) (*run, error) {
+	r := &run{e: e, o: o, m: e.model, v: e.vocab, con: con, fut: fut, start: start, prompt: g.prompt, budget: budget,
 		g: g, index: len(g.runs), seq: -1, row: -1, streaming: g.stream != nil}
 	prompt := g.prompt
 	chain, err := cpu.NewChain(o.sampling)
@@ -203,16 +206,30 @@ func (e *Engine) newRun(g *group, o *options, con *constraint, budget int, start
 	r.bits = make([]uint32, (e.vocab.Size()+31)/32)
 	r.stats.PromptTokens = len(prompt)
 	r.sstart, r.thinkEnd, r.toolStart = 0, -1, -1
-	if con != nil {
-		r.tools = con.tools
+	if fut != nil {
+		return r, nil
+	}
+	if err := r.begin(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// begin starts what depends on the run's constraint (r.con, nil when
+// unconstrained): the reasoning phase, a lazy grammar's wait for its
+// trigger or the grammar's forced start, and the first step's mask.
+func (r *run) begin() error {
+	o := r.o
+	if r.con != nil {
+		r.tools = r.con.tools
 	}
 	switch {
 	case o.thinkEnd != "":
 		r.thinking, r.sstart = true, -1
 		if err := r.reserveAnswer(); err != nil {
-			return nil, err
+			return err
 		}
-	case con == nil:
+	case r.con == nil:
 	case len(o.triggers) > 0:
 		r.sstart = -1
 	default:
@@ -220,13 +237,10 @@ func (e *Engine) newRun(g *group, o *options, con *constraint, budget int, start
 			r.toolStart = 0
 		}
 		if err := r.startGrammar(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := r.prepare(false); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.prepare(false)
 }
 
 // result is the Result of a finished run.

@@ -106,9 +106,12 @@ type options struct {
 	system    string
 	noJump    bool
 	noOverlap bool
-	metrics   bool
-	stepTimes bool
-	noGumbel  bool
+	// noCompileOverlap: the grammar is compiled before the prompt is read
+	// (WithCompileOverlap(false))
+	noCompileOverlap bool
+	metrics          bool
+	stepTimes        bool
+	noGumbel         bool
 
 	choiceStream func(int, []byte) error
 	uniqueKeys   int8 // WithUniqueKeys: 0 default (schemas on), 1 on, -1 off
@@ -414,6 +417,22 @@ func WithJumpForward(on bool) Option {
 // more and stop after it. The tokens sampled are the same either way.
 func WithMaskOverlap(on bool) Option {
 	return func(o *options) error { o.noOverlap = !on; return nil }
+}
+
+// WithCompileOverlap lets the model read a generation's prompt while its
+// grammar or schema compiles (the default), instead of after: on a cache
+// miss, the sequences are admitted and prefill all of the prompt but its
+// last token during the conversion and compilation, whose time (up to
+// hundreds of milliseconds for the largest schemas) then hides behind the
+// prefill's, and the grammar starts (its forced start, its first mask)
+// once compiled; the last token waits for it and its precomputation, as
+// it does for the precomputation alone. A grammar or schema that does not
+// compile fails the generation with the same error as without the
+// overlap, which takes precedence over anything reading the prompt met
+// meanwhile. A cached grammar is taken at once either way; the tokens
+// sampled are the same.
+func WithCompileOverlap(on bool) Option {
+	return func(o *options) error { o.noCompileOverlap = !on; return nil }
 }
 
 // WithTokenMetrics records, for every sampled token, the entropy of the

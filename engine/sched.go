@@ -102,6 +102,7 @@ type scheduler struct {
 	queue   []*group
 	running bool
 	stats   SchedulerStats
+	wake    chan struct{} // a group was queued (ends the loop's wait for a compile)
 
 	// Owned by the loop goroutine (prefixes also by admit, under mu).
 	groups   []*group
@@ -137,8 +138,14 @@ func newScheduler(m Model, batchToks, maxQueue int, promptCache bool) (*schedule
 	}
 	batchToks = min(batchToks, mb)
 	return &scheduler{m: m, nseq: nseq, cells: cells, batchToks: batchToks, maxQueue: maxQueue,
-		promptCache: promptCache, seqs: make([]*run, nseq), prefixes: make([]*prefix, nseq)}, nil
+		promptCache: promptCache, seqs: make([]*run, nseq), prefixes: make([]*prefix, nseq), wake: make(chan struct{}, 1)}, nil
 }
+
+// idleWaitPoll bounds how long the loop, with nothing to decode, waits
+// for a grammar's compile or precomputation before it looks again at its
+// runs: one whose caller went away ends then (a compile may take up to
+// WithCompileTimeout).
+const idleWaitPoll = 5 * time.Millisecond
 
 // budget is the default token budget of a run with a prompt of n tokens:
 // the context left after the prompt within one sequence's share of the
@@ -181,6 +188,10 @@ func (s *scheduler) submit(g *group) error {
 	}
 	s.queue = append(s.queue, g)
 	s.stats.Queued = len(s.queue)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 	if !s.running {
 		s.running = true
 		go s.loop()
@@ -246,8 +257,17 @@ func (s *scheduler) loop() {
 			}
 			if ch := s.precomputing(); ch != nil {
 				// Every run with something to decode waits for its
-				// grammar's precomputation (run.precomputed).
-				<-ch
+				// grammar's compile or precomputation
+				// (run.precomputed); a new group, or a while (a
+				// compile can take long; a cancelled run ends at the
+				// next pass), ends the wait too.
+				t := time.NewTimer(idleWaitPoll)
+				select {
+				case <-ch:
+				case <-s.wake:
+				case <-t.C:
+				}
+				t.Stop()
 				continue
 			}
 			// The precomputations fill waited for may have ended since:
@@ -563,12 +583,15 @@ func (s *scheduler) fill() {
 // The logits are wanted after the last pending one, which waits while
 // r's grammar is being precomputed (see precomputed).
 func (r *run) add(b *Batch, room int) int {
-	n := min(r.pending(), room)
-	if n > 0 && n == r.pending() && !r.precomputed() {
-		n--
-	}
+	// (First: a constraint that has just compiled starts the grammar,
+	// whose forced start adds tokens to decode.)
+	ready := r.precomputed()
 	if r.ended() {
-		return 0 // (its precomputation failed)
+		return 0 // (its compile or precomputation failed, or its output is all forced)
+	}
+	n := min(r.pending(), room)
+	if n > 0 && n == r.pending() && !ready {
+		n--
 	}
 	for i := range n {
 		if p := r.pdone + i; p < len(r.prompt) {
@@ -587,13 +610,33 @@ func (r *run) add(b *Batch, room int) int {
 	return n
 }
 
-// precomputed reports whether r's grammar has run its eager
+// precomputed reports whether r's grammar has compiled and run its eager
 // precomputation (mask.Compiled.Precompute, started by the grammar cache
 // right after the compile). Until then r reads its prompt but is not
 // sampled, so that no step of the batch waits for a first use that the
 // precomputation would have done (and the states precomputed are those
-// of a plain compile). A precomputation that failed fails r.
+// of a plain compile). Once a pending constraint has compiled
+// (WithCompileOverlap), its grammar starts here (run.begin). A compile or
+// precomputation that failed fails r.
 func (r *run) precomputed() bool {
+	if r.fut != nil {
+		select {
+		case <-r.fut.ready:
+		default:
+			return false
+		}
+		f := r.fut
+		r.fut = nil
+		if f.err != nil {
+			r.err = f.err
+			return true
+		}
+		r.con = f.con
+		if err := r.begin(); err != nil {
+			r.err = err
+			return true
+		}
+	}
 	if r.ready || r.con == nil {
 		return true
 	}
@@ -613,12 +656,15 @@ func (r *run) precomputed() bool {
 // decode, before the scheduler looks for a precomputation to wait for.
 var emptyBatchHook func(s *scheduler)
 
-// precomputing returns the Precomputed channel of a run that waits for
-// its grammar's precomputation, nil if none does.
+// precomputing returns the channel of a run that waits for its grammar's
+// compile (WithCompileOverlap) or precomputation, nil if none does.
 func (s *scheduler) precomputing() <-chan struct{} {
 	for _, g := range s.groups {
 		for _, r := range g.runs {
 			if !r.ended() && !r.precomputed() {
+				if r.fut != nil {
+					return r.fut.ready
+				}
 				return r.con.compiled.Precomputed()
 			}
 		}

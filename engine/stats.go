@@ -25,7 +25,7 @@ type Stats struct {
 	DecodedTokens int // this generation's tokens they decoded
 
 	Queue            time.Duration // waiting for a sequence of the model (admission)
-	Prefill          time.Duration // from admission to the prompt's logits (chunks interleaved with other sequences' steps; the last token waits for the grammar's precomputation)
+	Prefill          time.Duration // from admission to the prompt's logits (chunks interleaved with other sequences' steps; the last token waits for the grammar's compile (WithCompileOverlap) and precomputation)
 	Decode           time.Duration // model time after the prefill (whole batches, shared with the other sequences in them)
 	Mask             time.Duration // grammar work: masks, jump-forward, budget checks
 	Sample           time.Duration // samplers

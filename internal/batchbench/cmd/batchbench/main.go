@@ -64,6 +64,7 @@ func run() error {
 		newConc   = flag.Int("new-conc", 1, "with -new-schemas: generations at once (each client takes the next schema)")
 		onlyArg   = flag.String("only", "", "with -new-schemas: only the schemas whose id (e.g. Github_hard/o1051) is in this comma-separated list (every schema, not every Nth)")
 		overlap   = flag.Bool("mask-overlap", true, "fill each sequence's next mask while the model decodes (engine.WithMaskOverlap)")
+		cOverlap  = flag.Bool("compile-overlap", true, "read a generation's prompt while its schema compiles (engine.WithCompileOverlap)")
 	)
 	flag.Parse()
 	if *cpuProf != "" {
@@ -146,7 +147,7 @@ func run() error {
 		return err
 	}
 	p := cpu.LlamaDefaults()
-	eng, err := engine.New(m, engine.WithSampling(p), engine.WithMaxTokens(budget), engine.WithMaskOverlap(*overlap))
+	eng, err := engine.New(m, engine.WithSampling(p), engine.WithMaxTokens(budget), engine.WithMaskOverlap(*overlap), engine.WithCompileOverlap(*cOverlap))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,251 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/structgen/structgen/engine"
+	"github.com/structgen/structgen/jsonschema2gbnf"
+)
+
+// With the prompt read while the grammar compiles (WithCompileOverlap,
+// the default), every kind of generation samples the same tokens as with
+// the grammar compiled first, the compile a cache miss each time (a new
+// engine); a grammar every sentence of which is forced too.
+func TestCompileOverlap(t *testing.T) {
+	reqs := append(mixedRequests(),
+		request{"forced", []engine.Option{engine.WithGrammar(`root ::= "{\"ok\":true}"`)}},
+		request{"thinking", []engine.Option{engine.WithMessages(engine.Message{Role: "user", Content: "A pet?"}), engine.WithSchema([]byte(nameSchema)), engine.WithReasoning(true, 6), engine.WithMaxTokens(60)}},
+		request{"choices", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60)}},
+	)
+	type outcome struct {
+		text string
+		stop engine.StopReason
+		toks []int32
+	}
+	gen := func(t *testing.T, req request, seed uint32, overlap bool) outcome {
+		f := newFakeModel()
+		prompt := "x"
+		if req.name == "thinking" {
+			f.tmpl, prompt = thinkTemplate, ""
+		}
+		e := newEngine(t, f)
+		opts := append(slices.Clone(req.opts), engine.WithSeed(seed), engine.WithCompileOverlap(overlap))
+		var o outcome
+		if req.name == "choices" {
+			res, err := e.GenerateN(context.Background(), "x", 3, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				checkResult(t, r)
+				o.text += r.Text + "|"
+				o.toks = append(o.toks, r.Tokens...)
+			}
+		} else {
+			res, err := e.Generate(context.Background(), prompt, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, res)
+			o.text, o.stop, o.toks = res.Text, res.Stop, res.Tokens
+			if req.name == "thinking" && res.Reasoning == "" {
+				t.Errorf("no reasoning in %q", res.Text)
+			}
+		}
+		waitIdle(t, e)
+		if st := e.CacheStats(); st.Misses != 1 && req.name != "free" {
+			t.Errorf("%d compiles, want 1", st.Misses)
+		}
+		return o
+	}
+	for _, req := range reqs {
+		t.Run(req.name, func(t *testing.T) {
+			for seed := range uint32(4) {
+				on, off := gen(t, req, seed, true), gen(t, req, seed, false)
+				if on.text != off.text || on.stop != off.stop || !slices.Equal(on.toks, off.toks) {
+					t.Fatalf("seed %d: overlapped %q (%s), not %q (%s)", seed, on.text, on.stop, off.text, off.stop)
+				}
+			}
+		})
+	}
+}
+
+// The model reads the prompt, all but its last token, while the grammar
+// compiles; the generation is sampled once the grammar is ready and gives
+// what it gives without the overlap.
+func TestCompileOverlapReadsPrompt(t *testing.T) {
+	prompt := strings.Repeat("the cat sat ", 6)
+	opts := []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60), engine.WithSeed(5)}
+	want := generate(t, newEngine(t, newFakeModel(), engine.WithBatchTokens(8)), prompt, append(opts, engine.WithCompileOverlap(false))...)
+
+	release := engine.HoldCompile(t)
+	defer release()
+	f := newFakeModel()
+	e := newEngine(t, f, engine.WithBatchTokens(8))
+	type result struct {
+		res *engine.Result
+		err error
+	}
+	out := make(chan result, 1)
+	go func() {
+		res, err := e.Generate(context.Background(), prompt, opts...)
+		out <- result{res, err}
+	}()
+	inPrompt := func() (n, toks int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.prompts) > 0 {
+			toks = len(f.prompts[len(f.prompts)-1])
+		}
+		return int(f.promptRead.Load()), toks
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, toks := inPrompt()
+		if toks > 0 && n >= toks-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt was not read while the grammar compiled: %d of %d tokens", n, toks)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n, toks := inPrompt(); n != toks-1 {
+		t.Errorf("%d of the prompt's %d tokens decoded before the compile ended, want all but the last", n, toks)
+	}
+	select {
+	case r := <-out:
+		t.Fatalf("the generation ended (%v) before its grammar compiled", r.err)
+	default:
+	}
+	release()
+	r := <-out
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	checkResult(t, r.res)
+	if r.res.Text != want.Text || !slices.Equal(r.res.Tokens, want.Tokens) {
+		t.Errorf("output %q, compiled first %q", r.res.Text, want.Text)
+	}
+	waitIdle(t, e)
+}
+
+// A schema that does not compile fails the generation with the
+// converter's error, overlapped or not, also when the model has read its
+// prompt meanwhile; the sequence is freed, and the engine goes on.
+func TestCompileOverlapError(t *testing.T) {
+	bad := []byte(`{"type": "object", "properties": {"a": {"type": "strin"}}}`)
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		var ie *jsonschema2gbnf.InvalidSchemaError
+		if !errors.As(err, &ie) {
+			t.Fatalf("error %v (%T), want an InvalidSchemaError", err, err)
+		}
+	}
+	f := newFakeModel()
+	e := newEngine(t, f)
+	prompt := strings.Repeat("the cat sat ", 4)
+	for _, overlap := range []bool{false, true} {
+		_, err := e.Generate(context.Background(), prompt, engine.WithSchema(bad), engine.WithCompileOverlap(overlap))
+		check(t, err)
+	}
+	// Held until the prompt is read: the run has its sequence when the
+	// compile fails.
+	release := engine.HoldCompile(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(context.Background(), prompt+"!", engine.WithSchema(bad))
+		errc <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the generation was not admitted while its schema compiled")
+		}
+	}
+	release()
+	check(t, <-errc)
+	waitIdle(t, e)
+	if st := e.SchedulerStats(); st.Cells != 0 {
+		t.Errorf("%d cells still held", st.Cells)
+	}
+	generate(t, e, prompt, engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60))
+}
+
+// A generation cancelled while its grammar compiles ends with the
+// context's error and frees its sequence; the compile, wanted by nobody
+// else, stops.
+func TestCompileOverlapCancel(t *testing.T) {
+	release := engine.HoldCompile(t)
+	defer release()
+	f := newFakeModel()
+	e := newEngine(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(ctx, "a prompt to read", engine.WithSchema([]byte(personSchema)))
+		errc <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the generation was not admitted while its schema compiled")
+		}
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("error %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled generation did not end while its compile was held")
+	}
+	waitIdle(t, e)
+	if st := e.SchedulerStats(); st.Cells != 0 {
+		t.Errorf("%d cells still held", st.Cells)
+	}
+}
+
+// While one generation waits for its grammar to compile, others are
+// admitted and generate: the scheduler does not wait for the compile
+// alone.
+func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
+	release := engine.HoldCompile(t)
+	defer release()
+	f := newFakeModel()
+	e := newEngine(t, f)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(context.Background(), "the held one", engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(40))
+		errc <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the generation was not admitted while its schema compiled")
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		generate(t, e, "another one", engine.WithMaxTokens(8))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a generation without a grammar waited for another's compile")
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("the held generation ended (%v) before its compile", err)
+	default:
+	}
+	release()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
