@@ -790,8 +790,14 @@ func TestPromptCache(t *testing.T) {
 // start) and waits; released, it
 // goes on, with the output of a generation that did not wait.
 func TestBatchedPrecompute(t *testing.T) {
+	for _, overlap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("compile-overlap=%v", overlap), func(t *testing.T) { batchedPrecompute(t, overlap) })
+	}
+}
+
+func batchedPrecompute(t *testing.T, overlap bool) {
 	prompt := strings.Repeat("the cat sat ", 6)
-	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3)}
+	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3), engine.WithCompileOverlap(overlap)}
 	want := generate(t, newEngine(t, newFakeModel(), engine.WithBatchTokens(8)), prompt, opts...).Text
 
 	release := engine.HoldPrecompute(t)
@@ -850,8 +856,14 @@ func TestBatchedPrecompute(t *testing.T) {
 // it looked for one to wait for used to fail the generation ("nothing to
 // decode"; TestGenerateN under -race): the scheduler now fills again.
 func TestPrecomputeEndsAfterFill(t *testing.T) {
+	for _, overlap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("compile-overlap=%v", overlap), func(t *testing.T) { precomputeEndsAfterFill(t, overlap) })
+	}
+}
+
+func precomputeEndsAfterFill(t *testing.T, overlap bool) {
 	prompt := "a prompt for a precomputation that ends at the wrong moment"
-	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3)}
+	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3), engine.WithCompileOverlap(overlap)}
 	want := generate(t, newEngine(t, newFakeModel()), prompt, opts...).Text
 	release := engine.HoldPrecompute(t)
 	var once sync.Once

@@ -213,18 +213,28 @@ func TestCompileOverlapCancel(t *testing.T) {
 
 // While one generation waits for its grammar to compile, others are
 // admitted and generate: the scheduler does not wait for the compile
-// alone.
+// alone. The grammar, once compiled, starts while another sequence
+// decodes (on a worker, during that decode).
 func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 	release := engine.HoldCompile(t)
 	defer release()
 	f := newFakeModel()
+	f.noEOS = true
 	e := newEngine(t, f)
+	long := make(chan *engine.Result, 1)
+	go func() {
+		res, err := e.Generate(context.Background(), "a long one", engine.WithMaxTokens(300))
+		if err != nil {
+			t.Error(err)
+		}
+		long <- res
+	}()
 	errc := make(chan error, 1)
 	go func() {
 		_, err := e.Generate(context.Background(), "the held one", engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(40))
 		errc <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active == 0; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active < 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the generation was not admitted while its schema compiled")
 		}
@@ -244,8 +254,16 @@ func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 		t.Fatalf("the held generation ended (%v) before its compile", err)
 	default:
 	}
+	select {
+	case <-long:
+		t.Fatal("the long generation ended before the compile was released")
+	default:
+	}
 	release()
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+	if res := <-long; res != nil && len(res.Tokens) != 300 {
+		t.Errorf("the long generation made %d tokens, want 300", len(res.Tokens))
 	}
 }

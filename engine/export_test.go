@@ -41,7 +41,13 @@ func OnEmptyBatch(t *testing.T, f func()) {
 		f()
 		for _, g := range s.groups {
 			for _, r := range g.runs {
-				if r.con != nil {
+				switch {
+				case r.fut != nil:
+					<-r.fut.ready
+					if r.fut.con != nil {
+						<-r.fut.con.compiled.Precomputed()
+					}
+				case r.con != nil:
 					<-r.con.compiled.Precomputed()
 				}
 			}

@@ -112,6 +112,7 @@ type scheduler struct {
 	batch    Batch
 	work     []*run // runs with logits this step
 	due      []*run // runs whose masks are filled during this step's decode
+	begins   []*run // runs whose grammars start during this step's decode (beginDue)
 	jobs     chan *run
 	wg       sync.WaitGroup
 }
@@ -252,6 +253,9 @@ func (s *scheduler) loop() {
 		s.cancel()
 		s.fill()
 		if s.batch.Len() == 0 {
+			if s.beginNow() {
+				continue
+			}
 			if emptyBatchHook != nil {
 				emptyBatchHook(s)
 			}
@@ -271,7 +275,11 @@ func (s *scheduler) loop() {
 				continue
 			}
 			// The precomputations fill waited for may have ended since:
-			// fill again before giving up.
+			// start the grammars that were waiting for theirs, fill
+			// again before giving up.
+			if s.beginNow() {
+				continue
+			}
 			s.fill()
 		}
 		if s.batch.Len() == 0 {
@@ -313,40 +321,70 @@ func (s *scheduler) loop() {
 
 func (s *scheduler) worker(jobs <-chan *run) {
 	for r := range jobs {
-		if r.maskDue {
+		switch {
+		case r.beginDue:
+			r.beginRow()
+		case r.maskDue:
 			r.maskRow()
-		} else {
+		default:
 			r.stepRow()
 		}
 		s.wg.Done()
 	}
 }
 
-// startMasks hands the runs whose masks are due (run.prepare) to the
-// workers, which fill them while the loop decodes.
+// startMasks hands the runs whose masks are due (run.prepare), and those
+// whose grammars start (beginDue), to the workers, which fill them while
+// the loop decodes.
 func (s *scheduler) startMasks() {
-	s.due = s.due[:0]
+	s.due, s.begins = s.due[:0], s.begins[:0]
 	for _, g := range s.groups {
 		for _, r := range g.runs {
-			if r.maskDue && !r.ended() {
+			switch {
+			case r.ended():
+			case r.beginDue:
+				s.begins = append(s.begins, r)
+			case r.maskDue:
 				s.due = append(s.due, r)
 			}
 		}
 	}
-	s.wg.Add(len(s.due))
+	s.wg.Add(len(s.due) + len(s.begins))
 	for _, r := range s.due {
+		s.jobs <- r
+	}
+	for _, r := range s.begins {
 		s.jobs <- r
 	}
 }
 
-// waitMasks waits for the masks startMasks handed out and returns how
-// long it waited.
+// beginNow starts, on the loop, the grammars of the runs whose
+// constraints have compiled, when nothing is to be decoded:
+// nobody waits for the loop then. It reports whether there were any.
+func (s *scheduler) beginNow() bool {
+	any := false
+	for _, g := range s.groups {
+		for _, r := range g.runs {
+			if r.beginDue && !r.ended() {
+				r.beginRow()
+				any = true
+			}
+		}
+	}
+	return any
+}
+
+// waitMasks waits for the masks (and grammar starts) startMasks handed
+// out and returns how long it waited for masks.
 func (s *scheduler) waitMasks() time.Duration {
-	if len(s.due) == 0 {
+	if len(s.due)+len(s.begins) == 0 {
 		return 0
 	}
 	t := time.Now()
 	s.wg.Wait()
+	if len(s.due) == 0 {
+		return 0 // (MaskWait counts masks)
+	}
 	return time.Since(t)
 }
 
@@ -583,11 +621,19 @@ func (s *scheduler) fill() {
 // The logits are wanted after the last pending one, which waits while
 // r's grammar is being precomputed (see precomputed).
 func (r *run) add(b *Batch, room int) int {
-	// (First: a constraint that has just compiled starts the grammar,
-	// whose forced start adds tokens to decode.)
 	ready := r.precomputed()
 	if r.ended() {
-		return 0 // (its compile or precomputation failed, or its output is all forced)
+		return 0 // (its compile or precomputation failed)
+	}
+	if r.fut != nil {
+		// The grammar has not started (run.begin, which may add forced
+		// tokens): the prompt but its last token.
+		n := max(0, min(len(r.prompt)-r.pdone-1, room))
+		for i := range n {
+			b.Add(r.seq, r.pdone+i, r.prompt[r.pdone+i], false)
+		}
+		r.addP += n
+		return n
 	}
 	n := min(r.pending(), room)
 	if n > 0 && n == r.pending() && !ready {
@@ -615,9 +661,13 @@ func (r *run) add(b *Batch, room int) int {
 // right after the compile). Until then r reads its prompt but is not
 // sampled, so that no step of the batch waits for a first use that the
 // precomputation would have done (and the states precomputed are those
-// of a plain compile). Once a pending constraint has compiled
-// (WithCompileOverlap), its grammar starts here (run.begin). A compile or
-// precomputation that failed fails r.
+// of a plain compile). A run whose constraint was pending
+// (WithCompileOverlap) starts its grammar once it compiled (beginDue:
+// run.begin, its forced start and first mask, while the precomputation
+// runs, as newRun does without the overlap): on a worker while the model
+// decodes the batch (startMasks), or at once when the batch is empty
+// (beginNow), never on the loop while others wait for their step. A
+// compile or precomputation that failed fails r.
 func (r *run) precomputed() bool {
 	if r.fut != nil {
 		select {
@@ -625,17 +675,12 @@ func (r *run) precomputed() bool {
 		default:
 			return false
 		}
-		f := r.fut
-		r.fut = nil
-		if f.err != nil {
-			r.err = f.err
+		if r.fut.err != nil {
+			r.err, r.fut = r.fut.err, nil
 			return true
 		}
-		r.con = f.con
-		if err := r.begin(); err != nil {
-			r.err = err
-			return true
-		}
+		r.beginDue = true // (started by startMasks or beginNow)
+		return false
 	}
 	if r.ready || r.con == nil {
 		return true
@@ -662,10 +707,12 @@ func (s *scheduler) precomputing() <-chan struct{} {
 	for _, g := range s.groups {
 		for _, r := range g.runs {
 			if !r.ended() && !r.precomputed() {
-				if r.fut != nil {
+				switch {
+				case r.fut == nil:
+					return r.con.compiled.Precomputed()
+				case !r.beginDue:
 					return r.fut.ready
 				}
-				return r.con.compiled.Precomputed()
 			}
 		}
 	}
@@ -756,6 +803,21 @@ func (r *run) stepRow() {
 	logits := r.logits
 	r.logits = nil
 	if err := r.step(logits); err != nil {
+		r.err = err
+	}
+}
+
+// beginRow starts the grammar of a run whose constraint compiled while
+// it read its prompt (run.begin) and records a failure.
+func (r *run) beginRow() {
+	defer func() {
+		if p := recover(); p != nil {
+			r.err = fmt.Errorf("engine: panic while starting the grammar of a sequence: %v", p)
+		}
+	}()
+	r.beginDue = false
+	r.con, r.fut = r.fut.con, nil
+	if err := r.begin(); err != nil {
 		r.err = err
 	}
 }

@@ -65,6 +65,7 @@ func run() error {
 		onlyArg   = flag.String("only", "", "with -new-schemas: only the schemas whose id (e.g. Github_hard/o1051) is in this comma-separated list (every schema, not every Nth)")
 		overlap   = flag.Bool("mask-overlap", true, "fill each sequence's next mask while the model decodes (engine.WithMaskOverlap)")
 		cOverlap  = flag.Bool("compile-overlap", true, "read a generation's prompt while its schema compiles (engine.WithCompileOverlap)")
+		timesArg  = flag.String("times", "", "with -new-schemas: write each schema's time to first token (id, µs) to this TSV file")
 	)
 	flag.Parse()
 	if *cpuProf != "" {
@@ -152,7 +153,7 @@ func run() error {
 		return err
 	}
 	if *newEvery > 0 {
-		return newSchemas(eng, dir, *newEvery, *onlyArg, strings.Repeat(*prompt+" ", *repeat), *steps, *newConc)
+		return newSchemas(eng, dir, *newEvery, *onlyArg, strings.Repeat(*prompt+" ", *repeat), *steps, *newConc, *timesArg)
 	}
 	fmt.Printf("model %s (%d tokens, context %d, %d sequences), schema %s, %d tokens per generation at most, %d requests per client, %d runs\n\n",
 		filepath.Base(path), m.VocabSize(), ctxSize, maxConc, filepath.Base(schemaPath), budget, *perClient, *runs)
@@ -222,7 +223,7 @@ func modelPath(arg, shared string) (string, func(), error) {
 // step times (the gaps between sampled tokens, over every generation, and
 // the slowest step of each) follow: where a grammar's states are reached
 // for the first time.
-func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, steps, conc int) error {
+func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, steps, conc int, timesPath string) error {
 	if only != "" {
 		every = 1
 	}
@@ -241,6 +242,7 @@ func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, 
 	var (
 		mu                           sync.Mutex
 		ttft, prefill, gaps, slowest []time.Duration
+		times                        strings.Builder
 		mask                         time.Duration
 		toks, sampled                int
 		next                         int
@@ -269,6 +271,7 @@ func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, 
 				}
 				mu.Lock()
 				ttft = append(ttft, res.Stats.TimeToFirstToken)
+				fmt.Fprintf(&times, "%s\t%d\n", c.ID, res.Stats.TimeToFirstToken.Microseconds())
 				prefill = append(prefill, res.Stats.Prefill)
 				toks = res.Stats.PromptTokens
 				mask += res.Stats.Mask
@@ -284,6 +287,11 @@ func newSchemas(eng *engine.Engine, dir string, every int, only, prompt string, 
 	wg.Wait()
 	if len(ttft) == 0 {
 		return fmt.Errorf("no schema generated")
+	}
+	if timesPath != "" {
+		if err := os.WriteFile(timesPath, []byte(times.String()), 0o644); err != nil {
+			return err
+		}
 	}
 	pct := func(xs []time.Duration) string {
 		slices.Sort(xs)
