@@ -13,10 +13,12 @@ import (
 )
 
 // With the prompt read while the grammar compiles (WithCompileOverlap,
-// the default), every kind of generation samples the same tokens as with
-// the grammar compiled first, the compile a cache miss each time (a new
-// engine); a grammar every sentence of which is forced too.
+// the default; here for every compile, however short), every kind of
+// generation samples the same tokens as with the grammar compiled first,
+// the compile a cache miss each time (a new engine); a grammar every
+// sentence of which is forced too.
 func TestCompileOverlap(t *testing.T) {
+	engine.NoCompileGrace(t)
 	reqs := append(mixedRequests(),
 		request{"forced", []engine.Option{engine.WithGrammar(`root ::= "{\"ok\":true}"`)}},
 		request{"thinking", []engine.Option{engine.WithMessages(engine.Message{Role: "user", Content: "A pet?"}), engine.WithSchema([]byte(nameSchema)), engine.WithReasoning(true, 6), engine.WithMaxTokens(60)}},
@@ -221,6 +223,20 @@ func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 	f := newFakeModel()
 	f.noEOS = true
 	e := newEngine(t, f)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Generate(context.Background(), "the held one", engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(40))
+		errc <- err
+	}()
+	admitted := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active < n; time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the generation was not admitted while its schema compiled")
+			}
+		}
+	}
+	admitted(1)
 	long := make(chan *engine.Result, 1)
 	go func() {
 		res, err := e.Generate(context.Background(), "a long one", engine.WithMaxTokens(300))
@@ -229,16 +245,7 @@ func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 		}
 		long <- res
 	}()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.Generate(context.Background(), "the held one", engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(40))
-		errc <- err
-	}()
-	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the generation was not admitted while its schema compiled")
-		}
-	}
+	admitted(2)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -192,9 +192,10 @@
 // bytes (WithGrammarCacheBytes, DefaultGrammarCacheBytes; least recently
 // used out); concurrent requests for a grammar being compiled wait for that
 // one compile (CacheStats counts hits, misses and evictions). With a
-// model, a request whose grammar is not cached is admitted at once and
-// its prompt is read while the grammar is converted and compiled
-// (WithCompileOverlap, on by default); the automaton done
+// model, a request whose grammar is not cached and takes more than a few
+// milliseconds to compile is admitted and its prompt read while the
+// grammar is converted and compiled (WithCompileOverlap, on by default);
+// the automaton done
 // (mask.Options.Deferred), its eager precomputation
 // (mask.Compiled.Precompute) runs on the cache's goroutine, and the
 // generation is first sampled once both are done (its prompt's last

@@ -270,6 +270,13 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 		var ready bool
 		if con, err, ready = e.constraintNow(&o); !ready {
 			fut = e.constraintAsync(ctx, &o)
+			t := time.NewTimer(compileGrace)
+			select {
+			case <-fut.ready:
+				con, err, fut = fut.con, fut.err, nil
+			case <-t.C:
+			}
+			t.Stop()
 		}
 	} else {
 		con, err = e.constraint(ctx, &o)
@@ -577,6 +584,19 @@ func (e *Engine) constraintNow(o *options) (con *constraint, err error, ready bo
 	}
 	return e.cache.peek(key)
 }
+
+// compileGrace is how long a generation waits for its grammar's compile
+// before its prompt is read alongside it (WithCompileOverlap): a compile
+// done within it starts the grammar before admission, as without the
+// overlap, so that the prompt's last chunk carries the grammar's forced
+// start and is sampled at once. Overlapped, the grammar starts only after
+// the prompt but its last token is read, which costs a batch decode more:
+// with 4 clients at once on the 128k-vocabulary test model, the schemas
+// that compile in under a millisecond took 6 ms longer to their first
+// token overlapped (per schema, median), while those of the slowest tenth
+// (13 ms) took 3 ms less. Most compiles end well within it (corpus
+// median under 1 ms); a variable so that tests can overlap every compile.
+var compileGrace = 5 * time.Millisecond
 
 // A pendingConstraint is a constraint being compiled for a generation
 // whose prompt the model reads meanwhile (WithCompileOverlap): its runs

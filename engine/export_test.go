@@ -32,6 +32,14 @@ func HoldCompile(t *testing.T) (release func()) {
 	return func() { once.Do(func() { close(ch) }) }
 }
 
+// NoCompileGrace makes every generation with a compile overlap it with
+// the prompt, however short (compileGrace 0), until the test ends.
+func NoCompileGrace(t *testing.T) {
+	old := compileGrace
+	compileGrace = 0
+	t.Cleanup(func() { compileGrace = old })
+}
+
 // OnEmptyBatch calls f each time the scheduler's batch comes out empty
 // (its runs wait for their grammars' precomputation), then waits until
 // those precomputations have ended, before the scheduler looks for one

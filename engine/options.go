@@ -421,16 +421,21 @@ func WithMaskOverlap(on bool) Option {
 
 // WithCompileOverlap lets the model read a generation's prompt while its
 // grammar or schema compiles (the default), instead of after: on a cache
-// miss, the sequences are admitted and prefill all of the prompt but its
-// last token during the conversion and compilation, whose time (up to
-// hundreds of milliseconds for the largest schemas) then hides behind the
-// prefill's, and the grammar starts (its forced start, its first mask)
-// once compiled; the last token waits for it and its precomputation, as
-// it does for the precomputation alone. A grammar or schema that does not
-// compile fails the generation with the same error as without the
-// overlap, which takes precedence over anything reading the prompt met
-// meanwhile. A cached grammar is taken at once either way; the tokens
-// sampled are the same.
+// miss whose compile takes more than a few milliseconds (compileGrace),
+// the sequences are admitted and prefill all of the prompt but its last
+// token during the conversion and compilation, whose time (up to hundreds
+// of milliseconds for the largest schemas) then overlaps the prefill's
+// and the other sequences' steps, and the grammar starts (its forced
+// start, its first mask) once compiled; the last token waits for it and
+// its precomputation, as it does for the precomputation alone. A grammar
+// or schema that does not compile fails the generation with the same
+// error as without the overlap, which takes precedence over anything
+// reading the prompt met meanwhile. A cached grammar is taken at once
+// either way; the tokens sampled are the same. It pays where the prompt
+// is read while others generate or on a GPU; with one sequence on a
+// CPU-only machine of few cores, the compile and the prefill share the
+// cores and a slow compile may end later than without it (see the
+// README's measurements).
 func WithCompileOverlap(on bool) Option {
 	return func(o *options) error { o.noCompileOverlap = !on; return nil }
 }
