@@ -23,6 +23,8 @@ func TestCompileOverlap(t *testing.T) {
 		request{"forced", []engine.Option{engine.WithGrammar(`root ::= "{\"ok\":true}"`)}},
 		request{"thinking", []engine.Option{engine.WithMessages(engine.Message{Role: "user", Content: "A pet?"}), engine.WithSchema([]byte(nameSchema)), engine.WithReasoning(true, 6), engine.WithMaxTokens(60)}},
 		request{"choices", []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60)}},
+		request{"tools-auto", []engine.Option{engine.WithMessages(engine.Message{Role: "user", Content: "Weather?"}), engine.WithTools(weatherTools, engine.ToolChoice{})}},
+		request{"tools-required", []engine.Option{engine.WithMessages(engine.Message{Role: "user", Content: "Weather?"}), engine.WithTools(weatherTools, engine.ToolChoice{Mode: engine.ToolRequired})}},
 	)
 	type outcome struct {
 		text string
@@ -32,8 +34,12 @@ func TestCompileOverlap(t *testing.T) {
 	gen := func(t *testing.T, req request, seed uint32, overlap bool) outcome {
 		f := newFakeModel()
 		prompt := "x"
-		if req.name == "thinking" {
+		switch {
+		case req.name == "thinking":
 			f.tmpl, prompt = thinkTemplate, ""
+		case strings.HasPrefix(req.name, "tools"):
+			f.tmpl, prompt = "<|im_start|> {% if tools %}<tool_call>{% endif %}", ""
+			f.script = []byte("Sure<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>")
 		}
 		e := newEngine(t, f)
 		opts := append(slices.Clone(req.opts), engine.WithSeed(seed), engine.WithCompileOverlap(overlap))
@@ -57,6 +63,14 @@ func TestCompileOverlap(t *testing.T) {
 			o.text, o.stop, o.toks = res.Text, res.Stop, res.Tokens
 			if req.name == "thinking" && res.Reasoning == "" {
 				t.Errorf("no reasoning in %q", res.Text)
+			}
+			if strings.HasPrefix(req.name, "tools") {
+				if len(res.ToolCalls) == 0 {
+					t.Errorf("no tool call in %q", res.Text)
+				}
+				for _, c := range res.ToolCalls {
+					o.text += "|" + c.Name + c.Arguments
+				}
 			}
 		}
 		waitIdle(t, e)
