@@ -36,6 +36,31 @@ func mixedRequests() []request {
 	}
 }
 
+// runRequest generates req on e, three choices at once for "choices",
+// checks each result and returns the text (of choices: each followed by
+// "|"), stop reason and tokens, and the result (nil for choices).
+func runRequest(t *testing.T, e *engine.Engine, req request, prompt string, opts []engine.Option) (text string, stop engine.StopReason, toks []int32, one *engine.Result) {
+	t.Helper()
+	if req.name == "choices" {
+		res, err := e.GenerateN(context.Background(), prompt, 3, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			checkResult(t, r)
+			text += r.Text + "|"
+			toks = append(toks, r.Tokens...)
+		}
+		return text, "", toks, nil
+	}
+	res, err := e.Generate(context.Background(), prompt, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, res)
+	return res.Text, res.Stop, res.Tokens, res
+}
+
 // waitIdle waits until the engine's scheduler has no work and its
 // goroutines had time to exit.
 func waitIdle(t *testing.T, e *engine.Engine) {
@@ -219,24 +244,7 @@ func TestMaskOverlap(t *testing.T) {
 		e := newEngine(t, f, engine.WithMaskOverlap(overlap))
 		opts := append(req.opts, engine.WithSeed(seed))
 		var o outcome
-		if req.name == "choices" {
-			res, err := e.GenerateN(context.Background(), "x", 3, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range res {
-				checkResult(t, r)
-				o.text += r.Text + "|"
-				o.toks = append(o.toks, r.Tokens...)
-			}
-		} else {
-			res, err := e.Generate(context.Background(), "x", opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkResult(t, res)
-			o.text, o.stop, o.toks = res.Text, res.Stop, res.Tokens
-		}
+		o.text, o.stop, o.toks, _ = runRequest(t, e, req, "x", opts)
 		waitIdle(t, e)
 		for _, b := range f.batches {
 			o.entries += b
@@ -798,9 +806,17 @@ func TestBatchedPrecompute(t *testing.T) {
 func batchedPrecompute(t *testing.T, overlap bool) {
 	prompt := strings.Repeat("the cat sat ", 6)
 	opts := []engine.Option{engine.WithGrammar(`root ::= ( "yes" | "no" ) " " [0-9]{1,3}`), engine.WithSeed(3), engine.WithCompileOverlap(overlap)}
-	want := generate(t, newEngine(t, newFakeModel(), engine.WithBatchTokens(8)), prompt, opts...).Text
-
+	want := generate(t, newEngine(t, newFakeModel(), engine.WithBatchTokens(8)), prompt, opts...)
 	release := engine.HoldPrecompute(t)
+	readsPromptWhileHeld(t, "precomputation", release, want, prompt, opts...)
+}
+
+// readsPromptWhileHeld generates prompt (with batches of 8 tokens) while
+// the grammar's compile or precomputation (what) is held: the model reads
+// all of the prompt but its last token, and no more, the generation does
+// not end before release, and after it gives want.
+func readsPromptWhileHeld(t *testing.T, what string, release func(), want *engine.Result, prompt string, opts ...engine.Option) {
+	t.Helper()
 	f := newFakeModel()
 	e := newEngine(t, f, engine.WithBatchTokens(8))
 	type result struct {
@@ -827,17 +843,18 @@ func batchedPrecompute(t *testing.T, overlap bool) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the prompt was not read while the grammar was precomputed: %d of %d tokens", n, toks)
+			release()
+			t.Fatalf("the prompt was not read during the grammar's %s: %d of %d tokens", what, n, toks)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond)
 	if n, toks := inPrompt(); n != toks-1 {
-		t.Errorf("%d of the prompt's %d tokens decoded before the precomputation ended, want all but the last", n, toks)
+		t.Errorf("%d of the prompt's %d tokens decoded before the %s ended, want all but the last", n, toks, what)
 	}
 	select {
 	case r := <-out:
-		t.Fatalf("the generation ended (%v) before its grammar's precomputation", r.err)
+		t.Fatalf("the generation ended (%v) before its grammar's %s", r.err, what)
 	default:
 	}
 	release()
@@ -846,9 +863,10 @@ func batchedPrecompute(t *testing.T, overlap bool) {
 		t.Fatal(r.err)
 	}
 	checkResult(t, r.res)
-	if r.res.Text != want {
-		t.Errorf("output %q, without waiting %q", r.res.Text, want)
+	if r.res.Text != want.Text || !slices.Equal(r.res.Tokens, want.Tokens) {
+		t.Errorf("output %q, without waiting %q", r.res.Text, want.Text)
 	}
+	waitIdle(t, e)
 }
 
 // TestPrecomputeEndsAfterFill: a precomputation that ends after the

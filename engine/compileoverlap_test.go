@@ -44,33 +44,17 @@ func TestCompileOverlap(t *testing.T) {
 		e := newEngine(t, f)
 		opts := append(slices.Clone(req.opts), engine.WithSeed(seed), engine.WithCompileOverlap(overlap))
 		var o outcome
-		if req.name == "choices" {
-			res, err := e.GenerateN(context.Background(), "x", 3, opts...)
-			if err != nil {
-				t.Fatal(err)
+		var res *engine.Result
+		o.text, o.stop, o.toks, res = runRequest(t, e, req, prompt, opts)
+		if req.name == "thinking" && res.Reasoning == "" {
+			t.Errorf("no reasoning in %q", res.Text)
+		}
+		if strings.HasPrefix(req.name, "tools") {
+			if len(res.ToolCalls) == 0 {
+				t.Errorf("no tool call in %q", res.Text)
 			}
-			for _, r := range res {
-				checkResult(t, r)
-				o.text += r.Text + "|"
-				o.toks = append(o.toks, r.Tokens...)
-			}
-		} else {
-			res, err := e.Generate(context.Background(), prompt, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkResult(t, res)
-			o.text, o.stop, o.toks = res.Text, res.Stop, res.Tokens
-			if req.name == "thinking" && res.Reasoning == "" {
-				t.Errorf("no reasoning in %q", res.Text)
-			}
-			if strings.HasPrefix(req.name, "tools") {
-				if len(res.ToolCalls) == 0 {
-					t.Errorf("no tool call in %q", res.Text)
-				}
-				for _, c := range res.ToolCalls {
-					o.text += "|" + c.Name + c.Arguments
-				}
+			for _, c := range res.ToolCalls {
+				o.text += "|" + c.Name + c.Arguments
 			}
 		}
 		waitIdle(t, e)
@@ -98,58 +82,9 @@ func TestCompileOverlapReadsPrompt(t *testing.T) {
 	prompt := strings.Repeat("the cat sat ", 6)
 	opts := []engine.Option{engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(60), engine.WithSeed(5)}
 	want := generate(t, newEngine(t, newFakeModel(), engine.WithBatchTokens(8)), prompt, append(opts, engine.WithCompileOverlap(false))...)
-
 	release := engine.HoldCompile(t)
 	defer release()
-	f := newFakeModel()
-	e := newEngine(t, f, engine.WithBatchTokens(8))
-	type result struct {
-		res *engine.Result
-		err error
-	}
-	out := make(chan result, 1)
-	go func() {
-		res, err := e.Generate(context.Background(), prompt, opts...)
-		out <- result{res, err}
-	}()
-	inPrompt := func() (n, toks int) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if len(f.prompts) > 0 {
-			toks = len(f.prompts[len(f.prompts)-1])
-		}
-		return int(f.promptRead.Load()), toks
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n, toks := inPrompt()
-		if toks > 0 && n >= toks-1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the prompt was not read while the grammar compiled: %d of %d tokens", n, toks)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if n, toks := inPrompt(); n != toks-1 {
-		t.Errorf("%d of the prompt's %d tokens decoded before the compile ended, want all but the last", n, toks)
-	}
-	select {
-	case r := <-out:
-		t.Fatalf("the generation ended (%v) before its grammar compiled", r.err)
-	default:
-	}
-	release()
-	r := <-out
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	checkResult(t, r.res)
-	if r.res.Text != want.Text || !slices.Equal(r.res.Tokens, want.Tokens) {
-		t.Errorf("output %q, compiled first %q", r.res.Text, want.Text)
-	}
-	waitIdle(t, e)
+	readsPromptWhileHeld(t, "compile", release, want, prompt, opts...)
 }
 
 // A schema that does not compile fails the generation with the
