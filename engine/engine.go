@@ -593,17 +593,18 @@ func (e *Engine) constraintNow(o *options) (con *constraint, err error, ready bo
 // the prompt but its last token is read, which costs a batch decode more:
 // with 4 clients at once on the 128k-vocabulary test model, the schemas
 // that compile in under a millisecond took 6 ms longer to their first
-// token overlapped (per schema, median), while those of the slowest tenth
-// (13 ms) took 3 ms less. Most compiles end well within it (corpus
-// median under 1 ms); a variable so that tests can overlap every compile.
+// token overlapped (per schema, median), and gained nothing. Most
+// compiles end well within it (corpus median under 1 ms); a variable so
+// that tests can overlap every compile.
 var compileGrace = 5 * time.Millisecond
 
 // A pendingConstraint is a constraint being compiled for a generation
 // whose prompt the model reads meanwhile (WithCompileOverlap): its runs
 // take their sequences and prefill all of the prompt but its last token,
 // and start their grammar (forced start, first mask) once ready is
-// closed, on the scheduler's goroutine (run.precomputed); a compile that
-// fails fails them with its error.
+// closed, on a scheduler's worker during a decode or on its loop when
+// nothing is to be decoded (run.precomputed); a compile that fails fails
+// them with its error.
 type pendingConstraint struct {
 	ready chan struct{} // closed when con or err is set
 	con   *constraint

@@ -191,8 +191,8 @@ func (r *run) push(toks ...int32) {
 // tokenized prompt, budget the most tokens it may generate. The run may
 // already be finished (a grammar whose every sentence is forced): then
 // r.stop is set and nothing needs decoding but its tokens. With fut (the
-// constraint still compiling), the grammar starts later, on the
-// scheduler's goroutine (run.precomputed).
+// constraint still compiling), the grammar starts later, in the
+// scheduler (run.precomputed, beginRow).
 func (e *Engine) newRun(g *group, o *options, con *constraint, fut *pendingConstraint, budget int, start time.Time) (*run, error) {
 	r := &run{e: e, o: o, m: e.model, v: e.vocab, con: con, fut: fut, start: start, prompt: g.prompt, budget: budget,
 		g: g, index: len(g.runs), seq: -1, row: -1, streaming: g.stream != nil}
