@@ -421,7 +421,7 @@ func WithMaskOverlap(on bool) Option {
 
 // WithCompileOverlap lets the model read a generation's prompt while its
 // grammar or schema compiles (the default), instead of after: on a cache
-// miss whose compile takes more than a few milliseconds (compileGrace),
+// miss whose compile takes more than a few milliseconds (5 ms),
 // the sequences are admitted and prefill all of the prompt but its last
 // token during the conversion and compilation, whose time (up to hundreds
 // of milliseconds for the largest schemas) then overlaps the prefill's
@@ -432,7 +432,8 @@ func WithMaskOverlap(on bool) Option {
 // error as without the overlap, which takes precedence over anything
 // reading the prompt met meanwhile. A cached grammar is taken at once
 // either way; the tokens sampled are the same. It pays where the prompt
-// is read while others generate or on a GPU; with one sequence on a
+// is read while others generate (and, not measured here, where a GPU
+// reads it and leaves the CPU to the compile); with one sequence on a
 // CPU-only machine of few cores, the compile and the prefill share the
 // cores and a slow compile may end later than without it (see the
 // README's measurements).
