@@ -66,10 +66,10 @@ type run struct {
 	logits []float32          // the row to step on (set by the scheduler)
 	ready  bool               // the grammar's precomputation is done (precomputed)
 	fut    *pendingConstraint // the constraint, while it compiles (WithCompileOverlap): begin has not run
-	// beginDue: fut compiled; begin runs next (beginRow)
-	beginDue bool
-	queued   time.Time // when the run was submitted
-	admit    time.Time // when it was admitted
+	queued time.Time          // when the run was submitted
+	admit  time.Time          // when it was admitted
+
+	beginDue bool // fut compiled: begin runs next (beginRow)
 
 	// Streaming: emit appends final text to spend under smu and signals
 	// the group; the consumer (the Generate caller) swaps the buffer out

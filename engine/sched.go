@@ -793,47 +793,42 @@ func (s *scheduler) steps() {
 	s.wg.Wait()
 }
 
-// stepRow runs step on the run's logits row and records a failure.
-func (r *run) stepRow() {
+// stepRow runs step on the run's logits row, beginRow starts the grammar
+// of a run whose constraint compiled while it read its prompt (run.begin),
+// maskRow fills the mask that prepare left to the decode; each records a
+// failure (guarded).
+func (r *run) stepRow()  { r.guarded("in the step", (*run).stepLogits) }
+func (r *run) beginRow() { r.guarded("while starting the grammar", (*run).beginPending) }
+func (r *run) maskRow()  { r.guarded("in the mask", (*run).fillDueMask) }
+
+// guarded runs job on r, a worker's or the loop's part of a step, and
+// records its error or panic as r's.
+func (r *run) guarded(what string, job func(*run) error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.err = fmt.Errorf("engine: panic in the step of a sequence: %v", p)
+			r.err = fmt.Errorf("engine: panic %s of a sequence: %v", what, p)
 		}
 	}()
+	if err := job(r); err != nil {
+		r.err = err
+	}
+}
+
+func (r *run) stepLogits() error {
 	logits := r.logits
 	r.logits = nil
-	if err := r.step(logits); err != nil {
-		r.err = err
-	}
+	return r.step(logits)
 }
 
-// beginRow starts the grammar of a run whose constraint compiled while
-// it read its prompt (run.begin) and records a failure.
-func (r *run) beginRow() {
-	defer func() {
-		if p := recover(); p != nil {
-			r.err = fmt.Errorf("engine: panic while starting the grammar of a sequence: %v", p)
-		}
-	}()
+func (r *run) beginPending() error {
 	r.beginDue = false
 	r.con, r.fut = r.fut.con, nil
-	if err := r.begin(); err != nil {
-		r.err = err
-	}
+	return r.begin()
 }
 
-// maskRow fills the mask that prepare left to the decode and records
-// a failure.
-func (r *run) maskRow() {
-	defer func() {
-		if p := recover(); p != nil {
-			r.err = fmt.Errorf("engine: panic in the mask of a sequence: %v", p)
-		}
-	}()
+func (r *run) fillDueMask() error {
 	r.maskDue = false
-	if err := r.fillMask(); err != nil {
-		r.err = err
-	}
+	return r.fillMask()
 }
 
 // decodeFailed ends the runs that had entries in the failed batch.
