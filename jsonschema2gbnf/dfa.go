@@ -282,6 +282,43 @@ func appendEdgeFrom(es []dfaEdge, start int, lo, hi rune, to int) []dfaEdge {
 	return append(es, dfaEdge{lo, hi, to})
 }
 
+// disjointDFA reports whether no string is accepted by both a and b. It
+// explores the pairs of live states only (a missing edge leads to the
+// dead state, where no pair can accept), and stops at the first
+// accepting pair: two patterns that differ early (keys "^name:…" and
+// "^url:…") are told apart in a few pairs, where their product or
+// difference would copy one of them whole.
+func disjointDFA(a, b *dfa) bool {
+	nb := len(b.states)
+	seen := make(map[int]bool, 64)
+	seen[0] = true
+	queue := []int{0}
+	for k := 0; k < len(queue); k++ {
+		p := queue[k]
+		sa, sb := a.states[p/nb], b.states[p%nb]
+		if sa.accept && sb.accept {
+			return false
+		}
+		ea, eb := sa.edges, sb.edges
+		ia, ib := 0, 0
+		for ia < len(ea) && ib < len(eb) {
+			if max(ea[ia].lo, eb[ib].lo) <= min(ea[ia].hi, eb[ib].hi) {
+				q := ea[ia].to*nb + eb[ib].to
+				if !seen[q] {
+					seen[q] = true
+					queue = append(queue, q)
+				}
+			}
+			if ea[ia].hi < eb[ib].hi {
+				ia++
+			} else {
+				ib++
+			}
+		}
+	}
+	return true
+}
+
 func intersectDFA(a, b *dfa) (*dfa, error) {
 	return product(a, b, func(x, y bool) bool { return x && y })
 }

@@ -161,5 +161,9 @@ func TestDFAAgainstReference(t *testing.T) {
 				t.Fatalf("iteration %d: %q: the product disagrees", iter, s)
 			}
 		}
+		// disjointDFA is the emptiness of the product, without building it
+		if got, want := disjointDFA(d, e), p.isEmpty(); got != want {
+			t.Fatalf("iteration %d: disjointDFA %v, the product's emptiness %v", iter, got, want)
+		}
 	}
 }

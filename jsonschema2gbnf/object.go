@@ -808,6 +808,9 @@ func (c *conv) patternCombos(pats []patProp) ([]uint64, bool) {
 		}
 		nd := ds[i]
 		if d != nil {
+			if disjointDFA(d, ds[i]) {
+				return true
+			}
 			var err error
 			if nd, err = c.intersect(d, ds[i]); err != nil {
 				return false

@@ -192,6 +192,9 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 	}
 	for _, p := range notPats {
 		nd, err := c.patternDFA(p.src, nil)
+		if err == nil && disjointDFA(d, nd) {
+			continue // nothing of d to take away
+		}
 		if err == nil {
 			nd, err = c.minus(d, nd)
 		}
@@ -206,8 +209,16 @@ func (c *conv) stringLang(langs, notPats []patRef, notStrs []string, minLen, max
 		}
 		d = nd
 	}
-	if len(notStrs) > 0 {
-		nd, err := minusDFA(d, dfaStrings(notStrs))
+	// only the strings d accepts are to be taken away (a key pattern
+	// excludes few of an object's declared names, often none)
+	var in []string
+	for _, s := range notStrs {
+		if d.matches(s) {
+			in = append(in, s)
+		}
+	}
+	if len(in) > 0 {
+		nd, err := minusDFA(d, dfaStrings(in))
 		if err != nil {
 			if !c.unsupported(ptr, "not", tooBig) {
 				return ""
