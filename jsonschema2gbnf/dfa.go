@@ -287,7 +287,10 @@ func appendEdgeFrom(es []dfaEdge, start int, lo, hi rune, to int) []dfaEdge {
 // dead state, where no pair can accept), and stops at the first
 // accepting pair: two patterns that differ early (keys "^name:…" and
 // "^url:…") are told apart in a few pairs, where their product or
-// difference would copy one of them whole.
+// difference would copy one of them whole. Past MaxDFAStates live pairs
+// it answers false (not shown disjoint): the product, which callers then
+// build, has at least as many states and fails with the size error it
+// always did, so the exploration is bounded like the products.
 func disjointDFA(a, b *dfa) bool {
 	nb := len(b.states)
 	seen := make(map[int]bool, 64)
@@ -305,6 +308,9 @@ func disjointDFA(a, b *dfa) bool {
 			if max(ea[ia].lo, eb[ib].lo) <= min(ea[ia].hi, eb[ib].hi) {
 				q := ea[ia].to*nb + eb[ib].to
 				if !seen[q] {
+					if len(queue) >= MaxDFAStates {
+						return false
+					}
 					seen[q] = true
 					queue = append(queue, q)
 				}

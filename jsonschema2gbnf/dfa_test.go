@@ -167,3 +167,38 @@ func TestDFAAgainstReference(t *testing.T) {
 		}
 	}
 }
+
+// cycleDFA accepts the strings whose length is r modulo n.
+func cycleDFA(n, r int) *dfa {
+	d := &dfa{states: make([]dfaState, n)}
+	for i := range d.states {
+		d.states[i] = dfaState{accept: i == r, edges: edgesFor(anyRune, (i+1)%n)}
+	}
+	return d
+}
+
+// disjointDFA explores at most MaxDFAStates pairs: past them it answers
+// "not shown disjoint", and the product the converter then builds fails
+// with the size error, as it did before the check existed.
+func TestDisjointDFABounded(t *testing.T) {
+	for _, c := range []struct {
+		a, b     *dfa
+		disjoint bool // what disjointDFA answers
+		tooBig   bool // whether the product fails
+	}{
+		{cycleDFA(4, 0), cycleDFA(6, 1), true, false},     // even and odd lengths, 12 pairs
+		{cycleDFA(4, 0), cycleDFA(6, 2), false, false},    // both accept length 8
+		{cycleDFA(134, 0), cycleDFA(142, 1), false, true}, // disjoint, but 9,514 pairs
+	} {
+		if got := disjointDFA(c.a, c.b); got != c.disjoint {
+			t.Errorf("%d×%d states: disjointDFA = %v, want %v", len(c.a.states), len(c.b.states), got, c.disjoint)
+		}
+		p, err := intersectDFA(c.a, c.b)
+		if (err != nil) != c.tooBig {
+			t.Errorf("%d×%d states: product error %v, want too big: %v", len(c.a.states), len(c.b.states), err, c.tooBig)
+		}
+		if err == nil && p.isEmpty() != c.disjoint {
+			t.Errorf("%d×%d states: product empty %v, disjointDFA %v", len(c.a.states), len(c.b.states), p.isEmpty(), c.disjoint)
+		}
+	}
+}
