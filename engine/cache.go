@@ -110,11 +110,17 @@ func (c *grammarCache) peek(key cacheKey) (con *constraint, err error, ok bool) 
 	default:
 		return nil, nil, false
 	}
+	c.hit(e)
+	return e.con, e.err, true
+}
+
+// hit counts a lookup answered by e and marks e the most recently used
+// (under mu).
+func (c *grammarCache) hit(e *cacheEntry) {
 	c.stats.Hits++
 	if e.elem != nil {
 		c.lru.MoveToFront(e.elem)
 	}
-	return e.con, e.err, true
 }
 
 // get returns the constraint of key, compiling it with build on a miss.
@@ -126,10 +132,7 @@ func (c *grammarCache) get(ctx context.Context, key cacheKey, timeout time.Durat
 	c.mu.Lock()
 	e := c.entries[key]
 	if e != nil {
-		c.stats.Hits++
-		if e.elem != nil {
-			c.lru.MoveToFront(e.elem)
-		}
+		c.hit(e)
 	} else {
 		e = &cacheEntry{key: key, ready: make(chan struct{})}
 		c.entries[key] = e

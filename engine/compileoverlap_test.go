@@ -114,11 +114,7 @@ func TestCompileOverlapError(t *testing.T) {
 		_, err := e.Generate(context.Background(), prompt+"!", engine.WithSchema(bad))
 		errc <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the generation was not admitted while its schema compiled")
-		}
-	}
+	waitAdmitted(t, e, 1)
 	release()
 	check(t, <-errc)
 	waitIdle(t, e)
@@ -142,11 +138,7 @@ func TestCompileOverlapCancel(t *testing.T) {
 		_, err := e.Generate(ctx, "a prompt to read", engine.WithSchema([]byte(personSchema)))
 		errc <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the generation was not admitted while its schema compiled")
-		}
-	}
+	waitAdmitted(t, e, 1)
 	cancel()
 	select {
 	case err := <-errc:
@@ -198,15 +190,7 @@ func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 		_, err := e.Generate(context.Background(), "the held one", engine.WithSchema([]byte(personSchema)), engine.WithMaxTokens(40))
 		errc <- err
 	}()
-	admitted := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active < n; time.Sleep(100 * time.Microsecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the generation was not admitted while its schema compiled")
-			}
-		}
-	}
-	admitted(1)
+	waitAdmitted(t, e, 1)
 	longCtx, cancelLong := context.WithCancel(context.Background())
 	defer cancelLong()
 	long := make(chan error, 1)
@@ -214,7 +198,7 @@ func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 		_, err := e.Generate(longCtx, "a long one")
 		long <- err
 	}()
-	admitted(2)
+	waitAdmitted(t, e, 2)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -247,5 +231,16 @@ func TestCompileOverlapDoesNotHoldOthers(t *testing.T) {
 	cancelLong()
 	if err := <-long; !errors.Is(err, context.Canceled) {
 		t.Errorf("the long generation ended with %v, want context.Canceled", err)
+	}
+}
+
+// waitAdmitted waits until n sequences run (a generation held by its
+// compile is admitted meanwhile).
+func waitAdmitted(t *testing.T, e *engine.Engine, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Active < n; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the generation was not admitted while its schema compiled")
+		}
 	}
 }
