@@ -1007,6 +1007,14 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 	// against the rest of a (a copy without the enum), the validator's
 	// enum check being a scan of the list (quadratic over the list).
 	own, rest := enumSelf(a, t)
+	// A scalar is judged without the anyOfs the term has expanded: the
+	// term holds the branch it chose, which implies them (scalars, unlike
+	// objects and arrays, have no annotations for unevaluated* to read).
+	// The validator would otherwise try each branch of each such anyOf
+	// again for every value, formatting an error for every branch it
+	// fails: Github_ultra/o69209's 16-branch anyOfs of one-value enums
+	// spent a fifth of its conversion there.
+	var scalarT, scalarRest *term
 	var alts []string
 	seen := map[string]bool{}
 	for _, v := range vals {
@@ -1018,6 +1026,21 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 		judge := t
 		if own[k] {
 			judge = rest
+		}
+		if isScalar(pv) {
+			switch {
+			case own[k] && scalarRest == nil:
+				x := withoutDoneAnyOf(rest)
+				scalarRest = &x
+			case !own[k] && scalarT == nil:
+				x := withoutDoneAnyOf(t)
+				scalarT = &x
+			}
+			if own[k] {
+				judge = *scalarRest
+			} else {
+				judge = *scalarT
+			}
 		}
 		if !c.valueOK(pv, judge) {
 			continue
@@ -1081,6 +1104,74 @@ func withoutEnum(m, a *jsonschema.Schema, depth int) *jsonschema.Schema {
 	}
 	b := *m
 	b.Ref = r
+	return &b
+}
+
+// isScalar reports whether a plain JSON value is neither an object nor an
+// array.
+func isScalar(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
+}
+
+// withoutDoneAnyOf returns t with every schema of t.ms that is, or whose
+// $ref chain reaches within maxEnumRefs references, the owner of an anyOf
+// t has expanded replaced by a copy without that anyOf (and the chain's
+// schemas by copies leading to it). t holds the branch it chose, so for a
+// value without annotations (a scalar) the copies judge as the originals.
+func withoutDoneAnyOf(t term) term {
+	var owners []*jsonschema.Schema
+	for _, d := range t.done {
+		if d.kind == "anyOf" {
+			owners = append(owners, d.s)
+		}
+	}
+	if len(owners) == 0 {
+		return t
+	}
+	out := t
+	out.ms = slices.Clone(t.ms)
+	for i, m := range out.ms {
+		out.ms[i] = stripAnyOf(m, owners, maxEnumRefs)
+	}
+	return out
+}
+
+// stripAnyOf returns m with the anyOf of owners removed from m and the
+// schemas its $ref and allOf chains reach within depth steps (copies
+// where something is removed; m itself when nothing is).
+func stripAnyOf(m *jsonschema.Schema, owners []*jsonschema.Schema, depth int) *jsonschema.Schema {
+	if depth == 0 {
+		return m
+	}
+	var ref *jsonschema.Schema
+	if m.Ref != nil {
+		ref = stripAnyOf(m.Ref, owners, depth-1)
+	}
+	var all []*jsonschema.Schema // m.AllOf, copied on the first change
+	for i, x := range m.AllOf {
+		if y := stripAnyOf(x, owners, depth-1); y != x && all == nil {
+			all = slices.Clone(m.AllOf)
+			all[i] = y
+		} else if all != nil {
+			all[i] = y
+		}
+	}
+	owner := len(m.AnyOf) > 0 && slices.Contains(owners, m)
+	if !owner && ref == m.Ref && all == nil {
+		return m
+	}
+	b := *m
+	if owner {
+		b.AnyOf = nil
+	}
+	b.Ref = ref
+	if all != nil {
+		b.AllOf = all
+	}
 	return &b
 }
 
