@@ -793,9 +793,12 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 	// oneOf: find overlapping pairs
 	n := len(terms)
 	c.quiet++
+	// each branch summarized once, not once per pair it is in
+	sums := make([]summary, n)
 	sat := make([]bool, n)
 	for i := range terms {
-		sat[i] = c.satisfiable(terms[i])
+		sums[i] = c.summarize(terms[i])
+		sat[i] = c.satisfiableSum(sums[i], 0)
 	}
 	overlap := make([][]bool, n)
 	for i := range overlap {
@@ -803,7 +806,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 	}
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
-			if sat[i] && sat[j] && !c.disjointPair(terms[i], terms[j]) {
+			if sat[i] && sat[j] && !c.disjointSums(sums[i], sums[j]) {
 				overlap[i][j], overlap[j][i] = true, true
 			}
 		}
@@ -830,7 +833,7 @@ func (c *conv) expandGroup(g group, t term, ptr string) string {
 			}
 			nb, r, nok := c.negMode(b.ms[0], 0, true)
 			c.quiet++ // a proof: what summarize cannot express is not reported here
-			if nok && r&c.summarize(terms[i]).types != 0 {
+			if nok && r&sums[i].types != 0 {
 				nok = false
 			}
 			c.quiet--
@@ -949,7 +952,11 @@ func subsetOf(a, b map[string]bool) bool {
 func (c *conv) satisfiable(t term) bool { return c.satisfiableDepth(t, 0) }
 
 func (c *conv) satisfiableDepth(t term, depth int) bool {
-	s := c.summarize(t)
+	return c.satisfiableSum(c.summarize(t), depth)
+}
+
+// satisfiableSum is satisfiableDepth on a term's summary.
+func (c *conv) satisfiableSum(s summary, depth int) bool {
 	if s.enum != nil {
 		return len(s.enum) > 0
 	}
