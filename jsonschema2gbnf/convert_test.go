@@ -577,3 +577,27 @@ func TestMetaSchemaErrorDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalURIErrorDeterministic: the validator rejects a document in
+// which subschemas share a canonical URI by naming a pair it took from a
+// map; the error names the first two in document order, every time.
+func TestCanonicalURIErrorDeterministic(t *testing.T) {
+	for _, tc := range []struct{ schema, want string }{
+		{`{"$schema":"http://json-schema.org/draft-04/schema#","id":"http://x.test/r#","properties":{"a":{"id":"http://x.test/r#a"},"b":{"id":"http://x.test/r#b"},"c":{"id":"http://x.test/r#c"},"d":{"id":"http://x.test/r#d"}}}`,
+			`"/properties/a" and "/properties/b" in http://x.test/r have same canonical-uri`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","$id":"http://x.test/s","definitions":{"p":{"$id":"q"},"q":{"$id":"other"},"r":{"$id":"q"},"s":{"$id":"http://x.test/q"}}}`,
+			`"/definitions/p" and "/definitions/r" in http://x.test/s have same canonical-uri`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":{"$id":"http://x.test/n/a","properties":{"b":{"$id":"b"}}},"c":{"$id":"http://x.test/n/b"},"d":{"$id":"http://x.test/n/b"}}}`,
+			`"/properties/a/properties/b" and "/properties/c" in  have same canonical-uri`},
+	} {
+		for i := range 30 {
+			_, err := Convert([]byte(tc.schema))
+			if err == nil {
+				t.Fatalf("%s: accepted", tc.schema)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%s: run %d: %v, want %s", tc.schema, i, err, tc.want)
+			}
+		}
+	}
+}

@@ -512,7 +512,7 @@ func loadAs(raw any, data []byte, d *jsonschema.Draft) (*loaded, error) {
 	}
 	s, locate, err := compileChecked(raw, data, d)
 	if err != nil {
-		return nil, err
+		return nil, sameCanonicalURI(err, raw, d)
 	}
 	base := s.Location
 	if i := strings.IndexByte(base, '#'); i >= 0 {
@@ -841,4 +841,78 @@ func rewriteNullable(v any) bool {
 		}
 	})
 	return changed
+}
+
+// sameCanonicalURI rewords the validator's rejection of a document in
+// which two subschemas have the same canonical URI (their ids resolve to
+// one URL): the validator names a pair taken from a map, a different one
+// from run to run when there are three or more; this names the first
+// two in document order. Other errors, and a rejection this walk does
+// not reproduce, are returned as they are.
+func sameCanonicalURI(err error, raw any, d *jsonschema.Draft) error {
+	var ie *InvalidSchemaError
+	if !errors.As(err, &ie) || !strings.HasSuffix(ie.Msg, " have same canonical-uri") {
+		return err
+	}
+	// the base URL of each schema that may declare one, by its pointer
+	root, _ := resolveID(rootURL, raw, d)
+	urls := map[string]string{"": root}
+	byURL := map[string]string{} // URL → the first subschema declaring it
+	var first, second string
+	walkSchemas(raw, d, func(o *ordObj, ptr, res string) {
+		if ptr == "" || res != ptr || second != "" {
+			return
+		}
+		// the enclosing one: the longest proper prefix that is one
+		parent := ptr
+		base, ok := "", false
+		for !ok {
+			parent = parent[:strings.LastIndexByte(parent, '/')]
+			base, ok = urls[parent]
+		}
+		u, declared := resolveID(base, o, d)
+		urls[ptr] = u
+		if !declared {
+			return
+		}
+		if p, dup := byURL[u]; dup {
+			first, second = p, ptr
+		} else {
+			byURL[u] = ptr
+		}
+	})
+	if second == "" {
+		return err
+	}
+	msg := fmt.Sprintf("%q and %q in %s have same canonical-uri", first, second, root)
+	return &InvalidSchemaError{Pointer: "#", Msg: strings.ReplaceAll(msg, rootURL, ""), Err: ie.Err}
+}
+
+// resolveID returns the URL (without fragment) a schema object's id gives
+// it against base, as santhosh-tekuri reads ids in draft d (through 7, a
+// $ref beside the id cancels it), and true; base and false when it
+// declares none.
+func resolveID(base string, v any, d *jsonschema.Draft) (string, bool) {
+	o, ok := v.(*ordObj)
+	if !ok {
+		return base, false
+	}
+	if _, ref := o.vals["$ref"]; ref && (d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7) {
+		return base, false
+	}
+	id, _ := o.vals[idKey(d)].(string)
+	if i := strings.IndexByte(id, '#'); i >= 0 {
+		id = id[:i]
+	}
+	if id == "" {
+		return base, false
+	}
+	b, err1 := url.Parse(base)
+	r, err2 := url.Parse(id)
+	if err1 != nil || err2 != nil {
+		return base + "\x00" + id, true // (unparsable: equal only to the same id on the same base)
+	}
+	u := b.ResolveReference(r)
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), true
 }
