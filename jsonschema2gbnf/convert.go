@@ -1124,9 +1124,9 @@ func isScalar(v any) bool {
 	return true
 }
 
-// withoutDoneAnyOf returns t with every schema of t.ms that is, or whose
-// $ref chain reaches within maxEnumRefs references, the owner of an anyOf
-// t has expanded replaced by a copy without that anyOf (and the chain's
+// withoutDoneAnyOf returns t with every schema of t.ms that is, or that
+// its $ref and allOf chains reach (see stripAnyOf), the owner of an anyOf
+// t has expanded replaced by a copy without that anyOf (and the chains'
 // schemas by copies leading to it). t holds the branch it chose, so for a
 // value without annotations (a scalar) the copies judge as the originals.
 func withoutDoneAnyOf(t term) term {
@@ -1139,35 +1139,52 @@ func withoutDoneAnyOf(t term) term {
 	if len(owners) == 0 {
 		return t
 	}
+	st := &anyOfStrip{owners: owners, memo: map[*jsonschema.Schema]*jsonschema.Schema{}}
 	out := t
 	out.ms = slices.Clone(t.ms)
 	for i, m := range out.ms {
-		out.ms[i] = stripAnyOf(m, owners, maxEnumRefs)
+		out.ms[i] = st.strip(m, maxEnumRefs)
 	}
 	return out
 }
 
-// stripAnyOf returns m with the anyOf of owners removed from m and the
+// maxStripSchemas bounds the schemas one withoutDoneAnyOf looks at: the
+// chains of a term are a few schemas long, and a copy is only a shortcut
+// for the validator (past the bound, schemas are kept as they are).
+const maxStripSchemas = 256
+
+// anyOfStrip is the state of one withoutDoneAnyOf: each schema is looked
+// at once (memo; a schema being looked at, on a $ref cycle, is kept).
+type anyOfStrip struct {
+	owners []*jsonschema.Schema
+	memo   map[*jsonschema.Schema]*jsonschema.Schema
+}
+
+// strip returns m with the anyOf of the owners removed from m and the
 // schemas its $ref and allOf chains reach within depth steps (copies
 // where something is removed; m itself when nothing is).
-func stripAnyOf(m *jsonschema.Schema, owners []*jsonschema.Schema, depth int) *jsonschema.Schema {
-	if depth == 0 {
+func (st *anyOfStrip) strip(m *jsonschema.Schema, depth int) *jsonschema.Schema {
+	if r, ok := st.memo[m]; ok {
+		return r
+	}
+	if depth == 0 || len(st.memo) >= maxStripSchemas {
 		return m
 	}
+	st.memo[m] = m
 	var ref *jsonschema.Schema
 	if m.Ref != nil {
-		ref = stripAnyOf(m.Ref, owners, depth-1)
+		ref = st.strip(m.Ref, depth-1)
 	}
 	var all []*jsonschema.Schema // m.AllOf, copied on the first change
 	for i, x := range m.AllOf {
-		if y := stripAnyOf(x, owners, depth-1); y != x && all == nil {
+		if y := st.strip(x, depth-1); y != x && all == nil {
 			all = slices.Clone(m.AllOf)
 			all[i] = y
 		} else if all != nil {
 			all[i] = y
 		}
 	}
-	owner := len(m.AnyOf) > 0 && slices.Contains(owners, m)
+	owner := len(m.AnyOf) > 0 && slices.Contains(st.owners, m)
 	if !owner && ref == m.Ref && all == nil {
 		return m
 	}
@@ -1179,6 +1196,7 @@ func stripAnyOf(m *jsonschema.Schema, owners []*jsonschema.Schema, depth int) *j
 	if all != nil {
 		b.AllOf = all
 	}
+	st.memo[m] = &b
 	return &b
 }
 
