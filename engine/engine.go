@@ -267,9 +267,7 @@ func (e *Engine) generate(ctx context.Context, prompt string, n int, opts []Opti
 	if e.model != nil && !o.noCompileOverlap {
 		// The prompt is read while the grammar compiles (see
 		// pendingConstraint); a cached one is taken at once.
-		var ready bool
-		if con, err, ready = e.constraintNow(&o); !ready {
-			fut = e.constraintAsync(ctx, &o)
+		if con, fut, err = e.startConstraint(ctx, &o); fut != nil {
 			t := time.NewTimer(compileGrace)
 			select {
 			case <-fut.ready:
@@ -574,17 +572,6 @@ func (e *Engine) constraintKey(o *options) (cacheKey, func(done <-chan struct{})
 	return key, func(done <-chan struct{}) (*constraint, error) { return e.build(o, done) }, true
 }
 
-// constraintNow returns o's constraint if it needs no compile (none, or
-// one the cache holds compiled): ready is false when it must be compiled
-// or is being compiled.
-func (e *Engine) constraintNow(o *options) (con *constraint, err error, ready bool) {
-	key, _, ok := e.constraintKey(o)
-	if !ok {
-		return nil, nil, true
-	}
-	return e.cache.peek(key)
-}
-
 // compileGrace is how long a generation waits for its grammar's compile
 // before its prompt is read alongside it (WithCompileOverlap): a compile
 // done within it starts the grammar before admission, as without the
@@ -611,18 +598,27 @@ type pendingConstraint struct {
 	err   error
 }
 
-// constraintAsync compiles o's constraint through the cache on a
-// goroutine of its own, which waits for it as a caller of
-// Engine.constraint does (ctx ending stops the wait, and the compile if
-// nobody else wants it).
-func (e *Engine) constraintAsync(ctx context.Context, o *options) *pendingConstraint {
+// startConstraint returns o's constraint when it needs no compile (none,
+// or one the cache holds compiled); otherwise it starts the compile
+// through the cache on a goroutine of its own, which waits for it as a
+// caller of Engine.constraint does (ctx ending stops the wait, and the
+// compile if nobody else wants it), and returns it pending. The key is
+// made once, for the lookup and the compile.
+func (e *Engine) startConstraint(ctx context.Context, o *options) (*constraint, *pendingConstraint, error) {
+	oc := *o // the build's own copy: the generation goes on with o
+	key, build, ok := e.constraintKey(&oc)
+	if !ok {
+		return nil, nil, nil
+	}
+	if con, err, ready := e.cache.peek(key); ready {
+		return con, nil, err
+	}
 	p := &pendingConstraint{ready: make(chan struct{})}
-	oc := *o
 	go func() {
 		defer close(p.ready)
-		p.con, p.err = e.constraint(ctx, &oc)
+		p.con, p.err = e.cache.get(ctx, key, e.defaults.eng.compileTimeout, build)
 	}()
-	return p
+	return nil, p, nil
 }
 
 // build converts (a schema) and compiles a constraint; closing done stops
