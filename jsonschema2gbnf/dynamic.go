@@ -132,6 +132,12 @@ func idKey(d *jsonschema.Draft) string {
 	return "$id"
 }
 
+// before2019 reports whether d is draft 4, 6 or 7: ids carry anchors, and
+// a $ref beside an id cancels it (santhosh-tekuri's reading).
+func before2019(d *jsonschema.Draft) bool {
+	return d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7
+}
+
 // newBase reports whether a schema object declares a base URI of its own
 // (an id that is not only a fragment).
 func newBase(o *ordObj, d *jsonschema.Draft) bool {
@@ -144,7 +150,7 @@ func newBase(o *ordObj, d *jsonschema.Draft) bool {
 // $anchor (2019-09 on), $dynamicAnchor (2020-12).
 func anchorsOf(o *ordObj, d *jsonschema.Draft) []string {
 	var out []string
-	if d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7 {
+	if before2019(d) {
 		if id, ok := o.vals[idKey(d)].(string); ok {
 			// a fragment that is a JSON pointer is resolved as one, never
 			// as an anchor

@@ -897,7 +897,7 @@ func resolveID(base string, v any, d *jsonschema.Draft) (string, bool) {
 	if !ok {
 		return base, false
 	}
-	if _, ref := o.vals["$ref"]; ref && (d == jsonschema.Draft4 || d == jsonschema.Draft6 || d == jsonschema.Draft7) {
+	if _, ref := o.vals["$ref"]; ref && before2019(d) {
 		return base, false
 	}
 	id, _ := o.vals[idKey(d)].(string)
