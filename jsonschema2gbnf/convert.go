@@ -1064,17 +1064,25 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 const minEnumSelf = 8
 
 // enumSelf returns, for an enum of at least minEnumSelf values on a
-// schema of t (or one its $ref chain reaches), the values of a.Enum
-// (canonical JSON) and t with a replaced by a copy of a without its enum
-// (and the schemas of the chain by copies leading to it); nil and t
-// otherwise.
+// schema of t (or one its $ref and allOf chains reach, see chainEdit), the
+// values of a.Enum (canonical JSON) and t with a replaced by a copy of a
+// without its enum (and the schemas of the chain by copies leading to
+// it); nil and t otherwise.
 func enumSelf(a *jsonschema.Schema, t term) (map[string]bool, term) {
 	if a.Constant != nil || len(a.Enum) < minEnumSelf {
 		return nil, t
 	}
+	ce := newChainEdit(func(s *jsonschema.Schema) *jsonschema.Schema {
+		if s != a {
+			return nil
+		}
+		b := *a
+		b.Enum = nil
+		return &b
+	})
 	for i, m := range t.ms {
-		x := withoutEnum(m, a, maxEnumRefs)
-		if x == nil {
+		x := ce.apply(m, maxEnumRefs)
+		if x == m {
 			continue
 		}
 		own := make(map[string]bool, len(a.Enum))
@@ -1089,30 +1097,10 @@ func enumSelf(a *jsonschema.Schema, t term) (map[string]bool, term) {
 	return nil, t
 }
 
-// maxEnumRefs bounds the $ref chain enumSelf follows from a schema of a
-// term to the enum's schema (a chain of definitions is a few long).
+// maxEnumRefs bounds the $ref and allOf steps enumSelf and
+// withoutDoneAnyOf follow from a schema of a term (a chain of definitions
+// is a few long).
 const maxEnumRefs = 8
-
-// withoutEnum returns a copy of m without a's enum when m is a or its
-// $ref chain reaches a within depth references (the schemas on the way
-// copied to lead to the copy of a), else nil.
-func withoutEnum(m, a *jsonschema.Schema, depth int) *jsonschema.Schema {
-	if m == a {
-		b := *a
-		b.Enum = nil
-		return &b
-	}
-	if m.Ref == nil || depth == 0 {
-		return nil
-	}
-	r := withoutEnum(m.Ref, a, depth-1)
-	if r == nil {
-		return nil
-	}
-	b := *m
-	b.Ref = r
-	return &b
-}
 
 // isScalar reports whether a plain JSON value is neither an object nor an
 // array.
@@ -1125,7 +1113,7 @@ func isScalar(v any) bool {
 }
 
 // withoutDoneAnyOf returns t with every schema of t.ms that is, or that
-// its $ref and allOf chains reach (see stripAnyOf), the owner of an anyOf
+// its $ref and allOf chains reach (see chainEdit), the owner of an anyOf
 // t has expanded replaced by a copy without that anyOf (and the chains'
 // schemas by copies leading to it). t holds the branch it chose, so for a
 // value without annotations (a scalar) the copies judge as the originals.
@@ -1139,65 +1127,83 @@ func withoutDoneAnyOf(t term) term {
 	if len(owners) == 0 {
 		return t
 	}
-	st := &anyOfStrip{owners: owners, memo: map[*jsonschema.Schema]*jsonschema.Schema{}}
+	ce := newChainEdit(func(s *jsonschema.Schema) *jsonschema.Schema {
+		if len(s.AnyOf) == 0 || !slices.Contains(owners, s) {
+			return nil
+		}
+		b := *s
+		b.AnyOf = nil
+		return &b
+	})
 	out := t
 	out.ms = slices.Clone(t.ms)
 	for i, m := range out.ms {
-		out.ms[i] = st.strip(m, maxEnumRefs)
+		out.ms[i] = ce.apply(m, maxEnumRefs)
 	}
 	return out
 }
 
-// maxStripSchemas bounds the schemas one withoutDoneAnyOf looks at: the
-// chains of a term are a few schemas long, and a copy is only a shortcut
-// for the validator (past the bound, schemas are kept as they are).
-const maxStripSchemas = 256
+// maxChainSchemas bounds the schemas one chainEdit looks at: the chains
+// of a term are a few schemas long, and a copy is only a shortcut for the
+// validator (past the bound, schemas are kept as they are).
+const maxChainSchemas = 256
 
-// anyOfStrip is the state of one withoutDoneAnyOf: each schema is looked
-// at once (memo; a schema being looked at, on a $ref cycle, is kept).
-type anyOfStrip struct {
-	owners []*jsonschema.Schema
-	memo   map[*jsonschema.Schema]*jsonschema.Schema
+// chainEdit rewrites schemas that a term's schemas apply in place through
+// $ref and allOf: edit returns a changed copy of a schema (nil: keep it),
+// and the schemas on the way to a changed one are copied to lead to it.
+// Each schema is looked at once (memo; one on a $ref cycle is kept), at
+// most maxChainSchemas of them (allOf lists that share $refs would
+// otherwise be walked once per path).
+type chainEdit struct {
+	edit func(*jsonschema.Schema) *jsonschema.Schema
+	memo map[*jsonschema.Schema]*jsonschema.Schema
 }
 
-// strip returns m with the anyOf of the owners removed from m and the
-// schemas its $ref and allOf chains reach within depth steps (copies
-// where something is removed; m itself when nothing is).
-func (st *anyOfStrip) strip(m *jsonschema.Schema, depth int) *jsonschema.Schema {
-	if r, ok := st.memo[m]; ok {
+func newChainEdit(edit func(*jsonschema.Schema) *jsonschema.Schema) *chainEdit {
+	return &chainEdit{edit: edit, memo: map[*jsonschema.Schema]*jsonschema.Schema{}}
+}
+
+// apply returns m rewritten, following its chains depth steps further: m
+// itself when nothing on them changes.
+func (ce *chainEdit) apply(m *jsonschema.Schema, depth int) *jsonschema.Schema {
+	if r, ok := ce.memo[m]; ok {
 		return r
 	}
-	if depth == 0 || len(st.memo) >= maxStripSchemas {
+	if len(ce.memo) >= maxChainSchemas {
 		return m
 	}
-	st.memo[m] = m
-	var ref *jsonschema.Schema
-	if m.Ref != nil {
-		ref = st.strip(m.Ref, depth-1)
-	}
-	var all []*jsonschema.Schema // m.AllOf, copied on the first change
-	for i, x := range m.AllOf {
-		if y := st.strip(x, depth-1); y != x && all == nil {
-			all = slices.Clone(m.AllOf)
-			all[i] = y
-		} else if all != nil {
-			all[i] = y
+	ce.memo[m] = m
+	b := ce.edit(m)
+	if depth > 0 {
+		ref := m.Ref
+		if ref != nil {
+			ref = ce.apply(ref, depth-1)
+		}
+		var all []*jsonschema.Schema // m.AllOf, copied on the first change
+		for i, x := range m.AllOf {
+			if y := ce.apply(x, depth-1); y != x && all == nil {
+				all = slices.Clone(m.AllOf)
+				all[i] = y
+			} else if all != nil {
+				all[i] = y
+			}
+		}
+		if ref != m.Ref || all != nil {
+			if b == nil {
+				c := *m
+				b = &c
+			}
+			b.Ref = ref
+			if all != nil {
+				b.AllOf = all
+			}
 		}
 	}
-	owner := len(m.AnyOf) > 0 && slices.Contains(st.owners, m)
-	if !owner && ref == m.Ref && all == nil {
+	if b == nil {
 		return m
 	}
-	b := *m
-	if owner {
-		b.AnyOf = nil
-	}
-	b.Ref = ref
-	if all != nil {
-		b.AllOf = all
-	}
-	st.memo[m] = &b
-	return &b
+	ce.memo[m] = b
+	return b
 }
 
 // valueOK reports whether a plain JSON value satisfies every schema and
