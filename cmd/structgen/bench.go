@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/structgen/structgen/internal/maskbench"
 	"github.com/structgen/structgen/internal/sharedtest"
@@ -13,22 +14,26 @@ import (
 var benchPeer func() maskbench.Peer
 
 type benchCmd struct {
-	Cases     []string `help:"Case ids or prefixes (e.g. 02,03); default all." placeholder:"ID"`
-	Compiles  int      `help:"Compile runs per case (median reported)." default:"5"`
-	Passes    int      `help:"Passes over each document (the first is cold)." default:"5"`
-	Peer      bool     `help:"Also run llama.cpp's grammar engine on the same grammar and tokens (llama.cpp builds)."`
-	PeerSteps int      `help:"At most this many peer mask steps per case." default:"100"`
-	Runs      int      `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
-	Busy      bool     `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
-	Shared    string   `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
-	Verbose   bool     `short:"v" help:"Log progress to stderr."`
+	Cases      []string      `help:"Case ids or prefixes (e.g. 02,03); default all." placeholder:"ID"`
+	Compiles   int           `help:"Compile runs per case (median reported)." default:"5"`
+	Passes     int           `help:"Passes over each document (the first is cold)." default:"5"`
+	Peer       bool          `help:"Also run llama.cpp's grammar engine on the same grammar and tokens (llama.cpp builds)."`
+	PeerSteps  int           `help:"At most this many peer mask steps per case." default:"100"`
+	Runs       int           `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
+	Busy       bool          `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
+	StallProbe time.Duration `help:"Before the runs (beside the busy process with --busy), measure for this long how often the machine holds up a thread that only reads the clock for more than 250 µs, e.g. 10s." placeholder:"DURATION"`
+	Shared     string        `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
+	Verbose    bool          `short:"v" help:"Log progress to stderr."`
 }
 
 func (c *benchCmd) Run(e *env) error {
 	if c.Compiles < 1 || c.Passes < 1 || c.PeerSteps < 1 || c.Runs < 1 {
 		return usagef("--compiles, --passes, --peer-steps and --runs must be at least 1")
 	}
-	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy}
+	if c.StallProbe < 0 {
+		return usagef("--stall-probe must not be negative")
+	}
+	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy, StallProbe: c.StallProbe}
 	for _, s := range c.Cases {
 		opt.Cases = append(opt.Cases, strings.Split(s, ",")...)
 	}
@@ -49,7 +54,7 @@ func (c *benchCmd) Run(e *env) error {
 		}
 		dir = d
 	}
-	prep, rs, err := maskbench.Run(dir, opt)
+	prep, rs, stalls, err := maskbench.Run(dir, opt)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -61,6 +66,7 @@ func (c *benchCmd) Run(e *env) error {
 		peerName = opt.Peer.Name()
 	}
 	maskbench.WriteTable(e.stdout, prep, rs, peerName)
+	maskbench.WriteStalls(e.stdout, stalls, c.Busy)
 	for _, r := range rs {
 		if r.Err != nil {
 			return fmt.Errorf("bench: case %s: %w", r.Case, r.Err)

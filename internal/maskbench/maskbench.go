@@ -48,7 +48,11 @@ type Options struct {
 	PeerSteps int      // at most this many peer mask steps per case (each costs tens of ms); default 100
 	Runs      int      // cold passes on fresh compilations per case (the first is the full measurement); default 1
 	Busy      bool     // keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs
-	Log       io.Writer
+	// StallProbe, if positive, measures the machine before the runs (and
+	// beside the busy process, with Busy): a loop that only reads the
+	// clock, for this long (see ProbeStalls).
+	StallProbe time.Duration
+	Log        io.Writer
 }
 
 // Cold-pass targets (DESIGN.md): per case, in every run.
@@ -124,9 +128,15 @@ type Result struct {
 	ColdLazyMaxStep        int64
 	// ColdRuns is the cold pass of every run (the first is Cold).
 	ColdRuns []Stats
-	Peer     *PeerResult
-	PeerMask Stats
-	PeerErr  error
+	// ColdSteps holds every run's cold pass, step by step (FillMask
+	// times): every run compiles the same automaton and precomputes the
+	// same states, so step i does the same work in every run, and the
+	// median of step i over the runs is what it costs without whatever
+	// interrupted it in one of them (SlowSteps).
+	ColdSteps [][]time.Duration
+	Peer      *PeerResult
+	PeerMask  Stats
+	PeerErr   error
 	// CountMismatches counts steps where the peer allowed a different
 	// number of non-end-of-generation tokens than the automaton, over the
 	// steps the peer ran, except the known difference (InvalidLeadSteps):
@@ -142,7 +152,7 @@ type Result struct {
 }
 
 // Run measures the cases. sharedDir is the ../shared folder.
-func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, err error) {
+func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, stalls *Stalls, err error) {
 	if opt.Compiles <= 0 {
 		opt.Compiles = 5
 	}
@@ -159,19 +169,24 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 	}
 	cases, err := benchcases.Load(filepath.Join(sharedDir, "bench"))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	v, err := llama3vocab.Load(sharedDir)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	prep = mask.PrepareVocab(v)
 	if opt.Busy {
 		stop, err := busyLoop()
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, nil, err
 		}
 		defer stop()
+	}
+	if opt.StallProbe > 0 {
+		logf("stall probe: %v", opt.StallProbe)
+		p := ProbeStalls(opt.StallProbe, TargetColdMax*time.Microsecond)
+		stalls = &p
 	}
 	for run := 0; run < max(opt.Runs, 1); run++ {
 		k := 0
@@ -194,18 +209,19 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 			if r.Err != nil {
 				continue
 			}
-			cold, err := coldPass(bc, v)
+			steps, err := coldPass(bc, v)
 			if err != nil {
 				r.Err = err
 				continue
 			}
-			r.ColdRuns = append(r.ColdRuns, cold)
+			r.ColdRuns = append(r.ColdRuns, stats(steps))
+			r.ColdSteps = append(r.ColdSteps, steps)
 		}
 		if run > 0 {
 			logf("run %d done", run+1)
 		}
 	}
-	return prep, results, nil
+	return prep, results, stalls, nil
 }
 
 // busyLoop starts a CPU-bound process (a shell loop), which keeps a core
@@ -224,19 +240,19 @@ func busyLoop() (stop func(), err error) {
 }
 
 // coldPass compiles the case once more and times FillMask on the first
-// pass over its document.
-func coldPass(bc *benchcases.Case, v *mask.Vocab) (Stats, error) {
+// pass over its document, step by step.
+func coldPass(bc *benchcases.Case, v *mask.Vocab) ([]time.Duration, error) {
 	src, err := Grammar(bc)
 	if err != nil {
-		return Stats{}, err
+		return nil, err
 	}
 	g, err := gbnf.Parse(src)
 	if err != nil {
-		return Stats{}, err
+		return nil, err
 	}
 	c, err := mask.Compile(g, v)
 	if err != nil {
-		return Stats{}, err
+		return nil, err
 	}
 	words := make([]uint32, c.Words())
 	m := c.NewMatcher()
@@ -247,11 +263,11 @@ func coldPass(bc *benchcases.Case, v *mask.Vocab) (Stats, error) {
 		ds = append(ds, time.Since(t0))
 		if i < len(bc.Tokens) {
 			if err := m.Accept(bc.Tokens[i]); err != nil {
-				return Stats{}, err
+				return nil, err
 			}
 		}
 	}
-	return stats(ds), nil
+	return ds, nil
 }
 
 func selected(id string, want []string) bool {
@@ -363,6 +379,7 @@ func runCase(bc *benchcases.Case, v *mask.Vocab, opt Options) *Result {
 		r.AllocsTok = float64(ms1.Mallocs-ms0.Mallocs) / float64(steps)
 	}
 	r.Cold, r.Warm, r.Accept = stats(cold), stats(warm), stats(accept)
+	r.ColdSteps = [][]time.Duration{cold}
 	r.Counts = counts
 	// Steady state: one matcher, replayed after Reset.
 	m := c.NewMatcher()
@@ -447,6 +464,7 @@ func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) 
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %d of %d |\n", r.Case, spread(p99), spread(mx), ok, len(r.ColdRuns))
 		}
+		writeSlowSteps(w, rs)
 	}
 	if peerName == "" {
 		return
@@ -480,6 +498,60 @@ func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) 
 			fmtStats(r.PeerMask), ratio, ratio50, equal, r.InvalidLeadSteps, r.CountMismatches)
 	}
 }
+
+// maxSlowRows bounds the slow steps listed (the count covers them all).
+const maxSlowRows = 20
+
+// writeSlowSteps lists the cold steps over TargetColdMax with their
+// medians over the runs.
+func writeSlowSteps(w io.Writer, rs []*Result) {
+	type row struct {
+		c string
+		s SlowStep
+	}
+	var rows []row
+	var worst time.Duration
+	for _, r := range rs {
+		if r.Err != nil {
+			continue
+		}
+		for _, s := range r.SlowSteps() {
+			rows = append(rows, row{r.Case, s})
+			worst = max(worst, s.Median)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nCold steps over %.0f µs: %d. Every run compiles the same automaton and precomputes the same states, so a step does the same work in every run; beside each, that step's median over the %d runs (the largest: %.1f µs):\n\n", TargetColdMax, len(rows), len(rs[0].ColdRuns), us(worst))
+	fmt.Fprintln(w, "| case | run | step | µs | median over the runs, µs |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for i, x := range rows {
+		if i == maxSlowRows {
+			fmt.Fprintf(w, "| … %d more | | | | |\n", len(rows)-maxSlowRows)
+			break
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.1f |\n", x.c, x.s.Run, x.s.Step, us(x.s.Wall), us(x.s.Median))
+	}
+}
+
+// WriteStalls writes what ProbeStalls measured.
+func WriteStalls(w io.Writer, s *Stalls, busy bool) {
+	if s == nil {
+		return
+	}
+	beside := ""
+	if busy {
+		beside = ", beside the busy process"
+	}
+	fmt.Fprintf(w, "\nStall probe (%.1f s%s): a loop on one thread that only reads the clock (%.2f µs a read) was held up %d times for over %.0f µs, %.2f per second, the longest %.0f µs", s.Duration.Seconds(), beside, us(s.Duration)/float64(max(s.Reads, 1)), s.Count, us(s.Over), float64(s.Count)/s.Duration.Seconds(), us(s.Max))
+	if s.OnCPU >= 0 {
+		fmt.Fprintf(w, "; %d of them with the thread's CPU time running on through at least half the gap (not preempted in this system: the virtual CPU was not running, or the kernel worked on the thread's behalf)", s.OnCPU)
+	}
+	fmt.Fprintln(w, ".")
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 
