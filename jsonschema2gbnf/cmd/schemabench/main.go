@@ -5,6 +5,7 @@
 // invalid ones rejected. It also prints convert time percentiles.
 //
 //	go run ./jsonschema2gbnf/cmd/schemabench [-corpus dir] [-instances] [-flexible] [-accept earley|mask] [-v] [-only Dataset/name,...] [-dump dir] [-runs n]
+//	go run ./jsonschema2gbnf/cmd/schemabench -combine t1.tsv,t2.tsv,t3.tsv
 package main
 
 import (
@@ -40,7 +41,15 @@ func main() {
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
 	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
 	dump := flag.String("dump", "", "write every schema's strict and lenient output (grammar or error) to this folder, to compare converter versions (diff -r)")
+	combineFiles := flag.String("combine", "", "instead of a run: read the -times files of several runs (comma-separated) and print each run's percentiles and those of every grammar's best value over the runs")
 	flag.Parse()
+	if *combineFiles != "" {
+		if err := combine(strings.Split(*combineFiles, ","), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "schemabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCombine checks that each grammar's best value over the runs is
+// taken per grammar (not per run), that grammars missing from a run are
+// left out, and that a file of another kind is an error.
+func TestCombine(t *testing.T) {
+	dir := t.TempDir()
+	const head = "id\tgrammar\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\tslowest_step_us\tfirst_use_units\tprecompute_us\tfirst_use_us\n"
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(head+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// a is slow in run 1, b in run 2: each run's max slowest step is 900
+	// µs, the best per grammar 20 and 30. c is only in run 1.
+	r1 := write("r1.tsv", "a\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\nb\tstrict\t1\t1\t1\t10\t30\t0\t5\t120\nc\tlenient\t1\t1\t1\t10\t1000\t0\t5\t0\n")
+	r2 := write("r2.tsv", "a\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\nb\tstrict\t1\t1\t1\t10\t900\t0\t5\t150\n")
+	var b bytes.Buffer
+	if err := combine([]string{r1, r2}, &b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"2 runs; 2 grammars in every run (of 3 in the first)",
+		"run 1:  p50 900µs, p90 900µs, p95 900µs, p99 900µs, max 900µs; 1 at 200 µs or more",
+		"best of the runs per grammar: p50 30µs, p90 30µs, p95 30µs, p99 30µs, max 30µs; 0 at 200 µs or more",
+		"best of the runs per grammar: p50 120µs, p90 120µs, p95 120µs, p99 120µs, max 120µs; 1 at 100 µs or more",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	bad := filepath.Join(dir, "bad.tsv")
+	os.WriteFile(bad, []byte("x\ty\n"), 0o644)
+	if err := combine([]string{r1, bad}, &b); err == nil || !strings.Contains(err.Error(), "not a -times file") {
+		t.Errorf("bad file: %v", err)
+	}
+	if err := combine([]string{r1}, &b); err == nil {
+		t.Error("one file: no error")
+	}
+	trunc := write("trunc.tsv", "a\tstrict\t1\tx\t1\t10\t900\t0\t5\t0\n")
+	if err := combine([]string{r1, trunc}, &b); err == nil || !strings.Contains(err.Error(), "trunc.tsv:2: column parse_us") {
+		t.Errorf("bad number: %v", err)
+	}
+}
