@@ -336,6 +336,7 @@ type keyTries struct {
 	ids   map[string]int32 // node signature → id
 	nodes []trieNode
 	exprs map[[2]int32]string // (kind, node) → keyTrie's expression
+	leave map[string]string   // a node's first characters → leaveClass's expression
 }
 
 type trieNode struct {
@@ -394,53 +395,108 @@ func (c *conv) keyTrie(kind int, id int32) string {
 		return x
 	}
 	n := c.keyTries.nodes[id]
-	// every non-ASCII or escaped character starts no key suffix here
-	wideHere := true
-	for _, r := range n.firsts {
-		if kwideFirst.has(r) {
-			wideHere = false
-			break
+	var b strings.Builder
+	alts := 0
+	sep := func() {
+		if alts > 0 {
+			b.WriteString(" | ")
 		}
+		alts++
 	}
-	var alts []string
 	switch kind {
 	case trieLeave:
-		// the characters that start no key suffix here
-		rs := make([]rune, 0, 2*len(n.firsts))
-		for _, r := range n.firsts {
-			rs = append(rs, r, r)
-		}
-		others := normRunes(rs).complement()
-		if wideHere {
-			others = others.minus(kwideFirst)
-		}
-		if !others.empty() {
-			alts = append(alts, c.classExpr(others))
+		if others := c.leaveClass(n.firsts); others != "" {
+			sep()
+			b.WriteString(others)
 		}
 	case trieWide:
-		if wideHere {
-			alts = append(alts, `""`)
+		if wideHere(n.firsts) {
+			sep()
+			b.WriteString(`""`)
 		}
 	case trieInner:
 		if !n.isKey {
-			alts = append(alts, `""`)
+			sep()
+			b.WriteString(`""`)
 		}
 	}
 	for i, r := range n.firsts {
 		if sub := c.keyTrie(kind, n.kids[i]); sub != "" {
-			alts = append(alts, seq(encClass(runeSet{r, r}), paren(sub)))
+			sep()
+			// seq(encClass(runeSet{r, r}), paren(sub)), written directly
+			enc := encClass(runeSet{r, r})
+			switch {
+			case sub == `""`:
+				b.WriteString(enc)
+			case isLiteral(enc) && isLiteral(sub): // "a" "bc" → "abc"
+				b.WriteString(enc[:len(enc)-1])
+				b.WriteString(sub[1:])
+			case isAtom(sub):
+				b.WriteString(enc)
+				b.WriteByte(' ')
+				b.WriteString(sub)
+			default:
+				b.WriteString(enc)
+				b.WriteString(" (")
+				b.WriteString(sub)
+				b.WriteByte(')')
+			}
 		}
 	}
 	var x string
 	switch {
-	case len(alts) == 0:
-	case len(alts) == 1 && len(alts[0]) <= maxInlineTrie:
-		x = alts[0]
+	case alts == 0:
+	case alts == 1 && b.Len() <= maxInlineTrie:
+		x = b.String()
 	default:
 		x = c.rules.fresh("not-key")
-		c.rules.define(x, strings.Join(alts, " | "))
+		c.rules.define(x, b.String())
 	}
 	c.keyTries.exprs[key] = x
+	return x
+}
+
+// wideHere reports whether every non-ASCII or escaped character starts
+// no key suffix at a trie node with these first characters.
+func wideHere(firsts []rune) bool {
+	for _, r := range firsts {
+		if kwideFirst.has(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// leaveClass returns the expression of the characters that start no key
+// suffix at a trie node with these first characters (without the
+// non-ASCII and escaped ones where the wide trie covers them), or "".
+// Memoized by the first characters: nodes repeat them (every node of a
+// chain of one name has a single first character).
+func (c *conv) leaveClass(firsts []rune) string {
+	var kb [64]byte
+	k := kb[:0]
+	for _, r := range firsts {
+		k = binary.AppendUvarint(k, uint64(r))
+	}
+	if x, ok := c.keyTries.leave[string(k)]; ok {
+		return x
+	}
+	rs := make([]rune, 0, 2*len(firsts))
+	for _, r := range firsts {
+		rs = append(rs, r, r)
+	}
+	others := normRunes(rs).complement()
+	if wideHere(firsts) {
+		others = others.minus(kwideFirst)
+	}
+	x := ""
+	if !others.empty() {
+		x = c.classExpr(others)
+	}
+	if c.keyTries.leave == nil {
+		c.keyTries.leave = map[string]string{}
+	}
+	c.keyTries.leave[string(k)] = x
 	return x
 }
 
