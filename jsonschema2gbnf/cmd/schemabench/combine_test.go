@@ -53,3 +53,28 @@ func TestCombine(t *testing.T) {
 		t.Errorf("bad number: %v", err)
 	}
 }
+
+// FuzzReadTimes checks that any file content reads as rows or an error,
+// never a panic, and that rows keep every column they were given.
+func FuzzReadTimes(f *testing.F) {
+	f.Add("id\tgrammar\tconvert_us\nx\tstrict\t12\n")
+	f.Add("id\tgrammar\ta\tb\nx\tstrict\t1\n")
+	f.Add("id\tgrammar\n\"x\ty\n")
+	f.Add("")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, body string) {
+		p := filepath.Join(dir, "t.tsv")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := readTimes(p)
+		if err != nil {
+			return
+		}
+		for k, r := range rows {
+			if k != r.key || !strings.Contains(k, "\t") {
+				t.Fatalf("row key %q for %q", r.key, k)
+			}
+		}
+	})
+}
