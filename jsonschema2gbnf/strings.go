@@ -423,24 +423,7 @@ func (c *conv) keyTrie(kind int, id int32) string {
 	for i, r := range n.firsts {
 		if sub := c.keyTrie(kind, n.kids[i]); sub != "" {
 			sep()
-			// seq(encClass(runeSet{r, r}), paren(sub)), written directly
-			enc := encClass(runeSet{r, r})
-			switch {
-			case sub == `""`:
-				b.WriteString(enc)
-			case isLiteral(enc) && isLiteral(sub): // "a" "bc" → "abc"
-				b.WriteString(enc[:len(enc)-1])
-				b.WriteString(sub[1:])
-			case isAtom(sub):
-				b.WriteString(enc)
-				b.WriteByte(' ')
-				b.WriteString(sub)
-			default:
-				b.WriteString(enc)
-				b.WriteString(" (")
-				b.WriteString(sub)
-				b.WriteByte(')')
-			}
+			b.WriteString(seq(encClass(runeSet{r, r}), paren(sub)))
 		}
 	}
 	var x string
