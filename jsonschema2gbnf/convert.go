@@ -1021,7 +1021,7 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 	// again for every value, formatting an error for every branch it
 	// fails: Github_ultra/o69209's 16-branch anyOfs of one-value enums
 	// spent a fifth of its conversion there.
-	var scalarT, scalarRest *term
+	var scalar [2]*term // judge without the done anyOfs: of t, of rest (made once)
 	var alts []string
 	seen := map[string]bool{}
 	for _, v := range vals {
@@ -1030,24 +1030,16 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 		if seen[k] {
 			continue
 		}
-		judge := t
+		judge, which := t, 0
 		if own[k] {
-			judge = rest
+			judge, which = rest, 1
 		}
 		if isScalar(pv) {
-			switch {
-			case own[k] && scalarRest == nil:
-				x := withoutDoneAnyOf(rest)
-				scalarRest = &x
-			case !own[k] && scalarT == nil:
-				x := withoutDoneAnyOf(t)
-				scalarT = &x
+			if scalar[which] == nil {
+				x := withoutDoneAnyOf(judge)
+				scalar[which] = &x
 			}
-			if own[k] {
-				judge = *scalarRest
-			} else {
-				judge = *scalarT
-			}
+			judge = *scalar[which]
 		}
 		if !c.valueOK(pv, judge) {
 			continue
