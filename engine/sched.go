@@ -625,16 +625,8 @@ func (r *run) add(b *Batch, room int) int {
 	if r.ended() {
 		return 0 // (its compile or precomputation failed)
 	}
-	if r.fut != nil {
-		// The grammar has not started (run.begin, which may add forced
-		// tokens): the prompt but its last token.
-		n := max(0, min(len(r.prompt)-r.pdone-1, room))
-		for i := range n {
-			b.Add(r.seq, r.pdone+i, r.prompt[r.pdone+i], false)
-		}
-		r.addP += n
-		return n
-	}
+	// Not ready (also while a pending constraint's grammar has not
+	// started: run.begin may add forced tokens), all but the last token.
 	n := min(r.pending(), room)
 	if n > 0 && n == r.pending() && !ready {
 		n--
