@@ -94,7 +94,6 @@ func stats(ds []time.Duration) Stats {
 	for _, d := range s {
 		sum += d
 	}
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	return Stats{
 		N:    len(s),
 		Mean: us(sum) / float64(len(s)),
@@ -126,13 +125,11 @@ type Result struct {
 	EagerWork              int64
 	ColdLazyWork           int64
 	ColdLazyMaxStep        int64
-	// ColdRuns is the cold pass of every run (the first is Cold).
-	ColdRuns []Stats
-	// ColdSteps holds every run's cold pass, step by step (FillMask
-	// times): every run compiles the same automaton and precomputes the
-	// same states, so step i does the same work in every run, and the
-	// median of step i over the runs is what it costs without whatever
-	// interrupted it in one of them (SlowSteps).
+	// ColdSteps holds every run's cold pass (the first is Cold's), step
+	// by step (FillMask times): every run compiles the same automaton and
+	// precomputes the same states, so step i does the same work in every
+	// run, and the median of step i over the runs is what it costs
+	// without whatever interrupted it in one of them (SlowSteps).
 	ColdSteps [][]time.Duration
 	Peer      *PeerResult
 	PeerMask  Stats
@@ -200,7 +197,6 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 				if r.Err != nil {
 					logf("case %s: %v", bc.ID, r.Err)
 				}
-				r.ColdRuns = []Stats{r.Cold}
 				results = append(results, r)
 				continue
 			}
@@ -214,7 +210,6 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 				r.Err = err
 				continue
 			}
-			r.ColdRuns = append(r.ColdRuns, stats(steps))
 			r.ColdSteps = append(r.ColdSteps, steps)
 		}
 		if run > 0 {
@@ -445,8 +440,8 @@ func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) 
 			fmtStats(r.Cold), fmtStats(r.Warm), r.Accept.Mean, r.Accept.P99, r.AllocsTok, r.SteadyAllocsTok, r.MemBytes/1024,
 			r.EagerStates, r.TopStates, r.EagerWork, r.ColdLazyWork, r.ColdLazyMaxStep)
 	}
-	if len(rs) > 0 && len(rs[0].ColdRuns) > 1 {
-		fmt.Fprintf(w, "\nCold pass on a fresh compilation, %d runs (targets: p99 ≤ %.0f µs and max ≤ %.0f µs in every run):\n\n", len(rs[0].ColdRuns), TargetColdP99, TargetColdMax)
+	if len(rs) > 0 && len(rs[0].ColdSteps) > 1 {
+		fmt.Fprintf(w, "\nCold pass on a fresh compilation, %d runs (targets: p99 ≤ %.0f µs and max ≤ %.0f µs in every run):\n\n", len(rs[0].ColdSteps), TargetColdP99, TargetColdMax)
 		fmt.Fprintln(w, "| case | cold p99 µs min / median / max | cold max µs min / median / max | runs meeting both |")
 		fmt.Fprintln(w, "|---|---|---|---|")
 		for _, r := range rs {
@@ -455,14 +450,14 @@ func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) 
 			}
 			var p99, mx []float64
 			ok := 0
-			for _, s := range r.ColdRuns {
+			for _, s := range r.ColdRuns() {
 				p99 = append(p99, s.P99)
 				mx = append(mx, s.Max)
 				if s.P99 <= TargetColdP99 && s.Max <= TargetColdMax {
 					ok++
 				}
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d of %d |\n", r.Case, spread(p99), spread(mx), ok, len(r.ColdRuns))
+			fmt.Fprintf(w, "| %s | %s | %s | %d of %d |\n", r.Case, spread(p99), spread(mx), ok, len(r.ColdSteps))
 		}
 		writeSlowSteps(w, rs)
 	}
@@ -499,6 +494,16 @@ func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) 
 	}
 }
 
+// ColdRuns returns the statistics of each run's cold pass (the first
+// is Cold).
+func (r *Result) ColdRuns() []Stats {
+	out := make([]Stats, len(r.ColdSteps))
+	for i, steps := range r.ColdSteps {
+		out[i] = stats(steps)
+	}
+	return out
+}
+
 // maxSlowRows bounds the slow steps listed (the count covers them all).
 const maxSlowRows = 20
 
@@ -523,7 +528,7 @@ func writeSlowSteps(w io.Writer, rs []*Result) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nCold steps over %.0f µs: %d. Every run compiles the same automaton and precomputes the same states, so a step does the same work in every run; beside each, that step's median over the %d runs (the largest: %.1f µs):\n\n", TargetColdMax, len(rows), len(rs[0].ColdRuns), us(worst))
+	fmt.Fprintf(w, "\nCold steps over %.0f µs: %d. Every run compiles the same automaton and precomputes the same states, so a step does the same work in every run; beside each, that step's median over the %d runs (the largest: %.1f µs):\n\n", TargetColdMax, len(rows), len(rs[0].ColdSteps), us(worst))
 	fmt.Fprintln(w, "| case | run | step | µs | median over the runs, µs |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for i, x := range rows {
