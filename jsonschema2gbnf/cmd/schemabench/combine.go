@@ -35,6 +35,12 @@ func readTimes(path string) (map[string]timesRow, error) {
 	if len(head) < 2 || head[0] != "id" || head[1] != "grammar" {
 		return nil, fmt.Errorf("%s: not a -times file (header %q)", path, strings.Join(head, "\t"))
 	}
+	// every column a measure reads (a missing one would read as 0)
+	for _, name := range timesHeader[2:] {
+		if !slices.Contains(head, name) {
+			return nil, fmt.Errorf("%s: no column %s (not a -times file of this version)", path, name)
+		}
+	}
 	rows := map[string]timesRow{}
 	for line := 2; ; line++ {
 		rec, err := r.Read()

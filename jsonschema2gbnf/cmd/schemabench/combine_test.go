@@ -45,6 +45,11 @@ func TestCombine(t *testing.T) {
 	if err := combine([]string{r1, bad}, &b); err == nil || !strings.Contains(err.Error(), "not a -times file") {
 		t.Errorf("bad file: %v", err)
 	}
+	short := filepath.Join(dir, "short.tsv")
+	os.WriteFile(short, []byte("id\tgrammar\tconvert_us\na\tstrict\t1\n"), 0o644)
+	if err := combine([]string{r1, short}, &b); err == nil || !strings.Contains(err.Error(), "no column parse_us") {
+		t.Errorf("missing columns: %v", err)
+	}
 	if err := combine([]string{r1}, &b); err == nil {
 		t.Error("one file: no error")
 	}

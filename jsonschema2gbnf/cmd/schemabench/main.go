@@ -308,13 +308,17 @@ func writeDump(dir string, rs []*schemabench.Result) error {
 	return nil
 }
 
+// timesHeader names the columns of a -times file (-combine reads them
+// by name).
+var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us"}
+
 // writeTimes writes the per-phase times of the strict conversions as TSV;
 // with walks, also the lenient grammars of schemas strict mode rejects
 // (grammar column: which one; their convert time is the failed strict
 // conversion's).
 func writeTimes(path string, rs []*schemabench.Result) error {
 	var b strings.Builder
-	b.WriteString("id\tgrammar\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\tslowest_step_us\tfirst_use_units\tprecompute_us\tfirst_use_us\n")
+	b.WriteString(strings.Join(timesHeader, "\t") + "\n")
 	for _, r := range rs {
 		if r.Strict != "ok" && r.WalkSlowest == 0 {
 			continue
