@@ -94,9 +94,11 @@ type Slice struct {
 	InList []int32
 
 	// Exits by byte: ExitW[ExitOff[b]:ExitOff[b+1]] are the trie nodes
-	// after the exit byte b below the root, ascending, ExitV their parents
-	// and ExitK the characters of the parents' bytes; RootExit[b] is the
-	// root's child b (or 0 if none).
+	// after the exit byte b below the root, ExitV their parents and ExitK
+	// the characters of the parents' bytes, ordered by characters, then
+	// by node (so that the exits before a given character are a prefix:
+	// a state a few characters before a loop needs only those);
+	// RootExit[b] is the root's child b (or 0 if none).
 	ExitOff  [257]int32
 	ExitW    []int32
 	ExitV    []int32
@@ -185,6 +187,9 @@ func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 		if x.b != y.b {
 			return int(x.b) - int(y.b)
 		}
+		if x.k != y.k {
+			return int(x.k - y.k)
+		}
 		return int(x.w - y.w)
 	})
 	s.ExitW = make([]int32, len(exits))
@@ -251,6 +256,16 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 			}
 		}
 	}
+}
+
+// ExitsBefore returns the end of the exits of byte b whose parents start
+// fewer than k characters: they are ExitW[ExitOff[b]:ExitsBefore(b, k)].
+func (s *Slice) ExitsBefore(b byte, k int32) int32 {
+	lo, hi := s.ExitOff[b], s.ExitOff[int(b)+1]
+	for lo < hi && s.ExitK[lo] < k {
+		lo++
+	}
+	return lo
 }
 
 // ByChars returns the tokens of In sorted by the characters they start

@@ -3,6 +3,7 @@ package vocab
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"slices"
 	"testing"
 	"unicode/utf8"
@@ -210,6 +211,12 @@ func TestSlice(t *testing.T) {
 						if int(s.ExitK[i]) != c {
 							t.Fatalf("exit %d: %d characters before, want %d", w, s.ExitK[i], c)
 						}
+						if i > s.ExitOff[b] && (s.ExitK[i-1] > s.ExitK[i] || s.ExitK[i-1] == s.ExitK[i] && s.ExitW[i-1] >= w) {
+							t.Fatalf("exit %d of byte %x: not after exit %d (characters %d, %d)", w, b, s.ExitW[i-1], s.ExitK[i-1], s.ExitK[i])
+						}
+						if lo, hi := s.ExitsBefore(byte(b), s.ExitK[i]), s.ExitsBefore(byte(b), s.ExitK[i]+1); lo > i || hi <= i {
+							t.Fatalf("exit %d (index %d) of byte %x: ExitsBefore gives %d and %d around its %d characters", w, i, b, lo, hi, s.ExitK[i])
+						}
 						got[w] = true
 					}
 				}
@@ -388,6 +395,52 @@ func TestSliceLimit(t *testing.T) {
 // TestGather checks that Gather reads within bounds for every node (the
 // last one, leaves and nodes without tokens included) and that what it
 // returns is the sum over its nodes, so that no read can be dropped.
+func TestFirstByteSet(t *testing.T) {
+	for name, v := range trieVocabs(t) {
+		t.Run(name, func(t *testing.T) {
+			var want [256][]int32
+			normal := 0
+			for id := int32(0); int(id) < v.Size(); id++ {
+				if v.Kind(id) == TokenNormal {
+					normal++
+					b := v.Token(id)[0]
+					want[b] = append(want[b], id)
+				}
+			}
+			var work int64
+			for b := range 256 {
+				set := v.FirstByteSet(byte(b), &work)
+				if (set == nil) != (len(want[b]) == 0) {
+					t.Fatalf("byte %x: set %v, %d tokens", b, set != nil, len(want[b]))
+				}
+				n := 0
+				for wi, word := range set {
+					for ; word != 0; word &= word - 1 {
+						id := int32(wi*32 + bits.TrailingZeros32(word))
+						if !slices.Contains(want[b], id) {
+							t.Fatalf("byte %x: token %d %q in the set", b, id, v.Token(id))
+						}
+						n++
+					}
+				}
+				if n != len(want[b]) || set != nil && len(set) != (v.Size()+31)/32 {
+					t.Fatalf("byte %x: %d tokens in %d words, want %d in %d", b, n, len(set), len(want[b]), (v.Size()+31)/32)
+				}
+			}
+			if int(work) != normal {
+				t.Fatalf("work %d, want one unit per normal token (%d)", work, normal)
+			}
+			// Kept: a second pass reads nothing.
+			for b := range 256 {
+				v.FirstByteSet(byte(b), &work)
+			}
+			if int(work) != normal {
+				t.Fatalf("work %d after a second pass: not kept", work)
+			}
+		})
+	}
+}
+
 func TestGather(t *testing.T) {
 	for name, v := range trieVocabs(t) {
 		t.Run(name, func(t *testing.T) {

@@ -101,6 +101,10 @@ type Vocab struct {
 	sliceMu   sync.Mutex
 	slices    map[sliceKey]*Slice // see Slice
 	midSlices int                 // of which mid-character slices
+
+	firstMu   sync.Mutex
+	first     [256][]uint32 // see FirstByteSet
+	firstDone [256]bool
 }
 
 const (
