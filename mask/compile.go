@@ -57,9 +57,10 @@ type Compiled struct {
 	walker      *walker // compile-time walker (and, under lazyMu, first-use walker)
 	sliceOf     []int32 // per state: 1+index in sliceUses, -1 for none, 0 not known yet (see sliceFor)
 	sliceUses   []sliceUse
-	mainSuccOf  []int32                   // per state: 2+mainSucc, 0 not known yet
-	utf8Memo    map[[2]int32]bool         // utf8Into's results
-	exitMemo    map[exitKey]*sliceExitSet // sliceExitsOf's walks, per slice, loop state and chain length
+	mainSuccOf  []int32                       // per state: 2+mainSucc, 0 not known yet
+	utf8Memo    map[[2]int32]bool             // utf8Into's results
+	exitMemo    map[exitKey]*sliceExitSet     // sliceExitsOf's walks, per slice, loop state and chain length
+	rootExits   map[rootExitKey]*sliceExitSet // rootExit's walks, per root child and state
 
 	mu          sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
 	repEntries  map[ctxKey]*ctxEntry

@@ -449,8 +449,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 			continue
 		}
 		if t := a.trans[int(q)*a.nc+int(a.classOf[b])]; t >= 0 {
-			w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
-			w.visit(r, 0, 1, 1, false)
+			c.rootExit(r, t)
 		}
 	}
 	w.sliceExits(u, nil, exitsOnChain)
@@ -501,6 +500,58 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 	return e
 }
 
+// rootExitKey identifies a walk of a slice's root exit (rootExit): the
+// root's child and the state its byte leads to.
+type rootExitKey struct{ r, t int32 }
+
+// rootExit adds to the walker's set and cross points those of the walk of
+// trie node r (a root exit of a slice: its byte leaves the loop's class)
+// from plain state t, the state its byte leads to. The walk depends only
+// on r and t, and is done once per compilation: the states that use a
+// slice often lead to the same state on the bytes that leave it (the
+// states of a pattern's match inside a string, `.*(apne1-az1|…).*`, all
+// go back to the same state on a quote or a letter that starts a match;
+// JsonSchemaStore/config_schema walked the same 22,500 units for each of
+// 36 such states, BizTalkServerApplicationSchema 157,000 units for each
+// of 9, which took their whole eager budget).
+func (c *Compiled) rootExit(r, t int32) {
+	w := c.walker
+	if noExitMemo {
+		w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+		w.visit(r, 0, 1, 1, false)
+		return
+	}
+	k := rootExitKey{r, t}
+	e := c.rootExits[k]
+	if e == nil {
+		acc, mark, cmark := w.acc, len(w.cross), w.crossMark
+		b := w.scr.builder()
+		w.acc = b
+		w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+		w.visit(r, 0, 1, 1, false)
+		e = &sliceExitSet{set: w.build(b), cross: uniqueNodes(w.cross[mark:])}
+		if e.set.bits == nil && len(e.set.list) > c.prep.words/32 {
+			// Dense, as it is added again: a pass over the words costs
+			// less than its ids.
+			bits := make([]uint32, c.prep.words)
+			for _, id := range e.set.list {
+				setBit(bits, id)
+			}
+			e.set = tokenSet{bits: bits, n: e.set.n}
+		}
+		w.scr.putBuilder(b)
+		w.acc, w.cross, w.crossMark = acc, w.cross[:mark], cmark
+		if c.rootExits == nil {
+			c.rootExits = map[rootExitKey]*sliceExitSet{}
+		}
+		c.rootExits[k] = e
+	}
+	w.addSet(w.acc, &e.set)
+	for _, u := range e.cross {
+		w.cross = append(w.cross, crossPt{u, 0})
+	}
+}
+
 // Which exits sliceExits walks: those taken on the chain before the loop
 // state, those taken from the loop state, or all.
 const (
@@ -530,6 +581,14 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 		if next < 0 && !cross && (last == 0 || which == exitsFromLoop) || which == exitsOnChain && last == 0 {
 			continue
 		}
+		// The exits still on the chain (parents of fewer characters than
+		// its length) come first.
+		switch which {
+		case exitsOnChain:
+			hi = sl.ExitsBefore(byte(b), last)
+		case exitsFromLoop:
+			lo = sl.ExitsBefore(byte(b), last)
+		}
 		w.work += int64(hi - lo)
 		for i := lo; i < hi; i++ {
 			x := sl.ExitW[i]
@@ -539,16 +598,10 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 			k := sl.ExitK[i]
 			if k < last {
 				// Still on the chain: not the loop state (which alone may pop).
-				if which == exitsFromLoop {
-					continue
-				}
 				if t := a.trans[int(u.chain[k])*a.nc+cl]; t >= 0 {
 					w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
 					w.visit(x, 0, 1, 1, false)
 				}
-				continue
-			}
-			if which == exitsOnChain {
 				continue
 			}
 			if cross {
@@ -603,60 +656,117 @@ func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 }
 
 // addSliceBorrowed adds to l (the local level 1 of plain state q, walked
-// without sb's first bytes) the tokens sb takes from the slice.
+// without sb's first bytes) the tokens sb takes from the slice: those of
+// the slice and of the walk of the loop's exits (sliceExitsOf, shared with
+// the loop state and every state that borrows from it) that start with a
+// good byte, and the exits' cross points below good bytes.
 func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	w, t, sl := c.walker, c.prep.trie, sb.u.sl
+	// (First: it starts a walk of its own.)
+	ex := c.sliceExitsOf(sb.u.d, sb.u)
 	w.begin(node{q, 0, predsBoundary}, false)
-	// The slice's tokens that start with a good byte: all of them, or
-	// those below the good children of the root, or all but those below
-	// the others, whichever costs least.
-	var in, out int
+	c.addFirstBytes(w.acc, sliceIn(sl), &sb.good, sl.Class.Starts)
+	c.addFirstBytes(w.acc, &ex.set, &sb.good, sl.Class.Starts)
+	w.addSet(w.acc, &l.full)
+	cross := slices.Clone(l.plain.cross)
+	for _, u := range ex.cross {
+		if good := &sb.good; good.has(t.Nodes[u].FirstByte) {
+			cross = append(cross, u)
+		}
+	}
+	slices.Sort(cross)
+	*l = level1{full: w.build(w.acc)}
+	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
+}
+
+// addFirstBytes adds to dst the tokens of s whose first byte is in good,
+// where every token of s starts with a byte for which starts holds. It
+// takes the cheapest way in work units: each token of a listed s, checked;
+// each token of good's bytes, looked up in s; s less each token of the
+// other bytes; s less the other bytes' sets of tokens, or the union of
+// good's within s (vocab.FirstByteSet: a pass over the words each, where
+// a first byte such as a letter starts tens of thousands of tokens).
+func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, good *byteBits, starts func(byte) bool) {
+	w, t := c.walker, c.prep.trie
+	if s.bits == nil {
+		w.work += int64(len(s.list))
+		for _, id := range s.list {
+			if good.has(c.v.Token(id)[0]) {
+				dst.add(id)
+			}
+		}
+		return
+	}
+	var in, out, nIn, nOut int64
 	es, ee := t.Children(0)
 	for e := es; e < ee; e++ {
-		if b := t.EdgeByte[e]; sl.Class.Starts(b) {
-			n := len(t.TokensIn(t.EdgeNode[e]))
-			if sb.good.has(b) {
-				in += n
+		if b := t.EdgeByte[e]; starts(b) {
+			n := int64(len(t.TokensIn(t.EdgeNode[e])))
+			if good.has(b) {
+				in, nIn = in+n, nIn+1
 			} else {
-				out += n
+				out, nOut = out+n, nOut+1
 			}
 		}
 	}
-	switch {
-	case out == 0:
-		w.addSet(w.acc, sliceIn(sl))
-	case in < out:
+	if out == 0 {
+		w.addSet(dst, s)
+		return
+	}
+	pass := int64(c.prep.words / 32) // a dense operation's units
+	const (
+		eachIn = iota
+		eachOut
+		outBytes
+		inBytes
+	)
+	way, cost := eachIn, in
+	for k, x := range []int64{eachOut: pass + out, outBytes: (nOut + 1) * pass, inBytes: (nIn + 1) * pass} {
+		if k != eachIn && x < cost {
+			way, cost = k, x
+		}
+	}
+	if way == eachIn {
+		w.work += in
 		for e := es; e < ee; e++ {
-			if b := t.EdgeByte[e]; sl.Class.Starts(b) && sb.good.has(b) {
-				toks := t.TokensIn(t.EdgeNode[e])
-				w.work += int64(len(toks))
-				for _, id := range toks {
-					if hasBit(sl.In, id) {
-						w.acc.add(id)
+			if b := t.EdgeByte[e]; starts(b) && good.has(b) {
+				for _, id := range t.TokensIn(t.EdgeNode[e]) {
+					if s.has(id) {
+						dst.add(id)
 					}
 				}
 			}
 		}
-	default:
-		tmp := w.scr.mask()
-		copy(tmp, sl.In)
+		return
+	}
+	tmp := w.scr.mask()
+	var vwork int64 // making the vocabulary's sets (vocabulary work, as slices)
+	if way == inBytes {
 		for e := es; e < ee; e++ {
-			if b := t.EdgeByte[e]; sl.Class.Starts(b) && !sb.good.has(b) {
-				toks := t.TokensIn(t.EdgeNode[e])
-				w.work += int64(len(toks))
-				for _, id := range toks {
-					tmp[id>>5] &^= 1 << (uint32(id) & 31)
-				}
+			if b := t.EdgeByte[e]; starts(b) && good.has(b) {
+				orWords(tmp, c.v.FirstByteSet(b, &vwork))
 			}
 		}
-		w.addSet(w.acc, &tokenSet{bits: tmp, n: 1})
+		s.andInto(tmp)
+	} else {
+		s.copyInto(tmp)
+		for e := es; e < ee; e++ {
+			b := t.EdgeByte[e]
+			if !starts(b) || good.has(b) {
+				continue
+			}
+			if way == eachOut {
+				for _, id := range t.TokensIn(t.EdgeNode[e]) {
+					tmp[id>>5] &^= 1 << (uint32(id) & 31)
+				}
+			} else {
+				andNotWords(tmp, c.v.FirstByteSet(b, &vwork))
+			}
+		}
 	}
-	w.sliceExits(sb.u, &sb.good, exitsAll)
-	w.addSet(w.acc, &l.full)
-	cross := append(slices.Clone(l.plain.cross), uniqueNodes(w.cross)...)
-	slices.Sort(cross)
-	*l = level1{full: w.build(w.acc)}
-	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
+	c.addSliceWork(vwork)
+	w.work += cost
+	w.addSet(dst, &tokenSet{bits: tmp, n: 1})
 }
 
 // sliceLevel1Repeat computes level 1 of a repetition frame's start q from

@@ -41,6 +41,14 @@ var sliceGrammars = map[string]string{
 		`text2 ::= "\"" ("" | (word+ sep+){0,5} word+) "\""` + "\n" +
 		`word ::= [^\x00- "\\] | "\\" ["\\b] | "\\u000" [0-7bef]` + "\n" + `sep ::= " " | "\\" [fnrt]`,
 	"call-then-loop": `root ::= ("<" tag ">" [^<>]*)+ "." [^.]{2,} "."` + "\n" + `tag ::= [a-z]+ | "x" [0-9]`,
+	// Strings that must contain one of some names, or a pattern: the
+	// states of the match lead back to the same states on the bytes that
+	// leave their loop (shared root-exit walks, rootExit), and borrow the
+	// loop's tokens and exits by first byte (addSliceBorrowed).
+	"contains": `root ::= "\"" kchar* ("apne1-az" [1-3] | "apse" [1-4] "-az" [1-3] | "euc1-" ("az" [1-3] | "ham1-az1") | "usw2-az" [1-4]) kchar* "\""` + "\n" +
+		`kchar ::= [^"\\\x00-\x1F] | "\\" ["\\bfnrt]`,
+	"dll-path": `root ::= "\"" kchar* [0-9A-Z_a-z]+ "\\\\" ([0-9A-Z_a-z]+ ".")* [0-9A-Z_a-z]+ ".dll" kchar* "\""` + "\n" +
+		`kchar ::= [^"\\\x00-\x1F] | "\\" ["\\bfnrt]`,
 }
 
 // TestSlicesEqualWalks compiles grammars with loops over wide classes
@@ -218,5 +226,40 @@ func TestSliceFoldedTail(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRootExitsShared: in a string that must contain one of some names,
+// the states of the match lead back to the same states on the bytes that
+// leave their loop; their root-exit walks are done once per compilation
+// (and their borrowed tokens and exits are taken by first byte), so an
+// eager compilation does much less work than with every state walking its
+// own, with the same masks as the walks without slices.
+func TestRootExitsShared(t *testing.T) {
+	_, v := loadBench(t)
+	for _, name := range []string{"contains", "dll-path"} {
+		t.Run(name, func(t *testing.T) {
+			g, err := gbnf.Parse(sliceGrammars[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			full := mask.Options{EagerWork: -1, EagerTimeout: -1}
+			shared, err := mask.CompileWith(g, v, full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			restore := mask.SetNoExitMemo(true)
+			apart, err := mask.CompileWith(g, v, full)
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws, wa := shared.Stats().EagerWork, apart.Stats().EagerWork
+			t.Logf("eager work: %d shared, %d apart", ws, wa)
+			if 3*ws > 2*wa {
+				t.Errorf("eager work %d with the root exits' walks shared, %d without: not shared", ws, wa)
+			}
+			sameMasks(t, apart, shared, nil, 6, 60, 9)
+		})
 	}
 }

@@ -53,6 +53,25 @@ func orWords(dst, src []uint32) {
 	}
 }
 
+// andNotWords clears in dst the bits set in src (same length).
+func andNotWords(dst, src []uint32) {
+	_ = dst[len(src)-1]
+	for i, x := range src {
+		dst[i] &^= x
+	}
+}
+
+// andInto keeps in dst only the ids of the set, which must be dense.
+func (s *tokenSet) andInto(dst []uint32) {
+	_ = dst[len(s.bits)-1]
+	for i, x := range s.bits {
+		dst[i] &= x
+	}
+	for _, id := range s.excl {
+		dst[id>>5] &^= 1 << (uint32(id) & 31)
+	}
+}
+
 // has reports whether id is in the set (tests and slow paths only).
 func (s *tokenSet) has(id int32) bool {
 	if s.bits != nil {
