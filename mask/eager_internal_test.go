@@ -84,3 +84,65 @@ x ::= "d" | "(" x ")"`)
 		t.Fatalf("%d frames besides the root, want x's", frames)
 	}
 }
+
+// walkEstimates counts, for a state that calls a frame, the walks of the
+// starts of that frame and of the frames its start calls in turn, as deep
+// as the calls go, but not those whose entries are computed already.
+func TestWalkEstimatesFollowCalls(t *testing.T) {
+	g, err := gbnf.Parse(`root ::= "<" a ">"
+a ::= b | "[" a "]"
+b ::= c | "{" b "}"
+c ::= "x" | "(" c ")"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks [][]byte
+	for _, s := range []string{"<", ">", "[", "]", "{", "}", "(", ")", "x", "<[", "[[", "{(", "x)", "))"} {
+		toks = append(toks, []byte(s))
+	}
+	v, err := NewVocab(toks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := CompileWith(g, v, Options{Deferred: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, tr := c.a, c.prep.trie
+	// own: the subtrees of the root's children whose byte q steps on.
+	own := func(q int32) int {
+		n := 0
+		es, ee := tr.Children(0)
+		for e := es; e < ee; e++ {
+			if a.trans[int(q)*a.nc+int(a.classOf[tr.EdgeByte[e]])] >= 0 {
+				u := tr.EdgeNode[e]
+				n += int(tr.Nodes[u].SubtreeEnd - u)
+			}
+		}
+		return n
+	}
+	frame := map[string]int32{}
+	for i := range a.frames {
+		frame[a.frames[i].name] = int32(i)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if _, ok := frame[name]; !ok {
+			t.Fatalf("no frame %s (frames %v)", name, frame)
+		}
+	}
+	start := func(name string) int32 { return a.frames[frame[name]].start }
+	q := a.trans[int(a.frames[0].start)*a.nc+int(a.classOf['<'])]
+	if q < 0 || len(a.states[q].calls) != 1 || a.states[q].calls[0].callee != frame["a"] {
+		t.Fatalf("the state after < does not call a")
+	}
+	want := own(q) + own(start("a")) + own(start("b")) + own(start("c"))
+	if got := c.walkEstimates([]int32{q}, nil)[0]; got != want {
+		t.Errorf("estimate %d, want %d (own %d, then a, b, c's starts)", got, want, own(q))
+	}
+	// b's entry computed: neither b's start nor c's is walked again.
+	c.enter[frame["b"]] = &ctxEntry{}
+	want = own(q) + own(start("a"))
+	if got := c.walkEstimates([]int32{q}, nil)[0]; got != want {
+		t.Errorf("with b's entry computed: estimate %d, want %d", got, want)
+	}
+}
