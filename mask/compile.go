@@ -901,7 +901,10 @@ func (c *Compiled) level1Repeat(q int32) error {
 // of 64 parallel walks, each completed by what its calls contribute (finishLevel1).
 func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 	w := c.walker
-	ps := &pwalkState{}
+	// (Its buffers are kept between calls: a first use computes one state
+	// per call. A call made while computing a batch's calls, through
+	// finishLevel1, uses it between two of the caller's batches.)
+	ps := &w.ps
 	var todo []int32
 	isTodo := make(map[int32]bool, len(qs))
 	for _, q := range qs {

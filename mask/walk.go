@@ -54,6 +54,8 @@ type walker struct {
 	work      int64    // work units done (see DefaultEagerWork; with st.steps: units)
 	gathered  int64    // what vocab.Trie.Gather read (unused: it keeps the reads)
 	nodes     int64    // of which: trie nodes stepped (a unit each; CompileStats.EagerNodes)
+
+	ps pwalkState // level1Plain's parallel walks (see there)
 }
 
 // newWalker returns a walker for c; it needs a scratch (take) to walk.
