@@ -60,7 +60,8 @@ type Compiled struct {
 	mainSuccOf  []int32                       // per state: 2+mainSucc, 0 not known yet
 	utf8Memo    map[[2]int32]bool             // utf8Into's results
 	exitMemo    map[exitKey]*sliceExitSet     // sliceExitsOf's walks, per slice, loop state and chain length
-	rootExits   map[rootExitKey]*sliceExitSet // rootExit's walks, per root child and state
+	rootExits   map[rootExitKey]*sliceExitSet // rootExit's walks, per root child and state, in the eager phase
+	rootBytes   int64                         // the memory rootExits holds (see maxRootExitBytes)
 
 	mu          sync.Mutex // guards the caches filled after compilation (level1, repEntries, ctxEntry.next, byCross)
 	repEntries  map[ctxKey]*ctxEntry
@@ -87,6 +88,7 @@ type Compiled struct {
 	lazyWork    atomic.Int64  // work units of the computations on first use
 	lazyCount   atomic.Int64  // their number
 	lazyNanos   atomic.Int64  // their time (see LazyTime)
+	memoBytes   atomic.Int64  // held by exitMemo (counted in MemoryBytes)
 
 	cancel <-chan struct{} // Options.Done: ends the eager phase and fails the compile
 
@@ -160,7 +162,7 @@ const (
 	// states (128 tools' calls: 10,800 states) took twice the time its
 	// units said.
 	StateWorkUnits = 150
-	// DefaultEagerWork is about 12 ms of precomputation on one core (see
+	// DefaultEagerWork is about 13.5 ms of precomputation on one core (see
 	// WorkUnitNanos): enough for every state of the five bench grammars
 	// (the largest, the order schema, needs 1.2 million units; the rest
 	// goes to its deeper levels), and for
@@ -172,14 +174,18 @@ const (
 	// WorkUnitNanos is the measured cost of one work unit on the
 	// development machine: the median over the eager compilations of
 	// every 7th JSONSchemaBench grammar (-calibrate 7 above; fastest of
-	// 5 runs each, quiet machine): median 8.0 ns, half of them between
-	// 7.5 and 8.7 ns, 90% between 6.8 and 12.3 ns. The kinds of unit
-	// differ: fitted apart (-calibrate's three-term fit, 2026-11-24), a
-	// trie node stepped (CompileStats.EagerNodes) costs about 3.9 times
-	// another unit (22.6 against 5.8 ns), so grammars whose walks step
-	// many nodes run at up to 23 ns per unit (their eager part takes 2-3
-	// times the nominal time of its units).
-	WorkUnitNanos = 8
+	// 5 runs each, quiet machine). Stops 21-27: median 8.0 ns, half of
+	// them between 7.5 and 8.7 ns, 90% between 6.8 and 12.3 ns. Stop 35
+	// made the states that use slices cheaper in units (shared root-exit
+	// walks, borrowed sets taken by first byte) more than in time: in one
+	// session, 8.6 ns at the median before (p25-p75 7.6-10.0) and 9.7
+	// after (9.0-10.5; 90% between 7.7 and 12.5), about 9 ns on the
+	// stops 21-27 machine. The kinds of unit differ: fitted apart
+	// (-calibrate's three-term fit), a trie node stepped
+	// (CompileStats.EagerNodes) costs about 1.9 times another unit (15.8
+	// against 8.4 ns; 3.9 times before stop 35), so grammars whose walks
+	// step many nodes run at up to 18-23 ns per unit.
+	WorkUnitNanos = 9
 	// DefaultEagerTimeout is the safety net of the eager part: however
 	// little work is done, it stops this long after it started. It is
 	// over 30 times what DefaultEagerWork takes on one free core, so that
@@ -422,7 +428,7 @@ func (c *Compiled) MemoryBytes() int {
 	for _, e := range c.nodeLevels {
 		addEntry(e)
 	}
-	return n
+	return n + int(c.memoBytes.Load())
 }
 
 // The eager phase computes the level-1 data of the top states. Level 1 of
@@ -494,7 +500,10 @@ func (c *Compiled) runEager() error {
 	defer func() { c.eager = false }()
 	c.budgetStart = time.Now()
 	c.subMemo = map[subKey]*subResult{}
-	defer func() { c.subMemo, c.firstBits, c.firstDone, c.depth = nil, nil, nil, nil }()
+	defer func() {
+		c.subMemo, c.firstBits, c.firstDone, c.depth = nil, nil, nil, nil
+		c.rootExits, c.rootBytes = nil, 0
+	}()
 	c.walker = newWalker(c)
 	c.walker.take()
 	defer c.walker.release()

@@ -112,6 +112,14 @@ func SetNoExitMemo(off bool) func() {
 	return func() { noExitMemo = old }
 }
 
+// SetRootExitLimit sets the bound of the eager phase's memo of root-exit
+// walks (maxRootExitBytes) and returns a function restoring it.
+func SetRootExitLimit(n int64) func() {
+	old := rootExitLimit
+	rootExitLimit = n
+	return func() { rootExitLimit = old }
+}
+
 // SetNoSlices turns the vocabulary slices off (or on) and returns a
 // function restoring the setting.
 func SetNoSlices(off bool) func() {

@@ -497,8 +497,26 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 		c.exitMemo = map[exitKey]*sliceExitSet{}
 	}
 	c.exitMemo[k] = e
+	c.memoBytes.Add(int64(e.bytes()))
 	return e
 }
+
+// bytes returns the memory e holds.
+func (e *sliceExitSet) bytes() int { return e.set.bytes() + 4*len(e.cross) }
+
+// maxRootExitBytes bounds the memory of the eager phase's memo of
+// root-exit walks (rootExit), past which they are walked again for each
+// state that needs them: a pattern language whose every state left its
+// loop into states of its own would keep an entry per state and exit byte,
+// up to a 16 KB bitset each on Llama-3. The largest memos seen take 2.8 MB
+// (Github_hard/o1051, JsonSchemaStore/cryproj), more than the rest of
+// some grammars' compiled form (BizTalkServerApplicationSchema: 2.0 MB
+// of memo, 1.0 MB of sets): the memo is dropped when the eager phase
+// ends, and first uses walk their root exits.
+const maxRootExitBytes = 16 << 20
+
+// rootExitLimit is maxRootExitBytes, lowered by tests.
+var rootExitLimit int64 = maxRootExitBytes
 
 // rootExitKey identifies a walk of a slice's root exit (rootExit): the
 // root's child and the state its byte leads to.
@@ -507,7 +525,7 @@ type rootExitKey struct{ r, t int32 }
 // rootExit adds to the walker's set and cross points those of the walk of
 // trie node r (a root exit of a slice: its byte leaves the loop's class)
 // from plain state t, the state its byte leads to. The walk depends only
-// on r and t, and is done once per compilation: the states that use a
+// on r and t, and is done once per eager phase: the states that use a
 // slice often lead to the same state on the bytes that leave it (the
 // states of a pattern's match inside a string, `.*(apne1-az1|…).*`, all
 // go back to the same state on a quote or a letter that starts a match;
@@ -516,7 +534,7 @@ type rootExitKey struct{ r, t int32 }
 // of 9, which took their whole eager budget).
 func (c *Compiled) rootExit(r, t int32) {
 	w := c.walker
-	if noExitMemo {
+	if noExitMemo || !c.eager {
 		w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
 		w.visit(r, 0, 1, 1, false)
 		return
@@ -541,10 +559,13 @@ func (c *Compiled) rootExit(r, t int32) {
 		}
 		w.scr.putBuilder(b)
 		w.acc, w.cross, w.crossMark = acc, w.cross[:mark], cmark
-		if c.rootExits == nil {
-			c.rootExits = map[rootExitKey]*sliceExitSet{}
+		if n := int64(e.bytes()); c.rootBytes+n <= rootExitLimit {
+			if c.rootExits == nil {
+				c.rootExits = map[rootExitKey]*sliceExitSet{}
+			}
+			c.rootExits[k] = e
+			c.rootBytes += n
 		}
-		c.rootExits[k] = e
 	}
 	w.addSet(w.acc, &e.set)
 	for _, u := range e.cross {

@@ -254,12 +254,24 @@ func TestRootExitsShared(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws, wa := shared.Stats().EagerWork, apart.Stats().EagerWork
-			t.Logf("eager work: %d shared, %d apart", ws, wa)
+			// With the memo bounded to nothing, the walks are not shared:
+			// the work of walking each (less the other exits' sharing).
+			restore = mask.SetRootExitLimit(0)
+			bounded, err := mask.CompileWith(g, v, full)
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws, wa, wb := shared.Stats().EagerWork, apart.Stats().EagerWork, bounded.Stats().EagerWork
+			t.Logf("eager work: %d shared, %d apart, %d with the memo bounded to nothing", ws, wa, wb)
 			if 3*ws > 2*wa {
 				t.Errorf("eager work %d with the root exits' walks shared, %d without: not shared", ws, wa)
 			}
+			if wb <= ws {
+				t.Errorf("eager work %d with the memo bounded to nothing, %d without a bound: the bound is not checked", wb, ws)
+			}
 			sameMasks(t, apart, shared, nil, 6, 60, 9)
+			sameMasks(t, apart, bounded, nil, 3, 60, 10)
 		})
 	}
 }
