@@ -387,17 +387,8 @@ func TestSliceExitsShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := mask.Options{EagerWork: -1, EagerTimeout: -1}
-	shared, err := mask.CompileWith(g, v, full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	restore := mask.SetNoExitMemo(true)
-	apart, err := mask.CompileWith(g, v, full)
-	restore()
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := compileFull(t, g, v, nil)
+	apart := compileFull(t, g, v, func() func() { return mask.SetNoExitMemo(true) })
 	ws, wa := shared.Stats().EagerWork, apart.Stats().EagerWork
 	t.Logf("eager work: %d shared, %d apart", ws, wa)
 	if 3*ws > 2*wa {

@@ -243,25 +243,11 @@ func TestRootExitsShared(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			full := mask.Options{EagerWork: -1, EagerTimeout: -1}
-			shared, err := mask.CompileWith(g, v, full)
-			if err != nil {
-				t.Fatal(err)
-			}
-			restore := mask.SetNoExitMemo(true)
-			apart, err := mask.CompileWith(g, v, full)
-			restore()
-			if err != nil {
-				t.Fatal(err)
-			}
+			shared := compileFull(t, g, v, nil)
+			apart := compileFull(t, g, v, func() func() { return mask.SetNoExitMemo(true) })
 			// With the memo bounded to nothing, the walks are not shared:
 			// the work of walking each (less the other exits' sharing).
-			restore = mask.SetRootExitLimit(0)
-			bounded, err := mask.CompileWith(g, v, full)
-			restore()
-			if err != nil {
-				t.Fatal(err)
-			}
+			bounded := compileFull(t, g, v, func() func() { return mask.SetRootExitLimit(0) })
 			ws, wa, wb := shared.Stats().EagerWork, apart.Stats().EagerWork, bounded.Stats().EagerWork
 			t.Logf("eager work: %d shared, %d apart, %d with the memo bounded to nothing", ws, wa, wb)
 			if 3*ws > 2*wa {
@@ -274,4 +260,18 @@ func TestRootExitsShared(t *testing.T) {
 			sameMasks(t, apart, bounded, nil, 3, 60, 10)
 		})
 	}
+}
+
+// compileFull compiles g entirely eagerly (no budget, no timeout), with
+// set's setting of the package (nil: none) in force during the compile.
+func compileFull(t *testing.T, g *gbnf.Grammar, v *mask.Vocab, set func() func()) *mask.Compiled {
+	t.Helper()
+	if set != nil {
+		defer set()()
+	}
+	c, err := mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
