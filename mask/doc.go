@@ -75,7 +75,10 @@
 // that class (vocab.Slice: the tokens inside the loop and the trie nodes
 // where a token can leave it, made once per vocabulary and class) and
 // walks only the exits (slice.go; the walk of the exits from the loop is
-// shared by every state that leads into it); so does a state inside a
+// shared by every state that leads into it, and in the eager phase so is
+// each walk below a byte that leaves the loop, by the state it leads to;
+// a state that mostly leads into the loop takes the loop's tokens and
+// exits by their first byte, vocab.FirstByteSet); so does a state inside a
 // UTF-8 character of such a loop (a mid-character slice, vocab.MidSlice:
 // the tokens that finish the character and go on in the loop). The trie nodes where q's
 // frame can end while
