@@ -502,3 +502,57 @@ func TestRightLinearRandom(t *testing.T) {
 		t.Errorf("only %d of 60 grammars had their sets lowered as labels (the test no longer tests them)", labeled)
 	}
 }
+
+// A multipleOf as the converter writes it, a rule per remainder: 770
+// remainders (about 15,000 positions) are lowered as labels inside the
+// frame that uses them (under labelMaxLeaves), not as 770 frames calling
+// each other per digit (Handwritten/allany1: 8,052 units per remainder
+// state on first use); 1,700 (34,000) stay frames. Both accept exactly
+// the multiples.
+func TestRightLinearSetBound(t *testing.T) {
+	v := testVocab(t, "12", "345", "770", "1540", "00")
+	for _, tc := range []struct {
+		mod    int
+		frames bool
+	}{{770, false}, {1700, true}} {
+		var b strings.Builder
+		fmt.Fprintf(&b, "root ::= \"[\" r0 \"]\"\n")
+		for r := range tc.mod {
+			fmt.Fprintf(&b, "r%d ::= ", r)
+			for d := range 10 {
+				if d > 0 {
+					b.WriteString(" | ")
+				}
+				fmt.Fprintf(&b, "%q r%d", fmt.Sprint(d), (10*r+d)%tc.mod)
+			}
+			if r == 0 {
+				b.WriteString(` | ""`)
+			}
+			b.WriteString("\n")
+		}
+		g, err := gbnf.Parse(b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mask.Compile(g, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames := 0
+		for _, name := range c.FrameNames() {
+			if len(name) > 1 && name[0] == 'r' && name != "root" {
+				frames++
+			}
+		}
+		if (frames > 0) != tc.frames {
+			t.Errorf("mod %d: %d of its rules are frames, want frames: %v", tc.mod, frames, tc.frames)
+		}
+		for _, n := range []int{0, tc.mod, 3 * tc.mod, 1, tc.mod + 1} {
+			m := c.NewMatcher()
+			err := m.AcceptBytes([]byte(fmt.Sprintf("[%d]", n)))
+			if ok := err == nil && m.CanEnd(); ok != (n%tc.mod == 0) {
+				t.Errorf("mod %d: [%d] accepted %v (%v)", tc.mod, n, ok, err)
+			}
+		}
+	}
+}
