@@ -374,6 +374,10 @@ s ::= "a" s s | ""`, uint64(7))
 	// take their tokens from mid-character slices (the vocabulary has
 	// tokens that start and end inside one).
 	f.Add(`root ::= "\"" ([^"\\] | "\\" ["nt])* "\"" [a-z]*`, uint64(8))
+	// A string that must contain one of two names: the states of the
+	// match share the walks below the bytes that leave their loop and
+	// borrow the loop's tokens by first byte (rootExit, addFirstBytes).
+	f.Add(`root ::= "\"" [^"\\]* ("ab" | "c" [a-b]) [^"\\]* "\""`, uint64(9))
 	defer mask.CollectAlways()()
 	// Subset constructions that blow up are cut short: the fuzzer stops
 	// a worker whose input runs for 10 s (wall clock).
