@@ -691,7 +691,7 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	w.addSet(w.acc, &l.full)
 	cross := slices.Clone(l.plain.cross)
 	for _, u := range ex.cross {
-		if good := &sb.good; good.has(t.Nodes[u].FirstByte) {
+		if sb.good.has(t.Nodes[u].FirstByte) {
 			cross = append(cross, u)
 		}
 	}
