@@ -146,3 +146,50 @@ c ::= "x" | "(" c ")"`)
 		t.Errorf("with b's entry computed: estimate %d, want %d", got, want)
 	}
 }
+
+// Where the budget may not reach every state, the entries of the frames
+// whose starts are light to walk are computed first, callees first
+// (lightEntries): a frame's start is no stack top, so the eager order
+// never takes it for itself.
+func TestLightEntriesFirst(t *testing.T) {
+	// x is called only at the end of two long literals: in depth order the
+	// states that call it come last, past the budget.
+	g, err := gbnf.Parse(`root ::= "<abcdefghijklmnopqrstuvwxyz" x | ">zyxwvutsrqponmlkjihgfedcba" x
+x ::= "(" x ")" | y
+y ::= "[" y "]" | "."`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks [][]byte
+	for _, s := range []string{"<", ">", "(", ")", "[", "]", ".", "ab", "abc", "a(", ")]", "x>", "<a", "zz"} {
+		toks = append(toks, []byte(s))
+	}
+	for b := 'a'; b <= 'z'; b++ {
+		toks = append(toks, []byte{byte(b)}, []byte{byte(b), byte(b)})
+	}
+	v, err := NewVocab(toks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := CompileWith(g, v, Options{EagerWork: 3_000, EagerTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Stats(); st.EagerStates >= st.TopStates {
+		t.Fatalf("%d of %d states precomputed: the budget reaches every state (the test tests nothing)", st.EagerStates, st.TopStates)
+	}
+	for _, name := range []string{"x", "y"} {
+		found := false
+		for i := range c.a.frames {
+			if c.a.frames[i].name == name {
+				found = true
+				if c.enter[i] == nil {
+					t.Errorf("frame %s: entry not computed in the eager phase", name)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("no frame %s", name)
+		}
+	}
+}
