@@ -68,6 +68,7 @@ type Compiled struct {
 	byCross     map[string]*ctxEntry       // deeper levels by (cross points, frame state and counter class): see Matcher.childEntry
 	nodeLevels  map[nodeLevelKey]*ctxEntry // deeper levels of one cross point (Matcher.unionLevel)
 	depth       []int32                    // per state: bytes from the start (automaton.depths), during compilation
+	classNodes  []int                      // per byte class: the trie nodes below the root's children in it (walkEstimates)
 	heavyLevels map[ctxKey]bool            // class keys below which a walk was expensive (Matcher.childEntry)
 
 	lazyMu      sync.Mutex   // serializes level-1 computations after compilation
@@ -1247,16 +1248,21 @@ func heavyFirst(todo []int32, est []int, nDonors int, mainSucc map[int32]int32, 
 
 // walkEstimates returns, for each state of qs, an upper bound on the trie
 // nodes its level-1 walk visits: the subtrees of the first bytes it can
-// take by its own transitions (calls are composed afterwards), less the
-// byte classes it borrows.
+// take by its own transitions, less the byte classes it borrows, and,
+// for a state that borrows none, those of the starts of the frames it
+// calls whose entries are not computed yet.
 func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	a, t := c.a, c.prep.trie
-	perClass := make([]int, a.nc)
-	es, ee := t.Children(0)
-	for e := es; e < ee; e++ {
-		u := t.EdgeNode[e]
-		perClass[a.classOf[t.EdgeByte[e]]] += int(t.Nodes[u].SubtreeEnd - u)
+	if c.classNodes == nil {
+		// (Once per compilation: lightEntries asks for one frame at a time.)
+		c.classNodes = make([]int, a.nc)
+		es, ee := t.Children(0)
+		for e := es; e < ee; e++ {
+			u := t.EdgeNode[e]
+			c.classNodes[a.classOf[t.EdgeByte[e]]] += int(t.Nodes[u].SubtreeEnd - u)
+		}
 	}
+	perClass := c.classNodes
 	own := func(q int32, cls []bool) int {
 		n := 0
 		for cl, nx := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
@@ -1421,12 +1427,8 @@ func (c *Compiled) addBorrowed(l, donor *level1, cls []bool) {
 			if ok {
 				continue
 			}
-			fb := c.firstClassBits(cl)
-			if fb == nil {
-				continue
-			}
-			for i := range tmp {
-				tmp[i] &^= fb[i]
+			if fb := c.firstClassBits(cl); fb != nil {
+				andNotWords(tmp, fb)
 			}
 		}
 		s := tokenSet{bits: tmp, n: 1}

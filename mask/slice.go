@@ -552,9 +552,7 @@ func (c *Compiled) rootExit(r, t int32) {
 			// Dense, as it is added again: a pass over the words costs
 			// less than its ids.
 			bits := make([]uint32, c.prep.words)
-			for _, id := range e.set.list {
-				setBit(bits, id)
-			}
+			e.set.copyInto(bits)
 			e.set = tokenSet{bits: bits, n: e.set.n}
 		}
 		w.scr.putBuilder(b)
