@@ -69,18 +69,21 @@ type automaton struct {
 	classHi []byte     // last byte of each class
 	trans   []int32    // state*nc + class → next state, or -1 (after minimization)
 	// During the construction, transitions are also sparse (most states
-	// have few): state q's are sClass/sTarget[sStart[q]:sStart[q+1]], by
-	// class; before minimization a pruned one has target -1, after it
-	// there are none such (and the dense table has the same rows).
-	sStart  []int32
-	sClass  []uint8
-	sTarget []int32
-	states  []state    // all states of all frames
-	frames  []frame    // frame 0 is the root
-	minLen  []int64    // per state: fewest bytes to finish its frame (pop), calls included (saturated: see MaxMinLen)
-	follow  []byteBits // per frame: bytes that can come right after the frame pops, in any context
-	first   []byteBits // per frame: bytes a visit of the frame can start with
-	limit   int        // state budget of this construction
+	// have few) and by runs of classes: state q's runs are
+	// sLo/sHi/sTarget[sStart[q]:sStart[q+1]], in class order, each the
+	// classes sLo..sHi (inclusive) leading to sTarget (a JSON string's
+	// body takes tens of classes to one state: one run); before
+	// minimization a pruned one has target -1, after it there are none
+	// such (and the dense table has the same rows).
+	sStart   []int32
+	sLo, sHi []uint8
+	sTarget  []int32
+	states   []state    // all states of all frames
+	frames   []frame    // frame 0 is the root
+	minLen   []int64    // per state: fewest bytes to finish its frame (pop), calls included (saturated: see MaxMinLen)
+	follow   []byteBits // per frame: bytes that can come right after the frame pops, in any context
+	first    []byteBits // per frame: bytes a visit of the frame can start with
+	limit    int        // state budget of this construction
 
 	// flags is states[q].flags for every q, final once buildAutomaton
 	// returns: the walks' inner loops read a state's flags for every trie
@@ -100,6 +103,20 @@ type byteBits [4]uint64
 
 func (b *byteBits) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
 func (b *byteBits) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+
+// addRange adds the bytes lo..hi.
+func (b *byteBits) addRange(lo, hi byte) {
+	for i := lo >> 6; i <= hi>>6; i++ {
+		m := ^uint64(0)
+		if i == lo>>6 {
+			m &^= 1<<(lo&63) - 1
+		}
+		if i == hi>>6 && hi&63 != 63 {
+			m &= 1<<(hi&63+1) - 1
+		}
+		b[i] |= m
+	}
+}
 
 // union adds o to b and reports whether b changed.
 func (b *byteBits) union(o *byteBits) bool {
@@ -160,13 +177,14 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	a.scratch = s
 	defer func() {
 		if a.sTarget != nil { // (stopped before minimization)
-			s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
+			s.sStart, s.sLo, s.sHi, s.sTarget = a.sStart, a.sLo, a.sHi, a.sTarget
 		}
 		frameScratches.Put(s)
 		a.scratch = nil
 	}()
 	a.sStart = append(s.sStart[:0], 0)
-	a.sClass = slices.Grow(s.sClass[:0], 2*cap(a.states))
+	a.sLo = slices.Grow(s.sLo[:0], 2*cap(a.states))
+	a.sHi = slices.Grow(s.sHi[:0], 2*cap(a.states))
 	a.sTarget = slices.Grow(s.sTarget[:0], 2*cap(a.states))
 	a.computeClasses(defs)
 	a.frames = make([]frame, len(defs))
@@ -188,7 +206,7 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 		return nil, err
 	}
 	a.unminimized = len(a.states)
-	s.sStart, s.sClass, s.sTarget = a.sStart, a.sClass, a.sTarget
+	s.sStart, s.sLo, s.sHi, s.sTarget = a.sStart, a.sLo, a.sHi, a.sTarget
 	a.minimize()
 	a.computeFlags()
 	a.computeMinLen()
@@ -199,7 +217,7 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	}
 	// The sparse rows (minimize's compacted copy, which the passes above
 	// read) go back to the scratch with it.
-	a.sStart, a.sClass, a.sTarget = nil, nil, nil
+	a.sStart, a.sLo, a.sHi, a.sTarget = nil, nil, nil, nil
 	return a, nil
 }
 
@@ -528,17 +546,17 @@ type frameScratch struct {
 	stamp   []uint32  // per position: gen when last added to next
 	gen     uint32    // stamp generation
 	next    []int32   // the positions after a set (target's buffer)
-	buckets [][]int32 // per byte class: the positions that take it
-	touched []uint8   // the classes of buckets not empty
+	buckets [][]int32 // per segment of the byte classes: the positions that take it
+	bytePos []int32   // the byte positions of the state being expanded
 	calls   []edgeKey
 	toks    []edgeKey
 	ps      []int32
 
-	// The automaton's sparse rows (sStart, sClass, sTarget), kept for the
+	// The automaton's sparse rows (sStart, sLo, sHi, sTarget), kept for the
 	// next construction once minimization has made the dense table.
-	sStart  []int32
-	sClass  []uint8
-	sTarget []int32
+	sStart   []int32
+	sLo, sHi []uint8
+	sTarget  []int32
 
 	// successors' and reverseEdges' lists. (Not the states before
 	// minimization: they hold pointers, and a large table kept in the
@@ -580,9 +598,51 @@ func (s *frameScratch) reset(n, nc int) {
 		clear(s.single)
 		s.stamp = s.stamp[:n]
 	}
-	if len(s.buckets) < nc {
-		s.buckets = make([][]int32, nc)
+	if len(s.buckets) < nc+1 {
+		s.buckets = make([][]int32, nc+1)
 	}
+}
+
+// segmentCuts is a set of class boundaries 0..256 (a boundary c starts a
+// segment at class c).
+type segmentCuts [5]uint64
+
+func (x *segmentCuts) add(c int) { x[c>>6] |= 1 << (c & 63) }
+
+// count returns the number of boundaries.
+func (x *segmentCuts) count() int {
+	n := 0
+	for _, w := range x {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// rank returns the number of boundaries below c: for a boundary, the
+// index of the segment it starts.
+func (x *segmentCuts) rank(c int) int {
+	n := 0
+	for i := range c >> 6 {
+		n += bits.OnesCount64(x[i])
+	}
+	if r := c & 63; r != 0 {
+		n += bits.OnesCount64(x[c>>6] & (1<<r - 1))
+	}
+	return n
+}
+
+// next returns the first boundary at or after c (257 if none).
+func (x *segmentCuts) next(c int) int {
+	for i := c >> 6; i < len(x); i++ {
+		w := x[i]
+		if i == c>>6 {
+			w &^= 1<<(c&63) - 1
+		}
+		if w != 0 {
+			return 64*i + bits.TrailingZeros64(w)
+		}
+	}
+	return 257
 }
 
 // State-set tags of the subset construction (frameScratch.states).
@@ -711,24 +771,18 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	// the other, each breadth-first), so rows are appended.
 	for e := int32(0); int(base+e) < len(a.states); e++ {
 		id := base + e
-		for _, c := range s.touched {
-			s.buckets[c] = s.buckets[c][:0]
-		}
-		s.touched, s.calls, s.toks = s.touched[:0], s.calls[:0], s.toks[:0]
-		var used byteBits // the classes of buckets not empty
+		s.calls, s.toks, s.bytePos = s.calls[:0], s.toks[:0], s.bytePos[:0]
+		// The byte positions' class ranges cut the classes into segments
+		// in which every class is taken by the same positions: each
+		// position goes into the bucket of each segment of its range.
+		var cuts segmentCuts
 		for _, p := range s.states.set(e) {
 			gp := &g.pos[p]
 			switch gp.kind {
 			case rxByte:
-				for c, hi := a.classOf[gp.lo], a.classOf[gp.hi]; ; c++ {
-					if len(s.buckets[c]) == 0 {
-						used.add(c)
-					}
-					s.buckets[c] = append(s.buckets[c], p)
-					if c == hi {
-						break
-					}
-				}
+				cuts.add(int(a.classOf[gp.lo]))
+				cuts.add(int(a.classOf[gp.hi]) + 1)
+				s.bytePos = append(s.bytePos, p)
 			case rxCall:
 				s.calls = append(s.calls, edgeKey{gp.frame, 0, p})
 			case rxTok:
@@ -742,25 +796,44 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		if int(id) != len(a.sStart)-1 {
 			panic("mask: automaton states processed out of order")
 		}
-		for i, x := range used {
-			for ; x != 0; x &= x - 1 {
-				s.touched = append(s.touched, uint8(64*i+bits.TrailingZeros64(x)))
+		nseg := max(cuts.count()-1, 0)
+		for i := range nseg {
+			s.buckets[i] = s.buckets[i][:0]
+		}
+		for _, p := range s.bytePos {
+			gp := &g.pos[p]
+			lo, hi := cuts.rank(int(a.classOf[gp.lo])), cuts.rank(int(a.classOf[gp.hi])+1)
+			for i := lo; i < hi; i++ {
+				s.buckets[i] = append(s.buckets[i], p)
 			}
 		}
-		var prevPs []int32 // adjacent classes often share their positions
+		// Targets in class order (as a class-by-class expansion would
+		// make them), adjacent segments with the same target one run.
+		var prevPs []int32
 		prevT := int32(-1)
-		for _, c := range s.touched {
-			ps := s.buckets[c]
-			t := prevT
-			if !slices.Equal(ps, prevPs) {
-				var err error
-				if t, err = target(ps); err != nil {
-					return err
+		runs := len(a.sTarget)
+		c := cuts.next(0)
+		for i := range nseg {
+			end := cuts.next(c + 1)
+			ps := s.buckets[i]
+			if len(ps) > 0 {
+				t := prevT
+				if !slices.Equal(ps, prevPs) {
+					var err error
+					if t, err = target(ps); err != nil {
+						return err
+					}
+					prevPs, prevT = ps, t
 				}
-				prevPs, prevT = ps, t
+				if k := len(a.sTarget) - 1; k >= runs && a.sTarget[k] == t && int(a.sHi[k])+1 == c {
+					a.sHi[k] = uint8(end - 1)
+				} else {
+					a.sLo = append(a.sLo, uint8(c))
+					a.sHi = append(a.sHi, uint8(end-1))
+					a.sTarget = append(a.sTarget, t)
+				}
 			}
-			a.sClass = append(a.sClass, c)
-			a.sTarget = append(a.sTarget, t)
+			c = end
 		}
 		a.sStart = append(a.sStart, int32(len(a.sTarget)))
 		// Targets are created in sorted order (callee, token; positions
@@ -1221,13 +1294,6 @@ func satMul(a, k int64) int64 {
 	return a * k
 }
 
-// addClassBytes adds the bytes of class c.
-func (a *automaton) addClassBytes(b *byteBits, c int) {
-	for x := int(a.classLo[c]); x <= int(a.classHi[c]); x++ {
-		b.add(byte(x))
-	}
-}
-
 // computeFollow computes, per frame, the bytes it can start with and the
 // bytes that can follow it in any context (for a repetition frame, after
 // it pops). A walk records a cross point only where the token goes on
@@ -1240,8 +1306,8 @@ func (a *automaton) computeFollow() {
 	stateBytes := func(b *byteBits, q int32) bool {
 		changed := false
 		var local byteBits
-		for _, c := range a.sClass[a.sStart[q]:a.sStart[q+1]] {
-			a.addClassBytes(&local, int(c))
+		for k := a.sStart[q]; k < a.sStart[q+1]; k++ {
+			local.addRange(a.classLo[a.sLo[k]], a.classHi[a.sHi[k]])
 		}
 		for _, e := range a.states[q].calls {
 			local.union(&a.first[e.callee])
@@ -1346,14 +1412,16 @@ func (a *automaton) minimize() {
 		for k := lo; k < hi; k++ {
 			if t := a.sTarget[k]; t >= 0 {
 				t = newID[block[t]]
-				row[a.sClass[k]] = t
-				a.sClass[w], a.sTarget[w] = a.sClass[k], t
+				for c := int(a.sLo[k]); c <= int(a.sHi[k]); c++ {
+					row[c] = t
+				}
+				a.sLo[w], a.sHi[w], a.sTarget[w] = a.sLo[k], a.sHi[k], t
 				w++
 			}
 		}
 	}
 	a.sStart[len(rep)] = w
-	a.sStart, a.sClass, a.sTarget = a.sStart[:len(rep)+1], a.sClass[:w], a.sTarget[:w]
+	a.sStart, a.sLo, a.sHi, a.sTarget = a.sStart[:len(rep)+1], a.sLo[:w], a.sHi[:w], a.sTarget[:w]
 	for fi := range a.frames {
 		a.frames[fi].start = newID[block[a.frames[fi].start]]
 	}
@@ -1361,8 +1429,9 @@ func (a *automaton) minimize() {
 }
 
 // byteTargets returns the byte-class targets of state q: during the
-// construction its sparse targets (without their classes), after it its
-// row of the dense table; -1 entries are absent transitions.
+// construction its sparse targets (one per run of classes, without the
+// classes), after it its row of the dense table; -1 entries are absent
+// transitions.
 func (a *automaton) byteTargets(q int) []int32 {
 	if a.sStart != nil {
 		return a.sTarget[a.sStart[q]:a.sStart[q+1]]

@@ -3,6 +3,7 @@ package mask
 import (
 	"cmp"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -17,12 +18,15 @@ import (
 // reference.
 
 // labeledEdges is the automaton's edges with dense labels, by tail state:
-// edges of state q are start[q]..start[q+1]-1.
+// edges of state q are start[q]..start[q+1]-1. An edge of a run of byte
+// classes has the labels label..hi; a call's or a token's, one (hi =
+// label).
 type labeledEdges struct {
-	start         []int32
-	label, target []int32
-	numLabels     int
-	deterministic bool // no state has two edges with the same label
+	start             []int32
+	label, hi, target []int32
+	numLabels         int
+	numClasses        int  // labels below it are byte classes
+	deterministic     bool // no state has two edges with the same label
 	// inFrames: each frame's states are contiguous and every edge stays
 	// inside its frame (as the construction makes them: byte and token
 	// edges lead to a state of the same frame, a call's edge to its
@@ -46,7 +50,7 @@ func (a *automaton) edges(reuse *labeledEdges) *labeledEdges {
 	for q := range a.states {
 		m += len(a.states[q].calls) + len(a.states[q].toks)
 	}
-	e.label, e.target = slices.Grow(e.label[:0], m), slices.Grow(e.target[:0], m)
+	e.label, e.hi, e.target = slices.Grow(e.label[:0], m), slices.Grow(e.hi[:0], m), slices.Grow(e.target[:0], m)
 	callBase := a.nc
 	tokBase := callBase + len(a.frames)
 	tokLabel := map[int64]int32{}
@@ -73,7 +77,8 @@ func (a *automaton) edges(reuse *labeledEdges) *labeledEdges {
 		}
 		for i := a.sStart[q]; i < a.sStart[q+1]; i++ {
 			if t := a.sTarget[i]; t >= 0 {
-				e.label = append(e.label, int32(a.sClass[i]))
+				e.label = append(e.label, int32(a.sLo[i]))
+				e.hi = append(e.hi, int32(a.sHi[i]))
 				e.target = append(e.target, t)
 			}
 		}
@@ -82,6 +87,7 @@ func (a *automaton) edges(reuse *labeledEdges) *labeledEdges {
 			l := int32(callBase) + c.callee
 			use(q, l)
 			e.label = append(e.label, l)
+			e.hi = append(e.hi, l)
 			e.target = append(e.target, c.ret)
 		}
 		for _, t := range st.toks {
@@ -96,6 +102,7 @@ func (a *automaton) edges(reuse *labeledEdges) *labeledEdges {
 			}
 			use(q, l)
 			e.label = append(e.label, l)
+			e.hi = append(e.hi, l)
 			e.target = append(e.target, t.next)
 		}
 		e.start[q+1] = int32(len(e.label))
@@ -108,6 +115,7 @@ func (a *automaton) edges(reuse *labeledEdges) *labeledEdges {
 		}
 	}
 	e.numLabels = tokBase + len(tokLabel)
+	e.numClasses = a.nc
 	return e
 }
 
@@ -330,8 +338,10 @@ func (a *automaton) moorePartition(e *labeledEdges) (block []int32, numBlocks in
 		for q := range n {
 			sig = binary.LittleEndian.AppendUint32(sig[:0], uint32(block[q]))
 			for i := e.start[q]; i < e.start[q+1]; i++ {
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(e.label[i]))
-				sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.target[i]]))
+				for l := e.label[i]; l <= e.hi[i]; l++ {
+					sig = binary.LittleEndian.AppendUint32(sig, uint32(l))
+					sig = binary.LittleEndian.AppendUint32(sig, uint32(block[e.target[i]]))
+				}
 			}
 			b, ok := index[string(sig)]
 			if !ok {
@@ -392,11 +402,26 @@ func samePartition(x, y []int32) bool {
 func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int {
 	n := hi - lo
 	first, last := int(e.start[lo]), int(e.start[hi])
-	// Labels numbered from 0 in the range; w words per label set.
+	// Labels numbered from 0 in the range, w words per label set: the
+	// byte classes in use in class order (so that a run of classes has
+	// consecutive numbers), then the calls and tokens.
 	if len(ms.labelID) < e.numLabels {
 		ms.labelID = make([]int32, e.numLabels)
 	}
+	var used byteBits
+	for i := first; i < last; i++ {
+		if l := e.label[i]; l < int32(e.numClasses) {
+			used.addRange(byte(l), byte(e.hi[i]))
+		}
+	}
 	ms.labels = ms.labels[:0]
+	for k, x := range used {
+		for ; x != 0; x &= x - 1 {
+			l := int32(64*k + bits.TrailingZeros64(x))
+			ms.labels = append(ms.labels, l)
+			ms.labelID[l] = int32(len(ms.labels))
+		}
+	}
 	for _, l := range e.label[first:last] {
 		if ms.labelID[l] == 0 {
 			ms.labels = append(ms.labels, l)
@@ -432,8 +457,11 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 	m := len(ms.gSrc)
 	ms.gBits = append(ms.gBits[:0], make([]uint64, m*w)...)
 	for i, g := range eg {
-		l := ms.labelID[e.label[first+i]] - 1
-		ms.gBits[int(g)*w+int(l>>6)] |= 1 << (l & 63)
+		bs := ms.gBits[int(g)*w : int(g+1)*w]
+		l, h := ms.labelID[e.label[first+i]]-1, ms.labelID[e.hi[first+i]]-1
+		for ; l <= h; l++ {
+			bs[l>>6] |= 1 << (l & 63)
+		}
 	}
 	for _, l := range ms.labels {
 		ms.labelID[l] = 0

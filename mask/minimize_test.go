@@ -74,8 +74,15 @@ func TestMinimalPartitionRandom(t *testing.T) {
 					}
 				}
 				if t >= 0 {
-					a.sClass = append(a.sClass, uint8(c))
-					a.sTarget = append(a.sTarget, t)
+					// runs of classes, not always the longest (minimization
+					// leaves runs of one target apart)
+					if k := len(a.sTarget) - 1; t == prev && k >= int(a.sStart[q]) && r.IntN(2) == 0 {
+						a.sHi[k] = uint8(c)
+					} else {
+						a.sLo = append(a.sLo, uint8(c))
+						a.sHi = append(a.sHi, uint8(c))
+						a.sTarget = append(a.sTarget, t)
+					}
 				}
 				prev = t
 			}
@@ -138,7 +145,8 @@ func TestMinimalPartitionWideLabels(t *testing.T) {
 		}
 		for _, edges := range [][][2]int32{start, {{int32(tc.c0), 3}}, {{int32(tc.c1), 3}}, nil} {
 			for _, e := range edges {
-				a.sClass = append(a.sClass, uint8(e[0]))
+				a.sLo = append(a.sLo, uint8(e[0]))
+				a.sHi = append(a.sHi, uint8(e[0]))
 				a.sTarget = append(a.sTarget, e[1])
 			}
 			a.sStart = append(a.sStart, int32(len(a.sTarget)))
@@ -146,6 +154,64 @@ func TestMinimalPartitionWideLabels(t *testing.T) {
 		block, _ := a.minimalPartition(new(minScratch))
 		if got := block[1] == block[2]; got != tc.merged {
 			t.Errorf("classes %d and %d: merged %v, want %v (blocks %v)", tc.c0, tc.c1, got, tc.merged, block)
+		}
+	}
+}
+
+// TestClassRuns checks the helpers of the construction's runs of classes
+// against byte-by-byte versions: byteBits.addRange, and segmentCuts'
+// count, rank and next for random sets of boundaries.
+func TestClassRuns(t *testing.T) {
+	for lo := range 256 {
+		for hi := lo; hi < 256; hi++ {
+			var got, want byteBits
+			got.addRange(byte(lo), byte(hi))
+			for b := lo; b <= hi; b++ {
+				want.add(byte(b))
+			}
+			if got != want {
+				t.Fatalf("addRange(%d, %d) = %x, want %x", lo, hi, got, want)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var x segmentCuts
+		var in [258]bool
+		for range r.IntN(12) {
+			c := r.IntN(257)
+			if r.IntN(4) == 0 {
+				c = 64 * r.IntN(5) // word boundaries
+			}
+			c = min(c, 256)
+			x.add(c)
+			in[c] = true
+		}
+		n := 0
+		for c := range 258 {
+			if c <= 256 {
+				if got := x.rank(c); got != n {
+					t.Fatalf("%v: rank(%d) = %d, want %d", x, c, got, n)
+				}
+			}
+			next := 257
+			for d := c; d <= 256; d++ {
+				if in[d] {
+					next = d
+					break
+				}
+			}
+			if c <= 256 {
+				if got := x.next(c); got != next {
+					t.Fatalf("%v: next(%d) = %d, want %d", x, c, got, next)
+				}
+			}
+			if c <= 256 && in[c] {
+				n++
+			}
+		}
+		if got := x.count(); got != n {
+			t.Fatalf("%v: count = %d, want %d", x, got, n)
 		}
 	}
 }
