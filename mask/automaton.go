@@ -105,7 +105,10 @@ func (b *byteBits) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
 func (b *byteBits) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
 // addRange adds the bytes lo..hi.
-func (b *byteBits) addRange(lo, hi byte) {
+func (b *byteBits) addRange(lo, hi byte) { setBits(b[:], int(lo), int(hi)) }
+
+// setBits sets the bits lo..hi (lo <= hi) of the bitset bs.
+func setBits(bs []uint64, lo, hi int) {
 	for i := lo >> 6; i <= hi>>6; i++ {
 		m := ^uint64(0)
 		if i == lo>>6 {
@@ -114,7 +117,7 @@ func (b *byteBits) addRange(lo, hi byte) {
 		if i == hi>>6 && hi&63 != 63 {
 			m &= 1<<(hi&63+1) - 1
 		}
-		b[i] |= m
+		bs[i] |= m
 	}
 }
 

@@ -459,9 +459,11 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 	for i, g := range eg {
 		bs := ms.gBits[int(g)*w : int(g+1)*w]
 		l, h := ms.labelID[e.label[first+i]]-1, ms.labelID[e.hi[first+i]]-1
-		for ; l <= h; l++ {
+		if l == h {
 			bs[l>>6] |= 1 << (l & 63)
+			continue
 		}
+		setBits(bs, int(l), int(h))
 	}
 	for _, l := range ms.labels {
 		ms.labelID[l] = 0
@@ -551,9 +553,15 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 			continue
 		}
 		slices.SortFunc(touched, func(x, y sortKey) int {
-			return cmp.Or(cmp.Compare(x.block, y.block),
-				slices.Compare(psi[int(x.p)*w:int(x.p+1)*w], psi[int(y.p)*w:int(y.p+1)*w]),
-				cmp.Compare(x.p, y.p))
+			// (not cmp.Or: it would compare the label sets of states of
+			// different blocks too)
+			if x.block != y.block {
+				return cmp.Compare(x.block, y.block)
+			}
+			if c := slices.Compare(psi[int(x.p)*w:int(x.p+1)*w], psi[int(y.p)*w:int(y.p+1)*w]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.p, y.p)
 		})
 		// Split each block with touched states into its parts of equal ψ.
 		for i := 0; i < len(touched); {
