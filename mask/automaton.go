@@ -67,7 +67,11 @@ type automaton struct {
 	classOf [256]uint8 // byte → class
 	classLo []byte     // first byte of each class (classes are byte intervals)
 	classHi []byte     // last byte of each class
-	trans   []int32    // state*nc + class → next state, or -1 (after minimization)
+	// trans is the dense transition table (after minimization): state*nc
+	// + class → the next state plus one, 0 if none (step decodes it). The
+	// table is made zeroed, and only the transitions present are written
+	// (filling the rest with -1 was a twentieth of the construction).
+	trans []int32
 	// During the construction, transitions are also sparse (most states
 	// have few) and by runs of classes: state q's runs are
 	// sLo/sHi/sTarget[sStart[q]:sStart[q+1]], in class order, each the
@@ -1390,10 +1394,6 @@ func (a *automaton) minimize() {
 			rep = append(rep, int32(q))
 		}
 	}
-	empty := make([]int32, a.nc) // a row without transitions
-	for c := range empty {
-		empty[c] = -1
-	}
 	// The sparse rows of the kept states, renumbered and without absent
 	// transitions, are compacted in place for the passes after
 	// minimization (a few entries per state instead of nc): kept states
@@ -1408,7 +1408,7 @@ func (a *automaton) minimize() {
 			st.toks[i].next = newID[block[st.toks[i].next]]
 		}
 		states = append(states, st)
-		trans = append(trans, empty...)
+		trans = trans[:len(trans)+a.nc] // (zeroed: no transitions)
 		row := trans[len(trans)-a.nc:]
 		lo, hi := a.sStart[q], a.sStart[q+1]
 		a.sStart[nq] = w
@@ -1416,7 +1416,7 @@ func (a *automaton) minimize() {
 			if t := a.sTarget[k]; t >= 0 {
 				t = newID[block[t]]
 				for c := int(a.sLo[k]); c <= int(a.sHi[k]); c++ {
-					row[c] = t
+					row[c] = t + 1
 				}
 				a.sLo[w], a.sHi[w], a.sTarget[w] = a.sLo[k], a.sHi[k], t
 				w++
@@ -1431,13 +1431,13 @@ func (a *automaton) minimize() {
 	a.states, a.trans = states, trans
 }
 
-// byteTargets returns the byte-class targets of state q: during the
-// construction its sparse targets (one per run of classes, without the
-// classes), after it its row of the dense table; -1 entries are absent
-// transitions.
+// byteTargets returns the byte-class targets of state q during the
+// construction: its sparse targets (one per run of classes, without the
+// classes); -1 entries are pruned transitions.
 func (a *automaton) byteTargets(q int) []int32 {
-	if a.sStart != nil {
-		return a.sTarget[a.sStart[q]:a.sStart[q+1]]
-	}
-	return a.trans[q*a.nc : (q+1)*a.nc]
+	return a.sTarget[a.sStart[q]:a.sStart[q+1]]
 }
+
+// step returns the state q goes to on byte class c, -1 if none (after
+// minimization).
+func (a *automaton) step(q int32, c int) int32 { return a.trans[int(q)*a.nc+c] - 1 }

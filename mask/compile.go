@@ -1057,8 +1057,8 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 		cls := make([]bool, c.a.nc)
 		n := 0
 		for cl := 0; cl < c.a.nc; cl++ {
-			t := c.a.trans[int(q)*c.a.nc+cl]
-			if t >= 0 && t == c.a.trans[int(d)*c.a.nc+cl] {
+			t := c.a.step(q, cl)
+			if t >= 0 && t == c.a.step(d, cl) {
 				cls[cl] = true
 				n++
 			}
@@ -1266,7 +1266,7 @@ func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	own := func(q int32, cls []bool) int {
 		n := 0
 		for cl, nx := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-			if nx >= 0 && (cls == nil || !cls[cl]) {
+			if nx != 0 && (cls == nil || !cls[cl]) {
 				n += perClass[cl]
 			}
 		}
@@ -1374,7 +1374,7 @@ func (c *Compiled) sameAutomaton(x, y *frame) bool {
 		rx := a.trans[int(q)*a.nc : int(q+1)*a.nc]
 		ry := a.trans[int(q+off)*a.nc : int(q+off+1)*a.nc]
 		for i := range rx {
-			tx, ty := rx[i], ry[i]
+			tx, ty := rx[i]-1, ry[i]-1
 			if (tx < 0) != (ty < 0) || (tx >= 0 && tx+off != ty) {
 				return false
 			}
@@ -1529,7 +1529,7 @@ func (a *automaton) depths() []int32 {
 				}
 			}
 			for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-				if t >= 0 && d[t] > level+1 {
+				if t--; t >= 0 && d[t] > level+1 {
 					d[t] = level + 1
 					next = append(next, t)
 				}

@@ -114,7 +114,7 @@ c ::= "x" | "(" c ")"`)
 		n := 0
 		es, ee := tr.Children(0)
 		for e := es; e < ee; e++ {
-			if a.trans[int(q)*a.nc+int(a.classOf[tr.EdgeByte[e]])] >= 0 {
+			if a.step(q, int(a.classOf[tr.EdgeByte[e]])) >= 0 {
 				u := tr.EdgeNode[e]
 				n += int(tr.Nodes[u].SubtreeEnd - u)
 			}
@@ -131,7 +131,7 @@ c ::= "x" | "(" c ")"`)
 		}
 	}
 	start := func(name string) int32 { return a.frames[frame[name]].start }
-	q := a.trans[int(a.frames[0].start)*a.nc+int(a.classOf['<'])]
+	q := a.step(a.frames[0].start, int(a.classOf['<']))
 	if q < 0 || len(a.states[q].calls) != 1 || a.states[q].calls[0].callee != frame["a"] {
 		t.Fatalf("the state after < does not call a")
 	}

@@ -17,7 +17,7 @@ func (c *Compiled) Dump() string {
 	for q, st := range a.states {
 		fmt.Fprintf(&b, "state %d frame=%d flags=%b calls=%v toks=%v:", q, st.frame, st.flags, st.calls, st.toks)
 		for cl := 0; cl < a.nc; cl++ {
-			if t := a.trans[q*a.nc+cl]; t >= 0 {
+			if t := a.step(int32(q), cl); t >= 0 {
 				fmt.Fprintf(&b, " [%02x-%02x]->%d", a.classLo[cl], a.classHi[cl], t)
 			}
 		}
@@ -68,7 +68,7 @@ func (c *Compiled) BigStates(n int) []string {
 		fmt.Fprintf(&b, "q%d frame %s acc %d calls %d top %v:", q, c.a.frames[st.frame].name, l.full.n, len(st.calls), st.flags&stTop != 0)
 		k := 0
 		for cl := 0; cl < c.a.nc && k < 8; cl++ {
-			if t := c.a.trans[q*c.a.nc+cl]; t >= 0 {
+			if t := c.a.step(int32(q), cl); t >= 0 {
 				fmt.Fprintf(&b, " [%q-%q]->%d", c.a.classLo[cl], c.a.classHi[cl], t)
 				k++
 			}

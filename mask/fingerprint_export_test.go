@@ -45,7 +45,13 @@ func (c *Compiled) Fingerprint() string {
 			w(e.tok, e.neg, e.next)
 		}
 	}
-	w(a.trans, a.minLen)
+	// (the transitions as states, -1 for none: fingerprints do not
+	// depend on the table's encoding)
+	steps := make([]int32, len(a.trans))
+	for i, t := range a.trans {
+		steps[i] = t - 1
+	}
+	w(steps, a.minLen)
 	for i := range a.frames {
 		w(a.first[i][:], a.follow[i][:])
 	}

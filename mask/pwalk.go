@@ -335,7 +335,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 					w.addGroup(ps, topG, next, g.mask)
 					continue
 				}
-				nx := fs.row[c]
+				nx := fs.row[c] - 1
 				if nx < 0 || !w.st.live(nx, fs.cnt) {
 					continue
 				}
@@ -452,7 +452,7 @@ func (w *walker) tightRow(q, cnt int32) (row []int32, next int32, ok bool) {
 // reached at that depth and how its children step.
 type scanLevel struct {
 	q, cnt  int32
-	row     []int32 // transition row its children step by (nil: none)
+	row     []int32 // transition row its children step by (nil: none; automaton.trans's encoding)
 	nextCnt int32   // counter after that step
 	pops    bool    // it may pop: bytes of its frame's follow set need a full step
 }
@@ -542,7 +542,7 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 			v = nd.SubtreeEnd
 			continue
 		}
-		nx := p.row[a.classOf[b]]
+		nx := p.row[a.classOf[b]] - 1
 		if nx < 0 {
 			v = nd.SubtreeEnd
 			continue
@@ -700,7 +700,7 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 					if !ok {
 						continue
 					}
-					nx := row[c]
+					nx := row[c] - 1
 					if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, ncnt)) {
 						continue
 					}

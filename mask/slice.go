@@ -220,7 +220,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	var k vocab.Class
 	n := 0
 	for b := 0; b < 0x80; b++ {
-		if a.trans[int(drow)*a.nc+int(a.classOf[b])] == d {
+		if a.step(drow, int(a.classOf[b])) == d {
 			k.AddASCII(byte(b))
 			n++
 		}
@@ -233,7 +233,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	for i := 0; i+1 < len(chain); i++ {
 		row, next := chain[i], chain[i+1]
 		for b := 0; b < 0x80; b++ {
-			if k.HasASCII(byte(b)) && a.trans[int(row)*a.nc+int(a.classOf[b])] != next {
+			if k.HasASCII(byte(b)) && a.step(row, int(a.classOf[b])) != next {
 				return sliceUse{}, false
 			}
 		}
@@ -309,7 +309,7 @@ func (c *Compiled) contStep(q int32) (next int32, lo, hi byte, ok bool) {
 	next, lo, hi = -1, 0xFF, 0
 	row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
 	for cl, t := range row {
-		if t < 0 {
+		if t--; t < 0 {
 			continue
 		}
 		if a.classLo[cl] < 0x80 || a.classHi[cl] > 0xBF || next >= 0 && t != next {
@@ -322,7 +322,7 @@ func (c *Compiled) contStep(q int32) (next int32, lo, hi byte, ok bool) {
 		return 0, 0, 0, false
 	}
 	for b := int(lo); b <= int(hi); b++ {
-		if row[a.classOf[b]] != next {
+		if row[a.classOf[b]]-1 != next {
 			return 0, 0, 0, false // a hole in the range
 		}
 	}
@@ -348,7 +348,7 @@ func (c *Compiled) mainSucc(q int32) int32 {
 	cs := counts[:0]
 	best, bestN := int32(-1), 0
 	for cl, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-		if t < 0 {
+		if t--; t < 0 {
 			continue
 		}
 		k := 0
@@ -394,7 +394,7 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 		// By byte class: the bytes of a class step alike, and a class
 		// lies wholly inside or outside [lo, hi] or else is split.
 		for cl := 0; ok && cl < a.nc; cl++ {
-			t := a.trans[int(s)*a.nc+cl]
+			t := a.step(s, cl)
 			clo, chi := a.classLo[cl], a.classHi[cl]
 			switch {
 			case chi < lo || clo > hi:
@@ -415,7 +415,7 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 	}
 	r := true
 	for b := 0x80; r && b < 0x100; b++ {
-		t := a.trans[int(row)*a.nc+int(a.classOf[b])]
+		t := a.step(row, int(a.classOf[b]))
 		n, lo, hi := vocab.UTF8Lead(byte(b))
 		switch {
 		case n == 0:
@@ -448,7 +448,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 		if r == 0 {
 			continue
 		}
-		if t := a.trans[int(q)*a.nc+int(a.classOf[b])]; t >= 0 {
+		if t := a.step(q, int(a.classOf[b])); t >= 0 {
 			c.rootExit(r, t)
 		}
 	}
@@ -596,7 +596,7 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 		}
 		cl := int(a.classOf[b])
 		cross := pops && cf.has(byte(b))
-		next := a.trans[int(u.d)*a.nc+cl]
+		next := a.step(u.d, cl)
 		if next < 0 && !cross && (last == 0 || which == exitsFromLoop) || which == exitsOnChain && last == 0 {
 			continue
 		}
@@ -617,7 +617,7 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 			k := sl.ExitK[i]
 			if k < last {
 				// Still on the chain: not the loop state (which alone may pop).
-				if t := a.trans[int(u.chain[k])*a.nc+cl]; t >= 0 {
+				if t := a.step(u.chain[k], cl); t >= 0 {
 					w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
 					w.visit(x, 0, 1, 1, false)
 				}
@@ -658,7 +658,7 @@ func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 	sb := &sliceBorrow{u: u}
 	n := 0
 	for b := 0; b < 0x80; b++ {
-		if u.sl.Class.HasASCII(byte(b)) && a.trans[int(q)*a.nc+int(a.classOf[b])] == d {
+		if u.sl.Class.HasASCII(byte(b)) && a.step(q, int(a.classOf[b])) == d {
 			sb.good.add(byte(b))
 			n++
 		}
@@ -805,7 +805,7 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 		if lo == hi && r == 0 {
 			continue
 		}
-		t := a.trans[int(q)*a.nc+int(a.classOf[b])]
+		t := a.step(q, int(a.classOf[b]))
 		if r != 0 && t >= 0 {
 			w.buf = append(w.buf[:0], node{t, nextIteration(-1), predsBoundary})
 			w.visit(r, 0, 1, 1, false)

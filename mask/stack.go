@@ -515,7 +515,7 @@ func (s *stepper) stepByte(n node, c int) {
 	st := &a.states[n.state]
 	f := &a.frames[st.frame]
 	if !f.repeat {
-		if t := a.trans[int(n.state)*a.nc+c]; t >= 0 {
+		if t := a.step(n.state, c); t >= 0 {
 			s.emit(node{t, 0, n.preds})
 		}
 		for _, e := range st.calls {
@@ -524,7 +524,7 @@ func (s *stepper) stepByte(n node, c int) {
 	} else {
 		_, hi := s.bounds(n, f)
 		if n.state != f.start {
-			if t := a.trans[int(n.state)*a.nc+c]; t >= 0 && s.live(t, n.cnt) {
+			if t := a.step(n.state, c); t >= 0 && s.live(t, n.cnt) {
 				s.emit(node{t, n.cnt, n.preds})
 			}
 			for _, e := range st.calls {
@@ -534,7 +534,7 @@ func (s *stepper) stepByte(n node, c int) {
 		if (n.state == f.start || st.flags&stFinal != 0) && iterations(n.cnt) < hi {
 			s0 := f.start
 			nc := nextIteration(n.cnt)
-			if t := a.trans[int(s0)*a.nc+c]; t >= 0 && s.live(t, nc) {
+			if t := a.step(s0, c); t >= 0 && s.live(t, nc) {
 				s.emit(node{t, nc, n.preds})
 			}
 			for _, e := range a.states[s0].calls {

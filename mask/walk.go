@@ -253,7 +253,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 					w.visit(t.EdgeNode[e], top, top+len(next), depth+1, false)
 					continue
 				}
-				nx := fs.row[a.classOf[b]]
+				nx := fs.row[a.classOf[b]] - 1
 				if nx < 0 || !w.st.live(nx, fs.cnt) {
 					continue
 				}
@@ -554,7 +554,8 @@ func (c *Compiled) costFiltered(l *level1, avail int32, eager *int64) *tokenSet 
 }
 
 // A fastStep describes how a single node steps without calls or token
-// edges: by the transition row (the body start's for an iteration end),
+// edges: by the transition row (the body start's for an iteration end;
+// automaton.trans's encoding: the next state plus one),
 // keeping the counter cnt; if pop, bytes in the frame's follow set may
 // also pop it and need a full step.
 type fastStep struct {
@@ -686,7 +687,7 @@ func (w *walker) loopBuckets(q int32) uint64 {
 	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
 	m := uint64(1)<<(vocab.Bucket(255)+1) - 1
 	for b := 0; b < 256; b++ {
-		if tr[a.classOf[b]] != q {
+		if tr[a.classOf[b]]-1 != q {
 			m &^= 1 << vocab.Bucket(byte(b))
 		}
 	}
