@@ -144,7 +144,9 @@ func Compile(g *gbnf.Grammar, v *Vocab) (*Compiled, error) {
 // every state has its level 1, what is left of the budget goes to the
 // levels below the stack tops (precomputeDeeper: one pop deep, then
 // further down, then the other counter classes of repetition frames):
-// the rest of the deeper levels are computed on first use. Work is
+// the rest of the deeper levels are computed on first use. Where the
+// budget runs out first, the levels below the states it reached get a
+// tenth of it more (deeperReserve). Work is
 // counted, not timed, so that a grammar gets the same precomputed states
 // on any machine under any load (and so the same first-visit costs):
 // a unit is one trie node stepped or one token id recorded, a dense set
@@ -200,6 +202,8 @@ type Options struct {
 	// EagerWork bounds the eager precomputation, in work units (see
 	// DefaultEagerWork): 0 means DefaultEagerWork, a negative value no
 	// bound (everything at compile time, unless EagerTimeout cuts in).
+	// A compilation whose level-1 sets use it all up spends a tenth more
+	// on the levels below them (deeperReserve).
 	EagerWork int64
 	// EagerTimeout is the wall-clock safety net of the eager part: 0
 	// means DefaultEagerTimeout, a negative value none.
@@ -557,8 +561,18 @@ func (c *Compiled) runEager() error {
 			eagerStates++
 		}
 	}
-	if eagerStates == p.tops {
+	switch {
+	case eagerStates == p.tops:
 		c.precomputeDeeper(p.need)
+	case c.budgetWork > 0:
+		// The budget ran out before every state had its level 1: the
+		// levels below the states it reached get a reserve of their own
+		// (deeperReserve), else a generation's first value that ends
+		// inside a token computes one on first use however early it comes.
+		budget := c.budgetWork
+		c.budgetWork = c.walker.units() + budget/deeperReserve
+		c.precomputeDeeper(p.need)
+		c.budgetWork = budget
 	}
 	if eagerStates < p.tops && c.lazyWalker == nil {
 		// Some states are left to first use: keep the bulk masks for it.
@@ -642,6 +656,21 @@ func (c *Compiled) mayRunOut(qs []int32) bool {
 	return false
 }
 
+// deeperReserve is the share of the eager budget (1/deeperReserve) that the
+// levels below the stack tops get on top of it when the budget ran out
+// before every state had its level 1 (precomputeDeeper runs then on the
+// states that have it). Without it, such a grammar computed every level
+// below on first use: a string value's end inside a token (188 cross
+// points on Llama-3, about 1,000 work units) took 70-100 µs at the third
+// step of a generation in Github_ultra/o62895, o62897, o62899. Over the
+// 42 grammars of the corpus whose costliest first-use step took 80 µs or
+// more in some run of stop 35 (three random generations each, as
+// schemabench -walks 3), a tenth of the budget (150,000 units) brought
+// that step's work to 0 in 7 of them (Github_hard/o21168: 238 units,
+// Github_ultra/o358: 713) and to 354 units from 1,242 in those three;
+// none got more.
+const deeperReserve = 10
+
 // precomputeDeeper computes, while the budget lasts, the levels below
 // the stack tops: for every stack top q of a frame F whose level 1 has
 // cross points (F can end inside a token), the level below them in each
@@ -653,10 +682,13 @@ func (c *Compiled) mayRunOut(qs []int32) bool {
 // repetition frame (a string with a length bound, an array's items) has
 // one entry per counter class, each with its levels below, in order of
 // the count where the class begins. The order is fixed (classes,
-// levels, states, calls), so the same grammar gets the same levels. It runs once every state has
-// its level 1 (so that no level needs a state computed on first use,
-// which would wait for lazyMu), with the matcher's code
-// (Matcher.childEntry), and its work counts as eager work.
+// levels, states, calls), so the same grammar gets the same levels. It
+// takes only the stack tops and return states that have their level 1
+// (so that no level needs a state computed on first use, which would
+// wait for lazyMu: belowRets leaves out the return states without it):
+// every one once every state has it, else those the budget reached
+// (runEager gives their levels a reserve, deeperReserve). It uses the
+// matcher's code (Matcher.childEntry), and its work counts as eager work.
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
 	rets := c.belowRets()
@@ -757,8 +789,9 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 // stepper.pushed), those below the caller's frame, and so on. A JSON
 // value's string, number or object is such a call: what follows a string
 // that ends a value is its caller's caller's business. A return state
-// without level 1 is one where the caller can only end: nothing follows
-// there. Each list holds a state at most once.
+// without level 1 is left out: one where the caller can only end
+// (nothing follows there), or, where the eager budget ran out, one not
+// computed. Each list holds a state at most once.
 func (c *Compiled) belowRets() [][]int32 {
 	a := c.a
 	direct := make([][]int32, len(a.frames))   // per frame: the plain return states of calls to it
