@@ -193,3 +193,48 @@ y ::= "[" y "]" | "."`)
 		}
 	}
 }
+
+// Where the budget runs out before every state has its level 1, the
+// levels below the states it reached are precomputed from a reserve
+// (deeperReserve): here the level below v's tops in the root's return
+// states, for a token that ends v's string and goes on in the root.
+func TestDeeperReserve(t *testing.T) {
+	g, err := gbnf.Parse(`root ::= "{" v "," v "," w "}"
+v ::= "\"" [a-z]* "\"" | "[" v "]"
+w ::= "<abcdefghijklmnopqrstuvwxyz" | ">zyxwvutsrqponmlkjihgfedcba" | "(" w ")"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks [][]byte
+	for _, s := range []string{"{", "}", ",", "\"", "[", "]", "<", ">", "(", ")", "a\"", "\",", "a\",", "b\",\"", "\"]", "]]", "ab", "abc"} {
+		toks = append(toks, []byte(s))
+	}
+	for b := 'a'; b <= 'z'; b++ {
+		toks = append(toks, []byte{byte(b)}, []byte{byte(b), byte(b)})
+	}
+	v, err := NewVocab(toks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int64{1_000, 2_000, 4_000} {
+		c, err := CompileWith(g, v, Options{EagerWork: budget, EagerTimeout: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := c.Stats()
+		if st.EagerStates >= st.TopStates {
+			continue // the budget reaches every state: not the case tested
+		}
+		c.mu.Lock()
+		levels := len(c.byCross)
+		c.mu.Unlock()
+		if levels == 0 {
+			t.Errorf("budget %d (%d of %d states): no level below a top precomputed", budget, st.EagerStates, st.TopStates)
+		}
+		if st.EagerWork > budget+budget/deeperReserve+int64(st.TopStates)*StateWorkUnits {
+			t.Errorf("budget %d: %d units of eager work", budget, st.EagerWork)
+		}
+		return
+	}
+	t.Fatal("every budget reaches every state: the test tests nothing")
+}
