@@ -160,17 +160,7 @@ y ::= "[" y "]" | "."`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var toks [][]byte
-	for _, s := range []string{"<", ">", "(", ")", "[", "]", ".", "ab", "abc", "a(", ")]", "x>", "<a", "zz"} {
-		toks = append(toks, []byte(s))
-	}
-	for b := 'a'; b <= 'z'; b++ {
-		toks = append(toks, []byte{byte(b)}, []byte{byte(b), byte(b)})
-	}
-	v, err := NewVocab(toks, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := lettersVocab(t, "<", ">", "(", ")", "[", "]", ".", "ab", "abc", "a(", ")]", "x>", "<a", "zz")
 	c, err := CompileWith(g, v, Options{EagerWork: 3_000, EagerTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -205,17 +195,7 @@ w ::= "<abcdefghijklmnopqrstuvwxyz" | ">zyxwvutsrqponmlkjihgfedcba" | "(" w ")"`
 	if err != nil {
 		t.Fatal(err)
 	}
-	var toks [][]byte
-	for _, s := range []string{"{", "}", ",", "\"", "[", "]", "<", ">", "(", ")", "a\"", "\",", "a\",", "b\",\"", "\"]", "]]", "ab", "abc"} {
-		toks = append(toks, []byte(s))
-	}
-	for b := 'a'; b <= 'z'; b++ {
-		toks = append(toks, []byte{byte(b)}, []byte{byte(b), byte(b)})
-	}
-	v, err := NewVocab(toks, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := lettersVocab(t, "{", "}", ",", "\"", "[", "]", "<", ">", "(", ")", "a\"", "\",", "a\",", "b\",\"", "\"]", "]]", "ab", "abc")
 	for _, budget := range []int64{1_000, 2_000, 4_000} {
 		c, err := CompileWith(g, v, Options{EagerWork: budget, EagerTimeout: -1})
 		if err != nil {
@@ -237,4 +217,22 @@ w ::= "<abcdefghijklmnopqrstuvwxyz" | ">zyxwvutsrqponmlkjihgfedcba" | "(" w ")"`
 		return
 	}
 	t.Fatal("every budget reaches every state: the test tests nothing")
+}
+
+// lettersVocab is a vocabulary of the given tokens and of every lowercase
+// letter, alone and doubled.
+func lettersVocab(t *testing.T, tokens ...string) *Vocab {
+	t.Helper()
+	var toks [][]byte
+	for _, s := range tokens {
+		toks = append(toks, []byte(s))
+	}
+	for b := 'a'; b <= 'z'; b++ {
+		toks = append(toks, []byte{byte(b)}, []byte{byte(b), byte(b)})
+	}
+	v, err := NewVocab(toks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
