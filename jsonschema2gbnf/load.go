@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"reflect"
 	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -554,6 +556,14 @@ func (e *remoteErr) Error() string { return "remote reference " + e.url }
 // compiled schema at a JSON pointer of the document (nil if there is
 // none): the very schema the validator uses there.
 func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate func(ptr string) *jsonschema.Schema, err error) {
+	return compileDoc(data, nil, d)
+}
+
+// compileDoc is compileWith given, when doc is not nil, the document as
+// the validator would decode data (toPlain of parseOrdered's value):
+// the validator is handed that instead of decoding data again (see
+// addDecoded).
+func compileDoc(data []byte, doc any, d *jsonschema.Draft) (s *jsonschema.Schema, locate func(ptr string) *jsonschema.Schema, err error) {
 	defer func() {
 		// santhosh-tekuri/jsonschema panics on a few malformed inputs
 		// (regexp.MustCompile on patterns its meta-schema let through);
@@ -567,8 +577,10 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate
 	c.AssertFormat = true
 	c.AssertContent = false
 	c.LoadURL = func(u string) (io.ReadCloser, error) { return nil, &remoteErr{u} }
-	if err := c.AddResource(rootURL, bytes.NewReader(data)); err != nil {
-		return nil, nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
+	if doc == nil || !addDecoded(c, doc) {
+		if err := c.AddResource(rootURL, bytes.NewReader(data)); err != nil {
+			return nil, nil, &InvalidSchemaError{Pointer: "#", Msg: err.Error(), Err: err}
+		}
 	}
 	s, err = c.Compile(rootURL)
 	if err != nil {
@@ -598,19 +610,52 @@ func compileWith(data []byte, d *jsonschema.Draft) (s *jsonschema.Schema, locate
 // root "$schema" (which would select the checked draft again; the draft
 // it names is d).
 func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Schema, func(ptr string) *jsonschema.Schema, error) {
+	doc := toPlain(raw)
 	if !metaValid(raw, data, d) {
-		return compileWith(data, d)
+		return compileDoc(data, doc, d)
 	}
 	if o, ok := raw.(*ordObj); ok {
 		if _, has := o.vals["$schema"]; has {
 			stripped, ok := withoutRootSchemaKeyword(data)
 			if !ok {
-				return compileWith(data, d)
+				return compileDoc(data, doc, d)
 			}
 			data = stripped
+			delete(doc.(map[string]any), "$schema")
 		}
 	}
-	return compileWith(data, uncheckedDrafts[d])
+	return compileDoc(data, doc, uncheckedDrafts[d])
+}
+
+// addDecoded adds the document doc (as the validator decodes one:
+// map[string]any, []any, json.Number, string, bool, nil) to c at rootURL,
+// which santhosh-tekuri/jsonschema's AddResource would decode from the
+// text again (7% of a conversion at the compile p95, where the
+// validator's compile is a quarter): it adds a placeholder and writes doc
+// into the resource's unexported doc field (pinned v5.3.1, like
+// withoutMeta; TestAddDecoded fails if the field is renamed or changes
+// type). It reports false where it cannot; the caller then adds the
+// text, which replaces a placeholder added (the same URL).
+func addDecoded(c *jsonschema.Compiler, doc any) bool {
+	m := reflect.ValueOf(c).Elem().FieldByName("resources")
+	if !m.IsValid() || m.Kind() != reflect.Map || m.Len() != 0 {
+		return false
+	}
+	if err := c.AddResource(rootURL, strings.NewReader("true")); err != nil || m.Len() != 1 {
+		return false
+	}
+	it := m.MapRange()
+	it.Next()
+	r := it.Value()
+	if r.Kind() != reflect.Pointer || r.IsNil() {
+		return false
+	}
+	f := r.Elem().FieldByName("doc")
+	if !f.IsValid() || f.Kind() != reflect.Interface || f.NumMethod() != 0 {
+		return false
+	}
+	*(*any)(unsafe.Pointer(f.UnsafeAddr())) = doc
+	return true
 }
 
 // translateCompileError maps santhosh-tekuri's errors onto ours.

@@ -260,3 +260,47 @@ func TestRegexFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestAddDecoded: the validator compiles the parsed document it is
+// handed (addDecoded), not its text: with text that is not JSON at all
+// the compile still works, and the schemas judge values alike; a
+// document the meta-schema rejects gets the same error either way.
+func TestAddDecoded(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	if !addDecoded(c, map[string]any{}) {
+		t.Fatal("addDecoded failed: santhosh-tekuri/jsonschema's resources changed")
+	}
+	for _, d := range checkedDrafts {
+		for _, src := range []string{
+			`{"type":"object","properties":{"a":{"type":"integer","minimum":3}},"required":["a"]}`,
+			`{"anyOf":[{"type":"string","maxLength":2},{"enum":[1,"x",null]}]}`,
+			`true`,
+		} {
+			raw, err := parseOrdered([]byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, e1 := compileWith([]byte(src), d)
+			got, _, e2 := compileDoc([]byte("not JSON"), toPlain(raw), d)
+			if (e1 == nil) != (e2 == nil) || e1 != nil && e1.Error() != e2.Error() {
+				t.Fatalf("%v %s: %v against %v", d, src, e2, e1)
+			}
+			if e1 != nil {
+				continue // (a boolean schema under draft 4)
+			}
+			for _, v := range []string{`{"a":5}`, `{"a":2}`, `{}`, `"ab"`, `"abc"`, `1`, `null`, `[]`} {
+				x, _ := parseOrdered([]byte(v))
+				if (want.Validate(toPlain(x)) == nil) != (got.Validate(toPlain(x)) == nil) {
+					t.Errorf("%v %s: %s judged differently", d, src, v)
+				}
+			}
+		}
+		bad := `{"type":"object","minProperties":-1}`
+		raw, _ := parseOrdered([]byte(bad))
+		_, _, e1 := compileWith([]byte(bad), d)
+		_, _, e2 := compileDoc([]byte(bad), toPlain(raw), d)
+		if e1 == nil || e2 == nil || e1.Error() != e2.Error() {
+			t.Errorf("%v: a meta-invalid schema: %v against %v", d, e2, e1)
+		}
+	}
+}
