@@ -337,20 +337,6 @@ type keyTries struct {
 	nodes []trieNode
 	exprs map[[2]int32]string // (kind, node) → keyTrie's expression
 	leave map[string]string   // a node's first characters → leaveClass's expression
-	lits  map[rune]string     // a character → its expression (encClass)
-}
-
-// runeLit returns encClass of the one character r, memoized.
-func (t *keyTries) runeLit(r rune) string {
-	if x, ok := t.lits[r]; ok {
-		return x
-	}
-	if t.lits == nil {
-		t.lits = map[rune]string{}
-	}
-	x := encClass(runeSet{r, r})
-	t.lits[r] = x
-	return x
 }
 
 type trieNode struct {
@@ -437,26 +423,7 @@ func (c *conv) keyTrie(kind int, id int32) string {
 	for i, r := range n.firsts {
 		if sub := c.keyTrie(kind, n.kids[i]); sub != "" {
 			sep()
-			// seq(encClass(runeSet{r, r}), paren(sub)), written in place
-			// (each node's text was copied and scanned a few times more)
-			l := c.keyTries.runeLit(r)
-			switch atom := isAtom(sub); {
-			case sub == `""`:
-				b.WriteString(l)
-			case atom && sub[0] == '"' && isLiteral(l):
-				b.WriteString(l[:len(l)-1]) // "ab" "c" → "abc"
-				b.WriteString(sub[1:])
-			default:
-				b.WriteString(l)
-				b.WriteByte(' ')
-				if !atom {
-					b.WriteByte('(')
-				}
-				b.WriteString(sub)
-				if !atom {
-					b.WriteByte(')')
-				}
-			}
+			b.WriteString(seq(encClass(runeSet{r, r}), paren(sub)))
 		}
 	}
 	var x string
