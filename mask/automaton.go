@@ -237,8 +237,10 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 	pass := rxPasses.Add(1) // nodes with subexpressions may be shared: each is visited once
 	visit = func(r *rx) {
 		if r.op == rxByte {
-			cut[r.lo] = true
-			cut[int(r.hi)+1] = true
+			r.eachRange(func(lo, hi byte) {
+				cut[lo] = true
+				cut[int(hi)+1] = true
+			})
 		}
 		if r.op == rxGoto && r.visited != pass {
 			r.visited = pass
@@ -273,6 +275,7 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 type gpos struct {
 	kind   rxOp // rxByte, rxCall or rxTok
 	lo, hi byte
+	rng    int32 // a byte position of several ranges: 1 + its index in glushkov.rngs (see rx.rng)
 	frame  int32
 	tok    int32
 	neg    bool
@@ -280,7 +283,8 @@ type gpos struct {
 
 type glushkov struct {
 	pos    []gpos
-	noPop  []bool // position is inside rxNoPop
+	rngs   [][]byte // the ranges of the byte positions that take several
+	noPop  []bool   // position is inside rxNoPop
 	follow [][]int32
 	last   []bool
 	inNo   int
@@ -330,8 +334,20 @@ func (g *glushkov) buf() []int32 {
 // lists' too).
 func (g *glushkov) reset() {
 	g.pos, g.noPop, g.follow = g.pos[:0], g.noPop[:0], g.follow[:0]
+	clear(g.rngs)
+	g.rngs = g.rngs[:0]
 	g.inNo, g.err = 0, nil
 	g.region, g.pseudo, g.depth = nil, g.pseudo[:0], 0
+}
+
+// byteRanges returns the ranges of byte position gp (lo0, hi0, lo1, hi1,
+// …): its one range in *one, or its several.
+func (g *glushkov) byteRanges(gp *gpos, one *[2]byte) []byte {
+	if gp.rng == 0 {
+		one[0], one[1] = gp.lo, gp.hi
+		return one[:]
+	}
+	return g.rngs[gp.rng-1]
 }
 
 // visit adds the positions of r and the follow pairs inside it, and
@@ -352,7 +368,12 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 			return false
 		}
 		p := int32(len(g.pos))
-		g.pos = append(g.pos, gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg})
+		gp := gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg}
+		if r.rng != nil {
+			g.rngs = append(g.rngs, r.rng)
+			gp.rng = int32(len(g.rngs))
+		}
+		g.pos = append(g.pos, gp)
 		g.noPop = append(g.noPop, g.inNo > 0)
 		if len(g.follow) < cap(g.follow) {
 			g.follow = g.follow[:p+1]
@@ -783,12 +804,16 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		// in which every class is taken by the same positions: each
 		// position goes into the bucket of each segment of its range.
 		var cuts segmentCuts
+		var one [2]byte
 		for _, p := range s.states.set(e) {
 			gp := &g.pos[p]
 			switch gp.kind {
 			case rxByte:
-				cuts.add(int(a.classOf[gp.lo]))
-				cuts.add(int(a.classOf[gp.hi]) + 1)
+				rs := g.byteRanges(gp, &one)
+				for i := 0; i < len(rs); i += 2 {
+					cuts.add(int(a.classOf[rs[i]]))
+					cuts.add(int(a.classOf[rs[i+1]]) + 1)
+				}
 				s.bytePos = append(s.bytePos, p)
 			case rxCall:
 				s.calls = append(s.calls, edgeKey{gp.frame, 0, p})
@@ -809,9 +834,12 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 		}
 		for _, p := range s.bytePos {
 			gp := &g.pos[p]
-			lo, hi := cuts.rank(int(a.classOf[gp.lo])), cuts.rank(int(a.classOf[gp.hi])+1)
-			for i := lo; i < hi; i++ {
-				s.buckets[i] = append(s.buckets[i], p)
+			rs := g.byteRanges(gp, &one)
+			for j := 0; j < len(rs); j += 2 {
+				lo, hi := cuts.rank(int(a.classOf[rs[j]])), cuts.rank(int(a.classOf[rs[j+1]])+1)
+				for i := lo; i < hi; i++ {
+					s.buckets[i] = append(s.buckets[i], p)
+				}
 			}
 		}
 		// Targets in class order (as a class-by-class expansion would

@@ -319,6 +319,36 @@ item ::= "x" | "(" root ")"`,
 	}
 }
 
+// Classes whose one-byte characters take several ranges are one byte
+// position (classRx): a JSON key trie as the converter writes it (any
+// key but "h" and "ht"), counted and unrolled repetitions of such
+// classes, negated classes with multi-byte characters after them.
+func TestCrossCheckClassRanges(t *testing.T) {
+	grammars := []string{
+		`root ::= "\"" (([ !#-\[\]-gi-~] | "h" ([ !#-\[\]-su-~] | "t" [ !#-\[\]-~])) [ !#-\[\]-~]* | "" ) "\""`,
+		`root ::= [a-cx-z0-5_]{1,20} "."`,
+		`root ::= [^a-fm-q"\\]{0,12} "!"`,
+		`root ::= [A-Za-z] [A-Za-z0-9_-]* ("," [A-Za-z] [A-Za-z0-9_-]*)*`,
+		`root ::= ([^\x00-\x1F"\\a-z] | [b-df-hj-np-tv-z]{2,3})+ ";"`,
+	}
+	bv := testVocab(t, commonExtra...)
+	_, lv := loadBench(t)
+	for i, src := range grammars {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheck(t, g, bv, 10, 40, uint64(i))
+			c, err := mask.Compile(g, lv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheckSampled(t, c, g, 3, 30, 300, uint64(i))
+		})
+	}
+}
+
 func TestCrossCheckTokenRefs(t *testing.T) {
 	// Token references: the vocabulary's tokens 256.. are extras; the
 	// special token </s> is the end of generation.

@@ -32,7 +32,7 @@ type rxOp uint8
 const (
 	rxNone  rxOp = iota // matches nothing
 	rxEmpty             // matches ""
-	rxByte              // one byte in lo..hi
+	rxByte              // one byte in lo..hi, or in one of the ranges rng
 	rxSeq
 	rxAlt
 	rxStar
@@ -69,11 +69,16 @@ type rxLabel struct {
 type rx struct {
 	op     rxOp
 	lo, hi byte
-	neg    bool
-	frame  int32
-	subs   []*rx
-	tok    int32
-	lbl    *rxLabel // rxGoto: its label
+	// rng, when not nil, holds the ranges of a byte position that takes
+	// several (lo0, hi0, lo1, hi1, …, ascending and apart; lo and hi are
+	// the first and the last byte): a class's one-byte characters are one
+	// position (see classRx).
+	rng   []byte
+	neg   bool
+	frame int32
+	subs  []*rx
+	tok   int32
+	lbl   *rxLabel // rxGoto: its label
 	// visited is the pass (rxPasses) that last visited this node, in
 	// passes over a lowering's expressions that visit each node with
 	// subexpressions once (computeClasses). Only such nodes are marked:
@@ -86,6 +91,17 @@ type rx struct {
 var rxPasses atomic.Uint32
 
 func (r *rx) size() int { return r.leaves }
+
+// eachRange calls f with each byte range of a byte position.
+func (r *rx) eachRange(f func(lo, hi byte)) {
+	if r.rng == nil {
+		f(r.lo, r.hi)
+		return
+	}
+	for i := 0; i < len(r.rng); i += 2 {
+		f(r.rng[i], r.rng[i+1])
+	}
+}
 
 var (
 	rxNoneNode  = &rx{op: rxNone}
@@ -242,7 +258,11 @@ func (r *rx) key(b *strings.Builder) {
 	case rxEmpty:
 		b.WriteString("e")
 	case rxByte:
-		b.Write([]byte{'[', hex[r.lo>>4], hex[r.lo&15], hex[r.hi>>4], hex[r.hi&15], ']'})
+		b.WriteByte('[')
+		r.eachRange(func(lo, hi byte) {
+			b.Write([]byte{hex[lo>>4], hex[lo&15], hex[hi>>4], hex[hi&15]})
+		})
+		b.WriteByte(']')
 	case rxCall:
 		b.WriteByte('c')
 		b.Write(strconv.AppendInt(num[:0], int64(r.frame), 10))
@@ -273,12 +293,14 @@ func (r *rx) byteWidth() int {
 			n = 256 // (labels are not followed: counted as wide)
 		}
 		if r.op == rxByte {
-			for c := int(r.lo); c <= int(r.hi); c++ {
-				if !seen[c] {
-					seen[c] = true
-					n++
+			r.eachRange(func(lo, hi byte) {
+				for c := int(lo); c <= int(hi); c++ {
+					if !seen[c] {
+						seen[c] = true
+						n++
+					}
 				}
-			}
+			})
 		}
 		for _, s := range r.subs {
 			visit(s)
@@ -1608,17 +1630,33 @@ func (l *lowerer) classRx(ranges []rune, negated bool) *rx {
 
 // classRx builds the byte-level expression of a code point class: the
 // UTF-8 encodings of the class's scalar values (surrogates excluded).
+// The one-byte characters are one position whatever their ranges: the
+// character classes of a JSON key's trie (any character but the next
+// ones of the names, e.g. [ !#-\[\]-gi-\x7F]) were four or five
+// positions each, a position per range, and each of them a target to
+// compute in the subset construction.
 func classRx(ranges []rune, negated bool) *rx {
 	pos := scalarRanges(ranges, negated)
 	var alts []*rx
+	var one []byte // the one-byte characters' ranges
 	for i := 0; i < len(pos); i += 2 {
 		utf8Sequences(pos[i], pos[i+1], func(seq []byteRange) {
+			if len(seq) == 1 {
+				one = append(one, seq[0].lo, seq[0].hi)
+				return
+			}
 			parts := make([]*rx, len(seq))
 			for j, br := range seq {
 				parts[j] = &rx{op: rxByte, lo: br.lo, hi: br.hi, leaves: 1}
 			}
 			alts = append(alts, mkSeq(parts))
 		})
+	}
+	switch {
+	case len(one) == 2:
+		alts = append([]*rx{{op: rxByte, lo: one[0], hi: one[1], leaves: 1}}, alts...)
+	case len(one) > 2:
+		alts = append([]*rx{{op: rxByte, lo: one[0], hi: one[len(one)-1], rng: one, leaves: 1}}, alts...)
 	}
 	return mkAlt(alts)
 }
