@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // runeSet is a set of Unicode scalar values as sorted, non-overlapping,
@@ -248,8 +249,20 @@ func encodeJSONString(s string) string {
 
 // encClass returns a GBNF expression matching the canonical encoding of
 // exactly one character of s. s must not be empty.
+// asciiLits holds lit's literal of each ASCII character (encClass of a
+// single character: a key trie's edges write one per character).
+var asciiLits = func() (t [utf8.RuneSelf]string) {
+	for r := range t {
+		t[r] = lit(string(rune(r)))
+	}
+	return t
+}()
+
 func encClass(s runeSet) string {
 	if r, ok := s.single(); ok && !mustEscape.has(r) {
+		if r < utf8.RuneSelf {
+			return asciiLits[r]
+		}
 		return lit(string(r)) // what the general case writes
 	}
 	raw := s.minus(mustEscape)
