@@ -275,10 +275,10 @@ func (a *automaton) computeClasses(defs []*frameDef) {
 type gpos struct {
 	kind   rxOp // rxByte, rxCall or rxTok
 	lo, hi byte
+	neg    bool
 	rng    int32 // a byte position of several ranges: 1 + its index in glushkov.rngs (see rx.rng)
 	frame  int32
 	tok    int32
-	neg    bool
 }
 
 type glushkov struct {
@@ -370,7 +370,7 @@ func (g *glushkov) visit(r *rx, first, last *[]int32) (nullable bool) {
 		p := int32(len(g.pos))
 		gp := gpos{kind: r.op, lo: r.lo, hi: r.hi, frame: r.frame, tok: r.tok, neg: r.neg}
 		if r.rng != nil {
-			g.rngs = append(g.rngs, r.rng)
+			g.rngs = append(g.rngs, *r.rng)
 			gp.rng = int32(len(g.rngs))
 		}
 		g.pos = append(g.pos, gp)

@@ -69,22 +69,22 @@ type rxLabel struct {
 type rx struct {
 	op     rxOp
 	lo, hi byte
-	// rng, when not nil, holds the ranges of a byte position that takes
-	// several (lo0, hi0, lo1, hi1, …, ascending and apart; lo and hi are
-	// the first and the last byte): a class's one-byte characters are one
-	// position (see classRx).
-	rng   []byte
-	neg   bool
-	frame int32
-	subs  []*rx
-	tok   int32
-	lbl   *rxLabel // rxGoto: its label
+	neg    bool
+	frame  int32
+	tok    int32
 	// visited is the pass (rxPasses) that last visited this node, in
 	// passes over a lowering's expressions that visit each node with
 	// subexpressions once (computeClasses). Only such nodes are marked:
 	// they belong to one lowering, while leaves may be shared (byteNodes).
 	visited uint32
-	leaves  int // positions one visit creates (capped), for size limits
+	subs    []*rx
+	lbl     *rxLabel // rxGoto: its label
+	// rng, when not nil, holds the ranges of a byte position that takes
+	// several (lo0, hi0, lo1, hi1, …, ascending and apart; lo and hi are
+	// the first and the last byte): a class's one-byte characters are one
+	// position (see classRx). (A pointer: rx stays 64 bytes.)
+	rng    *[]byte
+	leaves int // positions one visit creates (capped), for size limits
 }
 
 // rxPasses numbers the passes that mark rx.visited.
@@ -98,8 +98,8 @@ func (r *rx) eachRange(f func(lo, hi byte)) {
 		f(r.lo, r.hi)
 		return
 	}
-	for i := 0; i < len(r.rng); i += 2 {
-		f(r.rng[i], r.rng[i+1])
+	for i, rs := 0, *r.rng; i < len(rs); i += 2 {
+		f(rs[i], rs[i+1])
 	}
 }
 
@@ -1656,7 +1656,7 @@ func classRx(ranges []rune, negated bool) *rx {
 	case len(one) == 2:
 		alts = append([]*rx{{op: rxByte, lo: one[0], hi: one[1], leaves: 1}}, alts...)
 	case len(one) > 2:
-		alts = append([]*rx{{op: rxByte, lo: one[0], hi: one[len(one)-1], rng: one, leaves: 1}}, alts...)
+		alts = append([]*rx{{op: rxByte, lo: one[0], hi: one[len(one)-1], rng: &one, leaves: 1}}, alts...)
 	}
 	return mkAlt(alts)
 }

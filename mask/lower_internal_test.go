@@ -11,7 +11,7 @@ import (
 // as before, and that repetition keys tell such positions apart.
 func TestClassRxRanges(t *testing.T) {
 	r := classRx([]rune{' ', '!', '#', '[', ']', 'g', 'i', '~'}, false)
-	if r.op != rxByte || !slices.Equal(r.rng, []byte{' ', '!', '#', '[', ']', 'g', 'i', '~'}) || r.lo != ' ' || r.hi != '~' || r.size() != 1 {
+	if r.op != rxByte || r.rng == nil || !slices.Equal(*r.rng, []byte{' ', '!', '#', '[', ']', 'g', 'i', '~'}) || r.lo != ' ' || r.hi != '~' || r.size() != 1 {
 		t.Fatalf("ASCII class of four ranges: %+v, want one byte position with its ranges", r)
 	}
 	if w := r.byteWidth(); w != 2+57+11+22 {
@@ -24,7 +24,7 @@ func TestClassRxRanges(t *testing.T) {
 	// [^"\\]: the one-byte characters (three ranges) first, then the
 	// multi-byte sequences.
 	neg := classRx([]rune{'"', '"', '\\', '\\'}, true)
-	if neg.op != rxAlt || neg.subs[0].op != rxByte || !slices.Equal(neg.subs[0].rng, []byte{0, '!', '#', '[', ']', 0x7F}) {
+	if neg.op != rxAlt || neg.subs[0].op != rxByte || neg.subs[0].rng == nil || !slices.Equal(*neg.subs[0].rng, []byte{0, '!', '#', '[', ']', 0x7F}) {
 		t.Fatalf(`[^"\\]: %+v, want an alternation led by one position of three ranges`, neg)
 	}
 	for _, s := range neg.subs[1:] {
