@@ -1197,21 +1197,45 @@ func (a *automaton) computeFlags() {
 // which the current iteration can end where the repetition may end (on
 // every state of other frames).
 func (a *automaton) computeReachPop() {
-	rev := make([][]int32, len(a.states))
+	// The edges into each repetition frame's states, reversed (a list
+	// per state, end to end: rev.to[rev.start[q]:rev.start[q+1]]);
+	// other frames' states all reach a pop.
+	n := len(a.states)
+	rev := adjacency{start: make([]int32, n+2)}
+	each := func(q int, f func(t int32)) {
+		for _, t := range a.sTarget[a.sStart[q]:a.sStart[q+1]] {
+			f(t)
+		}
+		for _, e := range a.states[q].toks {
+			f(e.next)
+		}
+		for _, e := range a.states[q].calls {
+			f(e.ret)
+		}
+	}
+	reps := false
 	for q := range a.states {
 		st := &a.states[q]
 		if !a.frames[st.frame].repeat {
 			st.flags |= stReachPop
 			continue
 		}
-		for _, t := range a.sTarget[a.sStart[q]:a.sStart[q+1]] {
-			rev[t] = append(rev[t], int32(q))
-		}
-		for _, e := range st.toks {
-			rev[e.next] = append(rev[e.next], int32(q))
-		}
-		for _, e := range st.calls {
-			rev[e.ret] = append(rev[e.ret], int32(q))
+		reps = true
+		each(q, func(t int32) { rev.start[t+2]++ })
+	}
+	if !reps {
+		return
+	}
+	for q := 2; q < len(rev.start); q++ {
+		rev.start[q] += rev.start[q-1]
+	}
+	rev.to = make([]int32, rev.start[n+1])
+	for q := range a.states {
+		if a.frames[a.states[q].frame].repeat {
+			each(q, func(t int32) {
+				rev.to[rev.start[t+1]] = int32(q)
+				rev.start[t+1]++
+			})
 		}
 	}
 	var work []int32
@@ -1226,7 +1250,7 @@ func (a *automaton) computeReachPop() {
 	for len(work) > 0 {
 		q := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, p := range rev[q] {
+		for _, p := range rev.of(q) {
 			if a.states[p].flags&stReachPop == 0 && p != a.frames[a.states[p].frame].start {
 				a.states[p].flags |= stReachPop
 				work = append(work, p)
