@@ -1295,40 +1295,44 @@ func (a *automaton) computeMinLen() {
 		}
 		return best
 	}
-	var work []int32
+	// A queue in rounds: the states pushed while a round is evaluated
+	// are the next round (the order of a FIFO queue, in two lists that
+	// are reused instead of one that slides through new allocations).
+	var work, next []int32
 	inWork := make([]bool, n)
 	push := func(q int32) {
 		if !inWork[q] {
 			inWork[q] = true
-			work = append(work, q)
+			next = append(next, q)
 		}
 	}
 	for q := range a.states {
 		push(int32(q))
 	}
-	for len(work) > 0 {
-		q := work[0]
-		work = work[1:]
-		inWork[q] = false
-		v := eval(q)
-		if v >= a.minLen[q] {
-			continue
-		}
-		a.minLen[q] = v
-		for _, p := range rev.of(q) {
-			push(p)
-		}
-		fi := a.states[q].frame
-		f := &a.frames[fi]
-		if q == f.start {
-			m := v
-			if f.repeat {
-				m = satMul(m, int64(max(f.min, 1)))
+	for len(next) > 0 {
+		work, next = next, work[:0]
+		for _, q := range work {
+			inWork[q] = false
+			v := eval(q)
+			if v >= a.minLen[q] {
+				continue
 			}
-			if m < f.minLen {
-				f.minLen = m
-				for _, p := range callers[fi] {
-					push(p)
+			a.minLen[q] = v
+			for _, p := range rev.of(q) {
+				push(p)
+			}
+			fi := a.states[q].frame
+			f := &a.frames[fi]
+			if q == f.start {
+				m := v
+				if f.repeat {
+					m = satMul(m, int64(max(f.min, 1)))
+				}
+				if m < f.minLen {
+					f.minLen = m
+					for _, p := range callers[fi] {
+						push(p)
+					}
 				}
 			}
 		}
