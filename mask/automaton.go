@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // The automaton: every frame's expression is compiled to a deterministic
@@ -180,7 +179,10 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 		est += d.body.size() + 1
 	}
 	a.states = make([]state, 0, min(est, limit))
-	s := frameScratches.Get().(*frameScratch)
+	s := frameScratches.Get()
+	if s == nil {
+		s = new(frameScratch)
+	}
 	a.scratch = s
 	defer func() {
 		if a.sTarget != nil { // (stopped before minimization)
@@ -594,7 +596,15 @@ type frameScratch struct {
 }
 
 // frameScratches holds the frameScratch of finished constructions.
-var frameScratches = sync.Pool{New: func() any { return new(frameScratch) }}
+var frameScratches stickyPool[frameScratch]
+
+// keep reports whether s is small enough for frameScratches' kept slot
+// (keepBytes): its largest lists, counted in elements of 4 bytes or more.
+func (s *frameScratch) keep() bool {
+	n := cap(s.g.pos)*4 + cap(s.g.follow)*6 + cap(s.states.arena) + cap(s.targets.arena) +
+		cap(s.sTarget)*2 + cap(s.succTo) + cap(s.revTo)
+	return 4*n <= keepBytes
+}
 
 // edgeKey is a call or token position of a state being expanded: a call
 // has key (callee, 0), a token reference (token, negated).
@@ -1426,7 +1436,10 @@ func (a *automaton) computeFollow() {
 // mask cache. States of different frames, the start state of a frame and
 // final/non-final states are never merged.
 func (a *automaton) minimize() {
-	ms := minScratches.Get().(*minScratch)
+	ms := minScratches.Get()
+	if ms == nil {
+		ms = new(minScratch)
+	}
 	defer minScratches.Put(ms)
 	block, numBlocks := a.minimalPartition(ms)
 	if verifyMinimize {

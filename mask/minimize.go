@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
-	"sync"
 )
 
 // Minimization merges the automaton's states that no continuation tells
@@ -184,7 +183,14 @@ type minScratch struct {
 	touchedStates  []sortKey
 }
 
-var minScratches = sync.Pool{New: func() any { return new(minScratch) }}
+var minScratches stickyPool[minScratch]
+
+// keep reports whether ms is small enough for minScratches' kept slot
+// (keepBytes): its largest lists (the label sets are words of 8 bytes).
+func (ms *minScratch) keep() bool {
+	n := 3*cap(ms.edges.label) + 2*(cap(ms.gBits)+cap(ms.psi)) + cap(ms.eg) + 2*cap(ms.gSrc) + 8*cap(ms.block)
+	return 4*n <= keepBytes
+}
 
 // resize returns s with length n, reallocated if too short (the contents
 // are not kept).

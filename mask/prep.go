@@ -17,7 +17,7 @@ type vocabPrep struct {
 	maxLen   int           // longest normal token in bytes
 	size     int           // vocabulary size (token ids)
 	duration time.Duration // time spent preparing
-	pool     sync.Pool     // *scratch
+	pool     stickyPool[scratch]
 
 	upToMu sync.Mutex
 	upTo   map[upToKey]*tokenSet // see upToChars

@@ -1,5 +1,10 @@
 package mask
 
+import (
+	"sync"
+	"sync/atomic"
+)
+
 // scratch holds the vocabulary-sized buffers of the level computations:
 // token-set builders and per-token marks, a few hundred kilobytes to a few
 // megabytes for a 128k vocabulary. Every compilation and every first
@@ -70,11 +75,16 @@ func (s *scratch) mask() []uint32 {
 
 // getScratch borrows a scratch of the vocabulary's pool.
 func (p *vocabPrep) getScratch() *scratch {
-	if s, ok := p.pool.Get().(*scratch); ok {
+	if s := p.pool.Get(); s != nil {
 		return s
 	}
 	return &scratch{words: p.words, size: p.size, acc: newSetBuilder(p.words)}
 }
+
+// keep reports whether s is small enough for the pool's kept slot: its
+// size is the vocabulary's, times the starts of the parallel walks it
+// served.
+func (s *scratch) keep() bool { return len(s.accs)+len(s.free) <= 64 }
 
 // putScratch gives s back. Its builders are reset here (a computation cut
 // short by an error may leave ids behind).
@@ -82,6 +92,50 @@ func (p *vocabPrep) putScratch(s *scratch) {
 	s.acc.reset()
 	for _, b := range s.accs {
 		b.reset()
+	}
+	p.pool.Put(s)
+}
+
+// stickyPool is a sync.Pool of *T with one slot more that garbage
+// collections do not empty. A collection empties a sync.Pool (what it
+// held survives one more in its victim cache), and a compile between
+// two collections found the construction's and the minimization's
+// buffers gone and allocated them again: in a benchmark of the band of
+// JSONSchemaBench grammars around the compile p95, whose process
+// collects every few compiles, 6% of the automaton's time. The kept
+// object is the one a finished computation gave back while the slot was
+// empty, if its keep method says it is small enough (keepBytes): a
+// compile of a huge grammar does not pin its buffers for good.
+type stickyPool[T any] struct {
+	kept atomic.Pointer[T]
+	pool sync.Pool
+}
+
+// keepBytes bounds the buffers a stickyPool keeps past collections:
+// enough for the construction of grammars of tens of thousands of
+// states (the JSONSchemaBench grammars at the compile p95 have 2,000 to
+// 9,000), a few megabytes at most per pool.
+const keepBytes = 4 << 20
+
+// keeper is what a stickyPool's objects implement.
+type keeper interface{ keep() bool }
+
+// Get returns the kept object, or one of the pool's, or nil.
+func (p *stickyPool[T]) Get() *T {
+	if s := p.kept.Swap(nil); s != nil {
+		return s
+	}
+	if s, ok := p.pool.Get().(*T); ok {
+		return s
+	}
+	return nil
+}
+
+// Put gives s back: to the slot if it is empty and s small enough, else
+// to the pool.
+func (p *stickyPool[T]) Put(s *T) {
+	if k, ok := any(s).(keeper); ok && k.keep() && p.kept.CompareAndSwap(nil, s) {
+		return
 	}
 	p.pool.Put(s)
 }
