@@ -66,18 +66,11 @@ type automaton struct {
 	classOf [256]uint8 // byte → class
 	classLo []byte     // first byte of each class (classes are byte intervals)
 	classHi []byte     // last byte of each class
-	// trans16 or trans32 is the dense transition table (after
-	// minimization): state*nc + class → the next state plus one, 0 if
-	// none (step and transRow decode it). The table is made zeroed, and
-	// only the transitions present are written (filling the rest with -1
-	// was a twentieth of the construction). It has 16-bit entries when
-	// the automaton has fewer than 65,535 states (all but the largest
-	// grammars), 32-bit ones otherwise: the table is a third of the
-	// bytes a compile allocates, and making it zeroed and writing it were
-	// an eighth of the automaton's construction on the JSONSchemaBench
-	// grammars around the compile p95.
-	trans16 []uint16
-	trans32 []int32
+	// trans is the dense transition table (after minimization): state*nc
+	// + class → the next state plus one, 0 if none (step decodes it). The
+	// table is made zeroed, and only the transitions present are written
+	// (filling the rest with -1 was a twentieth of the construction).
+	trans []int32
 	// During the construction, transitions are also sparse (most states
 	// have few) and by runs of classes: state q's runs are
 	// sLo/sHi/sTarget[sStart[q]:sStart[q+1]], in class order, each the
@@ -1461,13 +1454,7 @@ func (a *automaton) minimize() {
 		newID[i] = -1
 	}
 	states := make([]state, 0, numBlocks)
-	var trans16 []uint16
-	var trans32 []int32
-	if numBlocks < 1<<16-1 {
-		trans16 = make([]uint16, numBlocks*a.nc)
-	} else {
-		trans32 = make([]int32, numBlocks*a.nc)
-	}
+	trans := make([]int32, 0, numBlocks*a.nc)
 	rep := make([]int32, 0, numBlocks)
 	for q := range a.states {
 		b := block[q]
@@ -1490,23 +1477,15 @@ func (a *automaton) minimize() {
 			st.toks[i].next = newID[block[st.toks[i].next]]
 		}
 		states = append(states, st)
+		trans = trans[:len(trans)+a.nc] // (zeroed: no transitions)
+		row := trans[len(trans)-a.nc:]
 		lo, hi := a.sStart[q], a.sStart[q+1]
 		a.sStart[nq] = w
 		for k := lo; k < hi; k++ {
 			if t := a.sTarget[k]; t >= 0 {
 				t = newID[block[t]]
-				// (The row is zeroed: no transitions.)
-				r0 := nq * a.nc
-				if trans16 != nil {
-					row := trans16[r0 : r0+a.nc]
-					for c := int(a.sLo[k]); c <= int(a.sHi[k]); c++ {
-						row[c] = uint16(t + 1)
-					}
-				} else {
-					row := trans32[r0 : r0+a.nc]
-					for c := int(a.sLo[k]); c <= int(a.sHi[k]); c++ {
-						row[c] = t + 1
-					}
+				for c := int(a.sLo[k]); c <= int(a.sHi[k]); c++ {
+					row[c] = t + 1
 				}
 				a.sLo[w], a.sHi[w], a.sTarget[w] = a.sLo[k], a.sHi[k], t
 				w++
@@ -1518,7 +1497,7 @@ func (a *automaton) minimize() {
 	for fi := range a.frames {
 		a.frames[fi].start = newID[block[a.frames[fi].start]]
 	}
-	a.states, a.trans16, a.trans32 = states, trans16, trans32
+	a.states, a.trans = states, trans
 }
 
 // byteTargets returns the byte-class targets of state q during the
@@ -1530,36 +1509,4 @@ func (a *automaton) byteTargets(q int) []int32 {
 
 // step returns the state q goes to on byte class c, -1 if none (after
 // minimization).
-func (a *automaton) step(q int32, c int) int32 {
-	if a.trans16 != nil {
-		return int32(a.trans16[int(q)*a.nc+c]) - 1
-	}
-	return a.trans32[int(q)*a.nc+c] - 1
-}
-
-// row returns state q's row of the dense table.
-func (a *automaton) row(q int32) transRow {
-	lo, hi := int(q)*a.nc, int(q+1)*a.nc
-	if a.trans16 != nil {
-		return transRow{r16: a.trans16[lo:hi]}
-	}
-	return transRow{r32: a.trans32[lo:hi]}
-}
-
-// transRow is one state's row of the dense table, in the table's width
-// (the zero transRow is no row).
-type transRow struct {
-	r16 []uint16
-	r32 []int32
-}
-
-// next returns the state class c leads to, -1 if none.
-func (r *transRow) next(c int) int32 {
-	if r.r16 != nil {
-		return int32(r.r16[c]) - 1
-	}
-	return r.r32[c] - 1
-}
-
-// none reports whether r is no row.
-func (r *transRow) none() bool { return r.r16 == nil && r.r32 == nil }
+func (a *automaton) step(q int32, c int) int32 { return a.trans[int(q)*a.nc+c] - 1 }

@@ -1,12 +1,9 @@
 package mask
 
 import (
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/structgen/structgen/gbnf"
 )
 
 // TestClassRxRanges checks that a class's one-byte characters are one
@@ -40,57 +37,5 @@ func TestClassRxRanges(t *testing.T) {
 	classRx([]rune{'a', 'z'}, false).key(&k2)
 	if k1.String() == k2.String() {
 		t.Errorf("[a-cx-z] and [a-z] have the same key %q", k1.String())
-	}
-}
-
-// TestWideTransitionTable checks the dense table's two widths: an
-// automaton of 2^17 states (the 17th byte from the end is "a") has
-// 32-bit entries, a small one 16-bit ones, and both step as the
-// language says.
-func TestWideTransitionTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an automaton of 131,072 states")
-	}
-	for _, tc := range []struct {
-		src  string
-		k    int // the k-th byte from the end is "a"
-		wide bool
-	}{
-		{`root ::= [ab]* "a" [ab]{16}`, 17, true},
-		{`root ::= [ab]* "a" [ab]{3}`, 4, false},
-	} {
-		g, err := gbnf.Parse(tc.src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := lettersVocab(t, "a", "b")
-		defs, _, err := lowerGrammar(g, v, false, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := buildAutomaton(defs, maxStates, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(a.frames) != 1 || (a.trans32 != nil) != tc.wide || (a.trans16 != nil) == tc.wide {
-			t.Fatalf("%s: %d frames, %d states, 16-bit table %v, 32-bit %v", tc.src, len(a.frames), len(a.states), a.trans16 != nil, a.trans32 != nil)
-		}
-		rng := rand.New(rand.NewPCG(1, uint64(tc.k)))
-		for range 500 {
-			s := make([]byte, tc.k+rng.IntN(40))
-			for i := range s {
-				s[i] = "ab"[rng.IntN(2)]
-			}
-			q := a.frames[0].start
-			for _, b := range s {
-				if q = a.step(q, int(a.classOf[b])); q < 0 {
-					break
-				}
-			}
-			got := q >= 0 && a.states[q].flags&stFinal != 0
-			if want := s[len(s)-tc.k] == 'a'; got != want {
-				t.Fatalf("%s: %q accepted %v, want %v", tc.src, s, got, want)
-			}
-		}
 	}
 }

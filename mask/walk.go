@@ -253,7 +253,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 					w.visit(t.EdgeNode[e], top, top+len(next), depth+1, false)
 					continue
 				}
-				nx := fs.row.next(int(a.classOf[b]))
+				nx := fs.row[a.classOf[b]] - 1
 				if nx < 0 || !w.st.live(nx, fs.cnt) {
 					continue
 				}
@@ -554,14 +554,15 @@ func (c *Compiled) costFiltered(l *level1, avail int32, eager *int64) *tokenSet 
 }
 
 // A fastStep describes how a single node steps without calls or token
-// edges: by the transition row (the body start's for an iteration end),
+// edges: by the transition row (the body start's for an iteration end;
+// automaton.trans's encoding: the next state plus one),
 // keeping the counter cnt; if pop, bytes in the frame's follow set may
 // also pop it and need a full step.
 type fastStep struct {
 	ok    bool
 	pop   bool
 	frame int32
-	row   transRow
+	row   []int32
 	cnt   int32
 }
 
@@ -579,14 +580,14 @@ func (w *walker) fastStepper(n node) fastStep {
 		if n.state == f.start {
 			return fastStep{}
 		}
-		fs.row = a.row(n.state)
+		fs.row = a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
 	case st.flags&stSimple != 0:
-		fs.row = a.row(n.state)
+		fs.row = a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
 	case st.flags&stIterOnly != 0:
 		if _, hi := w.st.bounds(n, f); iterations(n.cnt) >= hi {
 			return fastStep{}
 		}
-		fs.row = a.row(f.start)
+		fs.row = a.trans[int(f.start)*a.nc : int(f.start+1)*a.nc]
 		fs.cnt = nextIteration(n.cnt)
 	default:
 		return fastStep{}
@@ -683,10 +684,10 @@ func (w *walker) loopBuckets(q int32) uint64 {
 	if st := &a.states[q]; st.flags&stIterOnly != 0 {
 		row = a.frames[st.frame].start
 	}
-	tr := a.row(row)
+	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
 	m := uint64(1)<<(vocab.Bucket(255)+1) - 1
 	for b := 0; b < 256; b++ {
-		if tr.next(int(a.classOf[b])) != q {
+		if tr[a.classOf[b]]-1 != q {
 			m &^= 1 << vocab.Bucket(byte(b))
 		}
 	}
