@@ -301,6 +301,14 @@ item ::= "x" | "(" root ")"`,
 		`root ::= "\"" ([a-z]{1,64} | [a-z]{1,20} ("." [a-z]{1,20}){1,2}) "@" [a-z]{5,30} "\""`,
 		`root ::= ([0-9]{6,40} "-" | [0-9]{5,41} "+")+ ";"`,
 	}
+	crossCheckBoth(t, grammars, 10, 60, 3, 40)
+}
+
+// crossCheckBoth checks each grammar against the reference: on the small
+// test vocabulary (walks of at most steps tokens) and, compiled against
+// Llama-3, on sampled tokens (sWalks of at most sSteps).
+func crossCheckBoth(t *testing.T, grammars []string, walks, steps, sWalks, sSteps int) {
+	t.Helper()
 	bv := testVocab(t, commonExtra...)
 	_, lv := loadBench(t)
 	for i, src := range grammars {
@@ -309,12 +317,12 @@ item ::= "x" | "(" root ")"`,
 			if err != nil {
 				t.Fatal(err)
 			}
-			crossCheck(t, g, bv, 10, 60, uint64(i))
+			crossCheck(t, g, bv, walks, steps, uint64(i))
 			c, err := mask.Compile(g, lv)
 			if err != nil {
 				t.Fatal(err)
 			}
-			crossCheckSampled(t, c, g, 3, 40, 300, uint64(i))
+			crossCheckSampled(t, c, g, sWalks, sSteps, 300, uint64(i))
 		})
 	}
 }
@@ -331,22 +339,7 @@ func TestCrossCheckClassRanges(t *testing.T) {
 		`root ::= [A-Za-z] [A-Za-z0-9_-]* ("," [A-Za-z] [A-Za-z0-9_-]*)*`,
 		`root ::= ([^\x00-\x1F"\\a-z] | [b-df-hj-np-tv-z]{2,3})+ ";"`,
 	}
-	bv := testVocab(t, commonExtra...)
-	_, lv := loadBench(t)
-	for i, src := range grammars {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			g, err := gbnf.Parse(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crossCheck(t, g, bv, 10, 40, uint64(i))
-			c, err := mask.Compile(g, lv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crossCheckSampled(t, c, g, 3, 30, 300, uint64(i))
-		})
-	}
+	crossCheckBoth(t, grammars, 10, 40, 3, 30)
 }
 
 func TestCrossCheckTokenRefs(t *testing.T) {
