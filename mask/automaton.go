@@ -599,10 +599,13 @@ type frameScratch struct {
 var frameScratches stickyPool[frameScratch]
 
 // keep reports whether s is small enough for frameScratches' kept slot
-// (keepBytes): its largest lists, counted in elements of 4 bytes or more.
+// (keepBytes): its largest lists, counted in 4-byte words.
 func (s *frameScratch) keep() bool {
 	n := cap(s.g.pos)*4 + cap(s.g.follow)*6 + cap(s.states.arena) + cap(s.targets.arena) +
 		cap(s.sTarget)*2 + cap(s.succTo) + cap(s.revTo)
+	for _, f := range s.g.follow[:cap(s.g.follow)] {
+		n += cap(f)
+	}
 	return 4*n <= keepBytes
 }
 
