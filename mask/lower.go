@@ -530,6 +530,12 @@ func removeDirectLeftRecursion(r *gbnf.Rule) *gbnf.Node {
 	if r.Body.Op == gbnf.OpAlt {
 		alts = r.Body.Subs
 	}
+	leftRec := func(a *gbnf.Node) bool {
+		return a.Op == gbnf.OpRule && a.Rule == r.ID || a.Op == gbnf.OpSeq && a.Subs[0].Op == gbnf.OpRule && a.Subs[0].Rule == r.ID
+	}
+	if !slices.ContainsFunc(alts, leftRec) {
+		return r.Body // (most rules: nothing to rewrite, nothing to allocate)
+	}
 	var rec, base []*gbnf.Node
 	for _, a := range alts {
 		switch {
