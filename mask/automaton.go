@@ -217,8 +217,12 @@ func buildAutomaton(defs []*frameDef, limit int, done <-chan struct{}) (*automat
 	a.unminimized = len(a.states)
 	s.sStart, s.sLo, s.sHi, s.sTarget = a.sStart, a.sLo, a.sHi, a.sTarget
 	a.minimize()
-	a.computeFlags()
-	a.computeMinLen()
+	// The edges after minimization, forwards and backwards: the flags
+	// and the minimum lengths both follow them back.
+	succ := a.successors()
+	rev, callers := a.reverseEdges(succ)
+	a.computeFlags(rev)
+	a.computeMinLen(succ, rev, callers)
 	a.computeFollow()
 	a.flags = make([]uint16, len(a.states))
 	for q := range a.states {
@@ -1161,8 +1165,9 @@ func (a *automaton) checkLeftRecursion() error {
 }
 
 // computeFlags sets stPureFinal, stSimple and stTop (and each frame's
-// state range: states of a frame are contiguous).
-func (a *automaton) computeFlags() {
+// state range: states of a frame are contiguous), and stReachPop given
+// the reversed edges (reverseEdges).
+func (a *automaton) computeFlags(rev adjacency) {
 	for fi := range a.frames {
 		a.frames[fi].first_, a.frames[fi].last_ = -1, -1
 	}
@@ -1203,59 +1208,21 @@ func (a *automaton) computeFlags() {
 		}
 	}
 	a.states[a.frames[0].start].flags |= stTop
-	a.computeReachPop()
+	a.computeReachPop(rev)
 }
 
 // computeReachPop sets stReachPop on the states of repetition frames from
 // which the current iteration can end where the repetition may end (on
 // every state of other frames).
-func (a *automaton) computeReachPop() {
-	// The edges into each repetition frame's states, reversed (a list
-	// per state, end to end: rev.to[rev.start[q]:rev.start[q+1]]);
-	// other frames' states all reach a pop.
-	n := len(a.states)
-	rev := adjacency{start: make([]int32, n+2)}
-	each := func(q int, f func(t int32)) {
-		for _, t := range a.sTarget[a.sStart[q]:a.sStart[q+1]] {
-			f(t)
-		}
-		for _, e := range a.states[q].toks {
-			f(e.next)
-		}
-		for _, e := range a.states[q].calls {
-			f(e.ret)
-		}
-	}
-	reps := false
-	for q := range a.states {
-		st := &a.states[q]
-		if !a.frames[st.frame].repeat {
-			st.flags |= stReachPop
-			continue
-		}
-		reps = true
-		each(q, func(t int32) { rev.start[t+2]++ })
-	}
-	if !reps {
-		return
-	}
-	for q := 2; q < len(rev.start); q++ {
-		rev.start[q] += rev.start[q-1]
-	}
-	rev.to = make([]int32, rev.start[n+1])
-	for q := range a.states {
-		if a.frames[a.states[q].frame].repeat {
-			each(q, func(t int32) {
-				rev.to[rev.start[t+1]] = int32(q)
-				rev.start[t+1]++
-			})
-		}
-	}
+func (a *automaton) computeReachPop(rev adjacency) {
 	var work []int32
 	for q := range a.states {
 		st := &a.states[q]
 		f := &a.frames[st.frame]
-		if f.repeat && st.flags&stFinal != 0 && st.flags&stNoPop == 0 && int32(q) != f.start {
+		switch {
+		case !f.repeat:
+			st.flags |= stReachPop
+		case st.flags&stFinal != 0 && st.flags&stNoPop == 0 && int32(q) != f.start:
 			st.flags |= stReachPop
 			work = append(work, int32(q))
 		}
@@ -1277,7 +1244,7 @@ func (a *automaton) computeReachPop() {
 // other than the root). Token references count as one byte. For a
 // repetition frame the state values finish the current iteration; the
 // frame's minimum includes its minimum number of iterations.
-func (a *automaton) computeMinLen() {
+func (a *automaton) computeMinLen(succ, rev adjacency, callers [][]int32) {
 	const inf = MaxMinLen + 1
 	n := len(a.states)
 	a.minLen = make([]int64, n)
@@ -1287,8 +1254,6 @@ func (a *automaton) computeMinLen() {
 	for fi := range a.frames {
 		a.frames[fi].minLen = inf
 	}
-	succ := a.successors()
-	rev, callers := a.reverseEdges(succ)
 	// eval recomputes minLen[q] from its edges (for repetition frames: to
 	// the end of the current iteration).
 	eval := func(q int32) int64 {
