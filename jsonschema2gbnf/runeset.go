@@ -247,8 +247,6 @@ func encodeJSONString(s string) string {
 	return b.String()
 }
 
-// encClass returns a GBNF expression matching the canonical encoding of
-// exactly one character of s. s must not be empty.
 // asciiLits holds lit's literal of each ASCII character (encClass of a
 // single character: a key trie's edges write one per character).
 var asciiLits = func() (t [utf8.RuneSelf]string) {
@@ -258,6 +256,8 @@ var asciiLits = func() (t [utf8.RuneSelf]string) {
 	return t
 }()
 
+// encClass returns a GBNF expression matching the canonical encoding of
+// exactly one character of s. s must not be empty.
 func encClass(s runeSet) string {
 	if r, ok := s.single(); ok && !mustEscape.has(r) {
 		if r < utf8.RuneSelf {
