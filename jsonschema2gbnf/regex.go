@@ -531,6 +531,22 @@ const minChain = 5
 // the expression for its start state. States referenced once and not on
 // a cycle are inlined; a self-loop becomes C* in front of the state's
 // other alternatives.
+//
+// Where several states lead into the universal state u (any string from
+// there on: what the complement of a pattern or of a set of names is
+// made of, e.g. a key that must not match a UUID pattern leaves it at
+// every character), the language is written as P kchar* | F, as
+// notInSet writes its tries: P the paths that end entering u, F the
+// accepted paths that never enter it (disjoint: the automaton is
+// deterministic); and P as P' | W wide, where W is the paths to the
+// states that every non-ASCII or escaped character takes into u, and P'
+// the other paths into u (with the ASCII characters only, at those
+// states). Written in place, the tail kchar* appeared once per edge into
+// u, and a character of it (non-ASCII or escaped: tens of positions)
+// once per state: copies that the mask automaton's construction made
+// into tens of states each, merged again only by its minimization
+// (JsonSchemaStore/bower: 98 copies, its root frame 4,679 states before
+// minimization, 454 after; Github_ultra/o3625's key-3, 1,852 and 53).
 func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
 	d = d.minimize()
 	if d.isEmpty() {
@@ -566,118 +582,327 @@ func (c *conv) dfaExpr(d *dfa, base string) (string, error) {
 			}
 		}
 	}
-	onCycle := sccCycles(d)
-	names := make([]string, n)
-	inline := func(i int) bool {
-		return universal[i] || (refs[i] <= 1 && !onCycle[i])
+	w := dfaWriter{c: c, d: d, base: base, universal: universal, refs: refs, onCycle: sccCycles(d), u: -1}
+	for i := 1; i < n; i++ {
+		if universal[i] && refs[i] >= 2 {
+			w.u = i // (a minimal automaton has at most one)
+		}
+	}
+	if w.u < 0 || universal[0] {
+		return w.write(viewAll), nil
+	}
+	w.split()
+	var leave []string
+	if w.reach[viewInto][0] {
+		leave = append(leave, w.write(viewInto))
+	}
+	if w.reach[viewWide][0] {
+		leave = append(leave, seq(w.write(viewWide), paren(c.classExpr(kwideFirst))))
+	}
+	var alts []string
+	if len(leave) > 0 {
+		alts = append(alts, seq(paren(alt(leave...)), ruleKChar+"*"))
+	}
+	if w.reach[viewAvoid][0] {
+		alts = append(alts, w.write(viewAvoid))
+	}
+	return paren(alt(alts...)), nil
+}
+
+// The views of an automaton that dfaWriter writes (see dfaExpr).
+const (
+	viewAll   = iota // the automaton's language
+	viewInto         // P': the paths that end entering the universal state u (with an ASCII character where viewWide covers the others)
+	viewWide         // W: the paths to the states that every non-ASCII or escaped character takes into u
+	viewAvoid        // F: the accepted paths that never enter u
+	numViews
+)
+
+// dfaWriter writes the views of an automaton as grammar rules (dfaExpr).
+type dfaWriter struct {
+	c         *conv
+	d         *dfa
+	base      string
+	universal []bool
+	refs      []int
+	onCycle   []bool
+	u         int              // the universal state the views other than viewAll split on, or -1
+	wideExit  []bool           // per state: every non-ASCII or escaped character takes it into u
+	reach     [numViews][]bool // per view other than viewAll and state: the view's language from it is not empty
+	names     [numViews][]string
+}
+
+// split computes wideExit and reach for u.
+func (w *dfaWriter) split() {
+	d, u := w.d, w.u
+	n := len(d.states)
+	// the predecessors of each state by edges not leaving u
+	predStart := make([]int, n+1)
+	for i, st := range d.states {
+		for _, e := range st.edges {
+			if i != u {
+				predStart[e.to+1]++
+			}
+		}
 	}
 	for i := 0; i < n; i++ {
-		if !inline(i) || i == 0 && onCycle[0] {
-			names[i] = c.rules.fresh(fmt.Sprintf("%s-%d", base, i))
-		}
+		predStart[i+1] += predStart[i]
 	}
-	var body func(i int) string
-	expr := func(i int) string {
-		if universal[i] {
-			return ruleKChar + "*"
-		}
-		if names[i] != "" {
-			return names[i]
-		}
-		return paren(body(i))
-	}
-	// chainStep returns the class and target of a state whose only edges
-	// go by one class to one other state (ok false otherwise).
-	chainStep := func(i int) (runeSet, int, bool) {
-		st := d.states[i]
-		if len(st.edges) == 0 || universal[i] {
-			return nil, 0, false
-		}
-		to := st.edges[0].to
-		var cls []rune
+	pred := make([]int, predStart[n])
+	fill := slices.Clone(predStart[:n])
+	for i, st := range d.states {
 		for _, e := range st.edges {
-			if e.to != to || e.to == i {
-				return nil, 0, false
+			if i != u {
+				pred[fill[e.to]] = i
+				fill[e.to]++
 			}
-			cls = append(cls, e.lo, e.hi)
 		}
-		return normRunes(cls), to, true
 	}
-	body = func(i int) string {
-		st := d.states[i]
-		// A chain of inlined states that step by the same class, all
-		// accepting or none (what a maxLength or minLength makes of a
-		// class): a counted repetition, not one nested group per
-		// character, so that the grammar keeps one state per class and
-		// count instead of one per character.
-		if cls, t, ok := chainStep(i); ok {
-			k := 1
-			for inline(t) && names[t] == "" && d.states[t].accept == st.accept {
-				cls2, t2, ok := chainStep(t)
-				if !ok || !cls2.equal(cls) {
-					break
-				}
-				k, t = k+1, t2
-			}
-			if k >= minChain {
-				c1 := c.classExpr(cls)
-				end := d.states[t]
-				switch {
-				case !st.accept:
-					return seq(rep(c1, k, k), expr(t))
-				case end.accept && len(end.edges) == 0:
-					return rep(c1, 0, k)
-				default:
-					return alt(rep(c1, 0, k-1), seq(rep(c1, k, k), expr(t)))
+	// search marks live the seeds and every state with a path to one
+	// that does not enter u (the seeds are not u).
+	search := func(seeds []int) []bool {
+		live := make([]bool, n)
+		stack := seeds
+		for _, i := range seeds {
+			live[i] = true
+		}
+		for len(stack) > 0 {
+			t := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, p := range pred[predStart[t]:predStart[t+1]] {
+				if !live[p] {
+					live[p] = true
+					stack = append(stack, p)
 				}
 			}
 		}
-		// the edges to other states grouped by target, ascending, each
-		// group in edge order
-		var self []rune
-		out := make([]dfaEdge, 0, len(st.edges))
-		for _, e := range st.edges {
-			if e.to == i {
-				self = append(self, e.lo, e.hi)
-				continue
-			}
-			out = append(out, e)
-		}
-		slices.SortStableFunc(out, func(a, b dfaEdge) int { return a.to - b.to })
-		var alts []string
-		for k := 0; k < len(out); {
-			t := out[k].to
-			var rs []rune
-			for ; k < len(out) && out[k].to == t; k++ {
-				rs = append(rs, out[k].lo, out[k].hi)
-			}
-			alts = append(alts, seq(c.classExpr(normRunes(rs)), expr(t)))
+		return live
+	}
+	w.wideExit = make([]bool, n)
+	var into, wide, acc []int
+	for i, st := range d.states {
+		if i == u {
+			continue
 		}
 		if st.accept {
-			alts = append(alts, `""`)
+			acc = append(acc, i)
 		}
-		rest := alt(alts...)
-		if len(self) > 0 {
-			loop := paren(c.classExpr(normRunes(self))) + "*"
-			if len(alts) == 1 && alts[0] == `""` {
-				return loop
-			}
-			return seq(loop, paren(rest))
+		cls := w.intoU(i)
+		if kwideFirst.minus(cls).empty() {
+			w.wideExit[i] = true
+			wide = append(wide, i)
+			cls = cls.minus(kwideFirst)
 		}
-		if rest == "" {
-			return `""`
+		if !cls.empty() {
+			into = append(into, i)
 		}
-		return rest
+	}
+	if len(wide) < 2 {
+		// (one such state: nothing to share)
+		for _, i := range wide {
+			w.wideExit[i] = false
+			into = append(into, i)
+		}
+		slices.Sort(into)
+		into = slices.Compact(into)
+		wide = nil
+	}
+	w.reach[viewInto] = search(into)
+	w.reach[viewWide] = search(wide)
+	w.reach[viewAvoid] = search(acc)
+}
+
+// intoU returns the characters that take state i into u.
+func (w *dfaWriter) intoU(i int) runeSet {
+	var rs []rune
+	for _, e := range w.d.states[i].edges {
+		if e.to == w.u {
+			rs = append(rs, e.lo, e.hi)
+		}
+	}
+	return normRunes(rs)
+}
+
+// write defines the rules of view v and returns the expression for the
+// start state.
+func (w *dfaWriter) write(v int) string {
+	n := len(w.d.states)
+	w.names[v] = make([]string, n)
+	suffix := [numViews]string{"", "-in", "-wide", "-out"}[v]
+	for i := 0; i < n; i++ {
+		if w.live(v, i) && (!w.inline(i) || i == 0 && w.onCycle[0]) {
+			w.names[v][i] = w.c.rules.fresh(fmt.Sprintf("%s-%d%s", w.base, i, suffix))
+		}
 	}
 	for i := 0; i < n; i++ {
-		if names[i] != "" {
-			c.rules.define(names[i], body(i))
+		if w.names[v][i] != "" {
+			w.c.rules.define(w.names[v][i], w.body(v, i))
 		}
 	}
-	if names[0] != "" {
-		return names[0], nil
+	if w.names[v][0] != "" {
+		return w.names[v][0]
 	}
-	return paren(body(0)), nil
+	return paren(w.body(v, 0))
+}
+
+func (w *dfaWriter) inline(i int) bool {
+	return w.universal[i] || (w.refs[i] <= 1 && !w.onCycle[i])
+}
+
+// live reports whether view v's language from state i is not empty (u
+// itself is no state of the views other than viewAll).
+func (w *dfaWriter) live(v, i int) bool {
+	if v == viewAll {
+		return true
+	}
+	return i != w.u && w.reach[v][i]
+}
+
+// accepts reports whether view v's language from state i has the empty
+// string.
+func (w *dfaWriter) accepts(v, i int) bool {
+	switch v {
+	case viewInto:
+		return false
+	case viewWide:
+		return w.wideExit[i]
+	}
+	return w.d.states[i].accept
+}
+
+// edge returns the expression of state i's edges to t (characters cls)
+// in view v, "" where the view has none.
+func (w *dfaWriter) edge(v, i int, cls runeSet, t int) string {
+	if v != viewAll && t == w.u {
+		if v != viewInto {
+			return ""
+		}
+		if w.wideExit[i] {
+			cls = cls.minus(kwideFirst) // (viewWide's)
+		}
+		if cls.empty() {
+			return ""
+		}
+		return w.c.classExpr(cls) // the path ends entering u
+	}
+	if !w.live(v, t) {
+		return ""
+	}
+	return seq(w.c.classExpr(cls), w.expr(v, t))
+}
+
+func (w *dfaWriter) expr(v, i int) string {
+	if v == viewAll && w.universal[i] {
+		return ruleKChar + "*"
+	}
+	if w.names[v][i] != "" {
+		return w.names[v][i]
+	}
+	return paren(w.body(v, i))
+}
+
+// chainStep returns the class and target of a state whose only edges in
+// view v go by one class to one other state (ok false otherwise).
+func (w *dfaWriter) chainStep(v, i int) (runeSet, int, bool) {
+	st := w.d.states[i]
+	if len(st.edges) == 0 || w.universal[i] || v == viewInto {
+		return nil, 0, false
+	}
+	to := -1
+	var cls []rune
+	for _, e := range st.edges {
+		if !w.live(v, e.to) {
+			continue // (not in the view)
+		}
+		if to >= 0 && e.to != to || e.to == i {
+			return nil, 0, false
+		}
+		to = e.to
+		cls = append(cls, e.lo, e.hi)
+	}
+	if to < 0 {
+		return nil, 0, false
+	}
+	return normRunes(cls), to, true
+}
+
+// kept reports whether view v has an edge of state i (a self-loop
+// included).
+func (w *dfaWriter) kept(v, i int) bool {
+	for _, e := range w.d.states[i].edges {
+		if w.live(v, e.to) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *dfaWriter) body(v, i int) string {
+	st := w.d.states[i]
+	// A chain of inlined states that step by the same class, all
+	// accepting or none (what a maxLength or minLength makes of a
+	// class): a counted repetition, not one nested group per
+	// character, so that the grammar keeps one state per class and
+	// count instead of one per character.
+	if cls, t, ok := w.chainStep(v, i); ok {
+		k := 1
+		for w.inline(t) && w.names[v][t] == "" && w.accepts(v, t) == w.accepts(v, i) {
+			cls2, t2, ok := w.chainStep(v, t)
+			if !ok || !cls2.equal(cls) {
+				break
+			}
+			k, t = k+1, t2
+		}
+		if k >= minChain {
+			c1 := w.c.classExpr(cls)
+			switch {
+			case !w.accepts(v, i):
+				return seq(rep(c1, k, k), w.expr(v, t))
+			case w.accepts(v, t) && !w.kept(v, t):
+				return rep(c1, 0, k)
+			default:
+				return alt(rep(c1, 0, k-1), seq(rep(c1, k, k), w.expr(v, t)))
+			}
+		}
+	}
+	// the edges to other states grouped by target, ascending, each
+	// group in edge order
+	var self []rune
+	out := make([]dfaEdge, 0, len(st.edges))
+	for _, e := range st.edges {
+		if e.to == i {
+			self = append(self, e.lo, e.hi)
+			continue
+		}
+		out = append(out, e)
+	}
+	slices.SortStableFunc(out, func(a, b dfaEdge) int { return a.to - b.to })
+	var alts []string
+	for k := 0; k < len(out); {
+		t := out[k].to
+		var rs []rune
+		for ; k < len(out) && out[k].to == t; k++ {
+			rs = append(rs, out[k].lo, out[k].hi)
+		}
+		if x := w.edge(v, i, normRunes(rs), t); x != "" {
+			alts = append(alts, x)
+		}
+	}
+	if w.accepts(v, i) {
+		alts = append(alts, `""`)
+	}
+	rest := alt(alts...)
+	if len(self) > 0 {
+		loop := paren(w.c.classExpr(normRunes(self))) + "*"
+		if len(alts) == 1 && alts[0] == `""` {
+			return loop
+		}
+		return seq(loop, paren(rest))
+	}
+	if rest == "" {
+		return `""`
+	}
+	return rest
 }
 
 // sccCycles marks states that lie on a cycle of length ≥ 2 (Tarjan).

@@ -1,6 +1,7 @@
 package jsonschema2gbnf
 
 import (
+	"fmt"
 	"math/rand"
 	"regexp"
 	"strings"
@@ -128,6 +129,69 @@ func TestNotInSet(t *testing.T) {
 	for _, s := range []string{`{"a":"s","a":1}`, `{"ab":"s","ab":1}`, `{"":"s","":1}`, `{"é":"s","é":1}`, `{"b\"":"s","b\"":1}`, `{"x":"s"}`} {
 		if r.Accepts([]byte(s)) {
 			t.Errorf("accepts %s", s)
+		}
+	}
+}
+
+// Languages that leave a pattern at many states (a key or string that
+// must not match it) are written as P kchar* | F with one copy of the
+// free tail and of the wide characters (dfaExpr), and stay exact: the
+// grammar against Go's regexp on strings near the pattern's matches.
+func TestPatternComplementShared(t *testing.T) {
+	rng := rand.New(rand.NewSource(14))
+	alphabet := []rune{'a', 'f', 'g', '0', '9', '-', '_', 'é', '"', '\\', '日', 0x1, '😀'}
+	cases := []struct {
+		pattern string
+		match   string // a matching string, mutated for the probes
+	}{
+		{`^[0-9a-f]{8}-[0-9a-f]{4}$`, "0a1b2c3d-9f9f"},
+		{`^[_a-z]+$`, "ab_c"},
+		{`^x-[a-z]{2,5}$`, "x-abc"},
+		{`^(ab|a-f)+$`, "aba-f"},
+	}
+	for _, tc := range cases {
+		re := regexp.MustCompile(tc.pattern)
+		schemas := []string{
+			// the keys of additionalProperties: not the pattern
+			`{"type":"object","patternProperties":{` + encodeJSONString(tc.pattern) + `:{"const":1}},"additionalProperties":{"const":2}}`,
+			// a string that must not match
+			`{"type":"string","not":{"pattern":` + encodeJSONString(tc.pattern) + `}}`,
+		}
+		for si, schema := range schemas {
+			src, g := compileGrammar(t, schema)
+			// one free tail and one wide character for the whole
+			// language (before: one per state of the pattern)
+			if n := strings.Count(src, "kchar*"); n > 2 {
+				t.Errorf("%s: %d copies of kchar*:\n%s", schema, n, src)
+			}
+			r := earley.New(g)
+			for i := 0; i < 600; i++ {
+				s := []rune(tc.match)
+				switch k := rng.Intn(4); {
+				case k == 0 && len(s) > 0:
+					s = s[:rng.Intn(len(s))]
+				case k == 1:
+					s = append(s, alphabet[rng.Intn(len(alphabet))])
+				case k == 2 && len(s) > 0:
+					s[rng.Intn(len(s))] = alphabet[rng.Intn(len(alphabet))]
+				case k == 3:
+					s = []rune(randString(rng))
+				}
+				str := string(s)
+				var doc string
+				var want bool
+				if si == 0 {
+					v := 1 + rng.Intn(2)
+					doc = fmt.Sprintf("{%s:%d}", encodeJSONString(str), v)
+					want = re.MatchString(str) == (v == 1)
+				} else {
+					doc = encodeJSONString(str)
+					want = !re.MatchString(str)
+				}
+				if got := r.Accepts([]byte(doc)); got != want {
+					t.Fatalf("%s: accepts %s = %v, want %v\n%s", schema, doc, got, want, src)
+				}
+			}
 		}
 	}
 }
