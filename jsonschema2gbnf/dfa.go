@@ -361,24 +361,15 @@ func (d *dfa) reverse() (at, rev []int32) {
 	return at, rev
 }
 
-// trim removes states that are unreachable or cannot reach an accepting
-// state, renumbering so that the start is 0. The empty language becomes
-// a single non-accepting state without edges.
-func (d *dfa) trim() *dfa {
-	if d.trimmed {
-		return d
+// reachBack returns, per state, whether it is one of seeds or has a
+// path to one, given the reversed edges (reverse); it takes seeds for
+// its stack.
+func reachBack(at, rev []int32, seeds []int32) []bool {
+	live := make([]bool, len(at)-1)
+	for _, i := range seeds {
+		live[i] = true
 	}
-	n := len(d.states)
-	// co-reachability
-	at, rev := d.reverse()
-	live := make([]bool, n)
-	stack := make([]int32, 0, n)
-	for i, st := range d.states {
-		if st.accept {
-			live[i] = true
-			stack = append(stack, int32(i))
-		}
-	}
+	stack := seeds
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -389,6 +380,26 @@ func (d *dfa) trim() *dfa {
 			}
 		}
 	}
+	return live
+}
+
+// trim removes states that are unreachable or cannot reach an accepting
+// state, renumbering so that the start is 0. The empty language becomes
+// a single non-accepting state without edges.
+func (d *dfa) trim() *dfa {
+	if d.trimmed {
+		return d
+	}
+	n := len(d.states)
+	// co-reachability
+	at, rev := d.reverse()
+	var accepting []int32
+	for i, st := range d.states {
+		if st.accept {
+			accepting = append(accepting, int32(i))
+		}
+	}
+	live := reachBack(at, rev, accepting)
 	if !live[0] {
 		return &dfa{states: []dfaState{{}}, trimmed: true}
 	}

@@ -636,65 +636,26 @@ type dfaWriter struct {
 func (w *dfaWriter) split() {
 	d, u := w.d, w.u
 	n := len(d.states)
-	// the predecessors of each state by edges not leaving u
-	predStart := make([]int, n+1)
-	for i, st := range d.states {
-		for _, e := range st.edges {
-			if i != u {
-				predStart[e.to+1]++
-			}
-		}
-	}
-	for i := 0; i < n; i++ {
-		predStart[i+1] += predStart[i]
-	}
-	pred := make([]int, predStart[n])
-	fill := slices.Clone(predStart[:n])
-	for i, st := range d.states {
-		for _, e := range st.edges {
-			if i != u {
-				pred[fill[e.to]] = i
-				fill[e.to]++
-			}
-		}
-	}
-	// search marks live the seeds and every state with a path to one
-	// that does not enter u (the seeds are not u).
-	search := func(seeds []int) []bool {
-		live := make([]bool, n)
-		stack := seeds
-		for _, i := range seeds {
-			live[i] = true
-		}
-		for len(stack) > 0 {
-			t := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for _, p := range pred[predStart[t]:predStart[t+1]] {
-				if !live[p] {
-					live[p] = true
-					stack = append(stack, p)
-				}
-			}
-		}
-		return live
-	}
+	// (u's edges all lead back to u, which is never a seed: the searches
+	// back from the seeds never reach it)
+	at, rev := d.reverse()
 	w.wideExit = make([]bool, n)
-	var into, wide, acc []int
+	var into, wide, acc []int32
 	for i, st := range d.states {
 		if i == u {
 			continue
 		}
 		if st.accept {
-			acc = append(acc, i)
+			acc = append(acc, int32(i))
 		}
 		cls := w.intoU(i)
 		if kwideFirst.minus(cls).empty() {
 			w.wideExit[i] = true
-			wide = append(wide, i)
+			wide = append(wide, int32(i))
 			cls = cls.minus(kwideFirst)
 		}
 		if !cls.empty() {
-			into = append(into, i)
+			into = append(into, int32(i))
 		}
 	}
 	if len(wide) < 2 {
@@ -707,9 +668,9 @@ func (w *dfaWriter) split() {
 		into = slices.Compact(into)
 		wide = nil
 	}
-	w.reach[viewInto] = search(into)
-	w.reach[viewWide] = search(wide)
-	w.reach[viewAvoid] = search(acc)
+	w.reach[viewInto] = reachBack(at, rev, into)
+	w.reach[viewWide] = reachBack(at, rev, wide)
+	w.reach[viewAvoid] = reachBack(at, rev, acc)
 }
 
 // intoU returns the characters that take state i into u.
