@@ -539,21 +539,21 @@ func removeDirectLeftRecursion(r *gbnf.Rule) *gbnf.Node {
 	var rec, base []*gbnf.Node
 	for _, a := range alts {
 		switch {
-		case a.Op == gbnf.OpRule && a.Rule == r.ID:
+		case !leftRec(a):
+			base = append(base, a)
+		case a.Op == gbnf.OpRule: // r alone
 			rec = append(rec, &gbnf.Node{Op: gbnf.OpEmpty, Pos: a.Pos})
-		case a.Op == gbnf.OpSeq && a.Subs[0].Op == gbnf.OpRule && a.Subs[0].Rule == r.ID:
+		default: // r α
 			rest := a.Subs[1:]
 			if len(rest) == 1 {
 				rec = append(rec, rest[0])
 			} else {
 				rec = append(rec, &gbnf.Node{Op: gbnf.OpSeq, Pos: rest[0].Pos, Subs: rest})
 			}
-		default:
-			base = append(base, a)
 		}
 	}
-	if len(rec) == 0 || len(base) == 0 {
-		return r.Body
+	if len(base) == 0 {
+		return r.Body // (no alternative to start from: nothing to rewrite)
 	}
 	alt := func(ns []*gbnf.Node) *gbnf.Node {
 		if len(ns) == 1 {
