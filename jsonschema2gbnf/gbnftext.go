@@ -307,6 +307,29 @@ func seq(xs ...string) string {
 	return strings.Join(out, " ")
 }
 
+// writeSeq2 writes seq(x, paren(y)) to b, for x and y that are not ""
+// (no expression) and x not `""`, without the strings seq and paren
+// would make (the key tries of notInSet write one per trie edge).
+func writeSeq2(b *strings.Builder, x, y string) {
+	switch {
+	case y == `""`:
+		b.WriteString(x)
+	case isLiteral(x) && isLiteral(y):
+		b.WriteString(x[:len(x)-1])
+		b.WriteString(y[1:])
+	default:
+		b.WriteString(x)
+		b.WriteByte(' ')
+		if isAtom(y) {
+			b.WriteString(y)
+			return
+		}
+		b.WriteByte('(')
+		b.WriteString(y)
+		b.WriteByte(')')
+	}
+}
+
 // isLiteral reports whether x is exactly one double-quoted literal.
 func isLiteral(x string) bool {
 	return len(x) >= 2 && x[0] == '"' && closes(x, 0, '"') == len(x)-1

@@ -2,6 +2,7 @@ package jsonschema2gbnf
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,23 @@ func TestSanitizeNameFastPath(t *testing.T) {
 		}
 		if got := sanitizeName(s); got != slow {
 			t.Fatalf("%q: %q, the loop gives %q", s, got, slow)
+		}
+	}
+}
+
+// writeSeq2 writes what seq(x, paren(y)) returns, for every kind of
+// expression a key trie puts together: literals (merged), classes,
+// names, groups, sequences, alternatives, and the empty string.
+func TestWriteSeq2(t *testing.T) {
+	xs := []string{`"a"`, `"\""`, `"\\"`, `"ab"`, `[a-z]`, `[^"\\]`, `name-1`, `("a" | "b")`}
+	ys := []string{`""`, `"c"`, `"c\"d"`, `[0-9]`, `key-3`, `("c" | "d")`, `"c" | "d"`, `"c" [0-9]`, `[a] "b"`, `("c") ("d")`, `"c" key-3*`}
+	for _, x := range xs {
+		for _, y := range ys {
+			var b strings.Builder
+			writeSeq2(&b, x, y)
+			if want := seq(x, paren(y)); b.String() != want {
+				t.Errorf("writeSeq2(%q, %q) = %q, seq(x, paren(y)) = %q", x, y, b.String(), want)
+			}
 		}
 	}
 }

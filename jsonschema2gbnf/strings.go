@@ -423,7 +423,7 @@ func (c *conv) keyTrie(kind int, id int32) string {
 	for i, r := range n.firsts {
 		if sub := c.keyTrie(kind, n.kids[i]); sub != "" {
 			sep()
-			b.WriteString(seq(encClass(runeSet{r, r}), paren(sub)))
+			writeSeq2(&b, encClass(runeSet{r, r}), sub)
 		}
 	}
 	var x string
