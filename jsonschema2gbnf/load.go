@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/structgen/structgen/internal/jsonscan"
 	"github.com/structgen/structgen/internal/valerr"
 )
 
@@ -624,7 +625,68 @@ func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Sche
 			delete(doc.(map[string]any), "$schema")
 		}
 	}
-	return compileDoc(data, doc, uncheckedDrafts[d])
+	ud := uncheckedDrafts[d]
+	if d == jsonschema.Draft2020 && sameAs2019(data) {
+		ud = unchecked2019
+	}
+	return compileDoc(data, doc, ud)
+}
+
+// A draft 2020-12 document none of whose keywords means something else
+// in draft 2019-09 (sameAs2019) is compiled under draft 2019-09's rules,
+// which give the same schemas: santhosh-tekuri/jsonschema v5.3.1 tells
+// the two drafts apart only by prefixItems (and where items goes),
+// $dynamicRef and $dynamicAnchor, additionalItems (ignored by 2020-12),
+// $recursiveRef and $recursiveAnchor, the vocabularies
+// ($vocabulary), and contains's evaluated items (read only by
+// unevaluatedItems). Under 2020-12 it also looks, at every subschema
+// it compiles, through all the document's subschemas for a
+// $dynamicAnchor (compileDynamicAnchors: quadratic in the subschemas),
+// which was a third of the conversion of Github_ultra/o6353 and its
+// siblings and 5% of the conversions around the compile p95. The
+// converter reads items from either place (arrPartOf) and keeps the
+// document's draft for its own choices (loaded.draft).
+var unchecked2019 = withoutMeta(jsonschema.Draft2019)
+
+// keywords2020 are the keywords sameAs2019 looks for, quoted ("$schema"
+// too: a subschema that names its own draft; a document's own is
+// removed before).
+var keywords2020 = [][]byte{
+	[]byte(`"prefixItems"`), []byte(`"additionalItems"`), []byte(`"unevaluatedItems"`),
+	[]byte(`"$dynamicRef"`), []byte(`"$dynamicAnchor"`), []byte(`"$recursiveRef"`), []byte(`"$recursiveAnchor"`),
+	[]byte(`"$vocabulary"`), []byte(`"$schema"`),
+}
+
+// sameAs2019 reports whether a draft 2020-12 document's text (valid
+// against its meta-schema) has none of keywords2020 and no items whose
+// value is an array (a tuple in 2019-09, not a schema in 2020-12). It
+// errs on the safe side only: a property or a string may have those
+// names, and a text with a \u escape is not looked at (a key may spell
+// a keyword with one).
+func sameAs2019(data []byte) bool {
+	if unchecked2019 == nil || bytes.Contains(data, []byte(`\u`)) {
+		return false
+	}
+	for _, kw := range keywords2020 {
+		if bytes.Contains(data, kw) {
+			return false
+		}
+	}
+	// "items" is common: only an array value reads differently.
+	items := []byte(`"items"`)
+	for rest := data; ; {
+		i := bytes.Index(rest, items)
+		if i < 0 {
+			return true
+		}
+		rest = rest[i+len(items):]
+		j := jsonscan.SkipSpace(rest, 0)
+		if j < len(rest) && rest[j] == ':' {
+			if j = jsonscan.SkipSpace(rest, j+1); j < len(rest) && rest[j] == '[' {
+				return false
+			}
+		}
+	}
 }
 
 // addDecoded adds the document doc (as the validator decodes one:

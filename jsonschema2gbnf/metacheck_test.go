@@ -304,3 +304,140 @@ func TestAddDecoded(t *testing.T) {
 		}
 	}
 }
+
+// sameAs2019 lets through only documents without a keyword that draft
+// 2019-09 reads differently, items as a schema (or as a property name)
+// included, an items array not.
+func TestSameAs2019(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		same bool
+	}{
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, true},
+		{`{"type":"array","items":{"type":"string"},"contains":{"const":1}}`, true},
+		{`{"type":"array","items" : true}`, true},
+		{`{"properties":{"items":{"type":"array"}},"required":["items"]}`, true},
+		{`{"$defs":{"a":{"$anchor":"x","type":"integer"}},"$ref":"#x"}`, true},
+		{`{"type":"array","items" :  [{"type":"string"}]}`, false},
+		{`{"prefixItems":[{"type":"string"}],"items":false}`, false},
+		{`{"additionalItems":false}`, false},
+		{`{"unevaluatedItems":false,"contains":{}}`, false},
+		{`{"$dynamicAnchor":"n","$defs":{"a":{"$dynamicRef":"#n"}}}`, false},
+		{`{"$recursiveAnchor":true,"$recursiveRef":"#"}`, false},
+		{`{"$vocabulary":{"https://json-schema.org/draft/2020-12/vocab/core":true}}`, false},
+		{`{"$defs":{"a":{"$schema":"http://json-schema.org/draft-07/schema#"}}}`, false},
+		{`{"prefix\u0049tems":[{"type":"string"}]}`, false},
+		{`{"description":"caf\u00e9","type":"string"}`, false},
+	} {
+		if got := sameAs2019([]byte(c.doc)); got != c.same {
+			t.Errorf("sameAs2019(%s) = %v, want %v", c.doc, got, c.same)
+		}
+	}
+}
+
+// A draft 2020-12 document that sameAs2019 lets through compiles under
+// draft 2019-09's rules (its items lands in Items, not Items2020, and
+// validates alike); one with prefixItems stays under 2020-12's.
+func TestCompileAs2019(t *testing.T) {
+	doc := `{"type":"array","items":{"type":"string"},"minItems":1}`
+	s, _, err := compileChecked(mustOrdered(t, doc), []byte(doc), jsonschema.Draft2020)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Items == nil || s.Items2020 != nil {
+		t.Errorf("%s: Items %v, Items2020 %v: not compiled under draft 2019-09's rules", doc, s.Items, s.Items2020)
+	}
+	if s.Validate([]any{"a"}) != nil || s.Validate([]any{json.Number("1")}) == nil || s.Validate([]any{}) == nil {
+		t.Errorf("%s: validates differently", doc)
+	}
+	doc = `{"type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"}}`
+	s, _, err = compileChecked(mustOrdered(t, doc), []byte(doc), jsonschema.Draft2020)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Items2020 == nil || len(s.PrefixItems) != 1 {
+		t.Errorf("%s: not compiled under draft 2020-12's rules", doc)
+	}
+}
+
+func mustOrdered(t *testing.T, doc string) any {
+	t.Helper()
+	raw, err := parseOrdered([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestSameAs2019Corpus: every JSONSchemaBench schema compiled as draft
+// 2020-12 that sameAs2019 lets through judges its instances under draft
+// 2019-09's rules exactly as under 2020-12's.
+func TestSameAs2019Corpus(t *testing.T) {
+	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus in %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	stride := 4 // STRUCTGEN_CORPUS_FULL=1: all
+	if os.Getenv("STRUCTGEN_CORPUS_FULL") != "" {
+		stride = 1
+	}
+	docs, instances := 0, 0
+	for i, f := range files {
+		if i%stride != 0 {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			Schema json.RawMessage `json:"schema"`
+			Tests  []struct {
+				Data json.RawMessage `json:"data"`
+			} `json:"tests"`
+		}
+		if json.Unmarshal(b, &c) != nil || len(c.Schema) == 0 {
+			continue
+		}
+		raw, err := parseOrdered(c.Schema)
+		if err != nil {
+			continue
+		}
+		if o, ok := raw.(*ordObj); ok {
+			if _, named := o.vals["$schema"]; named {
+				continue
+			}
+		}
+		if !sameAs2019(c.Schema) || !metaValid(raw, c.Schema, jsonschema.Draft2020) {
+			continue
+		}
+		s20, _, err20 := compileDoc(c.Schema, nil, uncheckedDrafts[jsonschema.Draft2020])
+		s19, _, err19 := compileDoc(c.Schema, nil, unchecked2019)
+		if (err20 == nil) != (err19 == nil) {
+			t.Errorf("%s: compiles with %v under 2020-12's rules, %v under 2019-09's", f, err20, err19)
+			continue
+		}
+		if err20 != nil {
+			continue
+		}
+		docs++
+		for _, x := range c.Tests {
+			dec := json.NewDecoder(strings.NewReader(string(x.Data)))
+			dec.UseNumber()
+			var v any
+			if dec.Decode(&v) != nil {
+				continue
+			}
+			instances++
+			if e20, e19 := s20.Validate(v), s19.Validate(v); (e20 == nil) != (e19 == nil) {
+				t.Errorf("%s: an instance is judged %v under 2020-12's rules, %v under 2019-09's", f, e20, e19)
+			}
+		}
+	}
+	t.Logf("%d documents, %d instances", docs, instances)
+	if docs < 100 {
+		t.Errorf("only %d corpus documents compiled as 2019-09: the test no longer covers the fast path", docs)
+	}
+}
