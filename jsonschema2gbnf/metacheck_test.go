@@ -441,3 +441,73 @@ func TestSameAs2019Corpus(t *testing.T) {
 		t.Errorf("only %d corpus documents compiled as 2019-09: the test no longer covers the fast path", docs)
 	}
 }
+
+// TestSameAs2019Suite: every schema of the draft 2020-12
+// JSON-Schema-Test-Suite that compiles under the unchecked copy and that
+// sameAs2019 lets through (its root "$schema" removed, as
+// compileChecked does) judges every test instance under draft 2019-09's
+// rules as under 2020-12's, and as the suite says.
+func TestSameAs2019Suite(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "JSON-Schema-Test-Suite", "draft2020-12", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suite files: %v", err)
+	}
+	groups, tests := 0, 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gs []struct {
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Tests       []struct {
+				Data  json.RawMessage `json:"data"`
+				Valid bool            `json:"valid"`
+			} `json:"tests"`
+		}
+		if err := json.Unmarshal(b, &gs); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, g := range gs {
+			data := []byte(g.Schema)
+			if stripped, ok := withoutRootSchemaKeyword(data); ok {
+				data = stripped
+			}
+			if !sameAs2019(data) {
+				continue
+			}
+			s20, _, err20 := compileDoc(data, nil, uncheckedDrafts[jsonschema.Draft2020])
+			s19, _, err19 := compileDoc(data, nil, unchecked2019)
+			id := filepath.Base(file) + " | " + g.Description
+			if (err20 == nil) != (err19 == nil) {
+				t.Errorf("%s: compiles with %v under 2020-12's rules, %v under 2019-09's", id, err20, err19)
+				continue
+			}
+			if err20 != nil {
+				continue
+			}
+			groups++
+			for _, x := range g.Tests {
+				dec := json.NewDecoder(strings.NewReader(string(x.Data)))
+				dec.UseNumber()
+				var v any
+				if dec.Decode(&v) != nil {
+					continue
+				}
+				tests++
+				e20, e19 := s20.Validate(v), s19.Validate(v)
+				if (e20 == nil) != (e19 == nil) {
+					t.Errorf("%s: %s is judged %v under 2020-12's rules, %v under 2019-09's", id, x.Data, e20, e19)
+				}
+				if (e19 == nil) != x.Valid {
+					t.Errorf("%s: %s is judged %v under 2019-09's rules, the suite says valid=%v", id, x.Data, e19, x.Valid)
+				}
+			}
+		}
+	}
+	t.Logf("%d groups, %d tests", groups, tests)
+	if groups < 100 {
+		t.Errorf("only %d suite groups compiled as 2019-09: the test no longer covers the fast path", groups)
+	}
+}
