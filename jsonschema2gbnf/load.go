@@ -40,13 +40,15 @@ const (
 	// 16,384 empty properties compile in about 2 s under draft-07.
 	MaxSubschemas = 16384
 
-	// MaxSubschemas2020 is MaxSubschemas for documents compiled as draft
-	// 2020-12 (the default when $schema is absent): santhosh-tekuri's
-	// dynamic-anchor pass lists every subschema once per subschema, so its
-	// time is quadratic — 4,096 subschemas take about 0.6 s, 10,000 take
-	// 4.4 s and 100,000 over a minute. The largest 2020-12 schema of
-	// JSONSchemaBench has 843. A document that needs more can name an
-	// older draft in $schema.
+	// MaxSubschemas2020 is MaxSubschemas for documents compiled under
+	// draft 2020-12's rules (the default when $schema is absent):
+	// santhosh-tekuri's dynamic-anchor pass lists every subschema once per
+	// subschema, so its time is quadratic — 4,096 subschemas take about
+	// 0.6 s, 10,000 take 4.4 s and 100,000 over a minute. The largest
+	// 2020-12 schema of JSONSchemaBench has 843. A 2020-12 document that
+	// reads the same under draft 2019-09 is compiled under its rules (see
+	// sameAs2019), without that pass, and MaxSubschemas bounds it; one that
+	// does not and needs more can name an older draft in $schema.
 	MaxSubschemas2020 = 4096
 
 	// MaxNumberLength bounds the text of one JSON number in the schema
@@ -477,7 +479,7 @@ func load(data []byte) (l *loaded, err error) {
 			explicit = true
 		}
 	}
-	if drafts[0] == jsonschema.Draft2020 && subschemas > MaxSubschemas2020 {
+	if drafts[0] == jsonschema.Draft2020 && subschemas > MaxSubschemas2020 && !compilesAs2019(raw, data) {
 		if n, ptr := countSubschemas(raw, MaxSubschemas2020); n > MaxSubschemas2020 {
 			return nil, &LimitError{Pointer: ptr, Limit: "MaxSubschemas2020", Value: n, Max: MaxSubschemas2020,
 				Hint: "draft 2020-12 compiles in time quadratic in the subschemas; an older draft in $schema allows MaxSubschemas"}
@@ -647,6 +649,24 @@ func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Sche
 // converter reads items from either place (arrPartOf) and keeps the
 // document's draft for its own choices (loaded.draft).
 var unchecked2019 = withoutMeta(jsonschema.Draft2019)
+
+// compilesAs2019 reports whether compileChecked compiles a draft
+// 2020-12 document (parsed as raw, its text data) under 2019-09's rules.
+func compilesAs2019(raw any, data []byte) bool {
+	if !metaValid(raw, data, jsonschema.Draft2020) {
+		return false
+	}
+	if o, ok := raw.(*ordObj); ok {
+		if _, has := o.vals["$schema"]; has {
+			stripped, ok := withoutRootSchemaKeyword(data)
+			if !ok {
+				return false
+			}
+			data = stripped
+		}
+	}
+	return sameAs2019(data)
+}
 
 // keywords2020 are the keywords sameAs2019 looks for, quoted ("$schema"
 // too: a subschema that names its own draft; a document's own is
