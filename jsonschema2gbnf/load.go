@@ -482,7 +482,7 @@ func load(data []byte) (l *loaded, err error) {
 	if drafts[0] == jsonschema.Draft2020 && subschemas > MaxSubschemas2020 && !compilesAs2019(raw, data) {
 		if n, ptr := countSubschemas(raw, MaxSubschemas2020); n > MaxSubschemas2020 {
 			return nil, &LimitError{Pointer: ptr, Limit: "MaxSubschemas2020", Value: n, Max: MaxSubschemas2020,
-				Hint: "draft 2020-12 compiles in time quadratic in the subschemas; an older draft in $schema allows MaxSubschemas"}
+				Hint: "draft 2020-12 compiles in time quadratic in the subschemas; an older draft in $schema allows MaxSubschemas, as does a document without the keywords draft 2019-09 reads differently (prefixItems, items arrays, additionalItems, unevaluatedItems, $dynamicRef, $dynamicAnchor, $recursiveRef, $recursiveAnchor, $vocabulary)"}
 		}
 	}
 	var firstErr error
