@@ -1,9 +1,11 @@
 package jsonschema2gbnf
 
 import (
+	"fmt"
 	"math/rand"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -107,5 +109,57 @@ func sampleDFA(d *dfa, rng *rand.Rand, stop float64, limit int) string {
 		b.WriteRune(r)
 		st = e.to
 		k++
+	}
+}
+
+// TestFormatDFAsShared: the automaton of every format with a regular
+// expression is built once per process (formatDFAs) and shared by
+// conversions running at once, each with its own copy of the header
+// (run with -race); the grammars are those of a lone conversion.
+func TestFormatDFAsShared(t *testing.T) {
+	for name := range jsonschema.Formats {
+		for _, f := range []func(string) (string, bool){formatRegex, validatorRegex} {
+			if src, ok := f(name); ok && formatDFAs[src] == nil {
+				t.Errorf("format %q: its regular expression is not in formatDFAs", name)
+			}
+		}
+	}
+	schema := []byte(`{"type":"object","properties":{
+		"a":{"type":"string","format":"uri","pattern":"^https:"},
+		"b":{"oneOf":[{"type":"string","format":"email"},{"type":"string","format":"hostname"}]},
+		"c":{"type":"string","minLength":3,"not":{"format":"date"}}}}`)
+	want, err := Convert(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"uri", "email", "hostname"} {
+		src, _ := formatRegex(name)
+		if f := formatDFAs[src]; f.d == nil {
+			t.Errorf("format %q: its automaton was not built (not shared)", name)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				got, err := Convert(schema)
+				if err == nil && got != want {
+					err = fmt.Errorf("another grammar:\n%s\nwant:\n%s", got, want)
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
