@@ -1014,14 +1014,17 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 	// against the rest of a (a copy without the enum), the validator's
 	// enum check being a scan of the list (quadratic over the list).
 	own, rest := enumSelf(a, t)
-	// A scalar is judged without the anyOfs the term has expanded: the
-	// term holds the branch it chose, which implies them (scalars, unlike
-	// objects and arrays, have no annotations for unevaluated* to read).
-	// The validator would otherwise try each branch of each such anyOf
-	// again for every value, formatting an error for every branch it
-	// fails: Github_ultra/o69209's 16-branch anyOfs of one-value enums
-	// spent a fifth of its conversion there.
-	var scalar [2]*term // judge without the done anyOfs: of t, of rest (made once)
+	// A scalar is judged without the anyOfs and oneOfs the term has
+	// expanded: the term holds the branch it chose, which implies them
+	// (see withoutDoneDisjunctions; scalars, unlike objects and arrays,
+	// have no annotations for unevaluated* to read). The validator would
+	// otherwise try each branch of each such disjunction again for every
+	// value, formatting an error for every branch it fails:
+	// Github_ultra/o69209's 16-branch anyOfs of one-value enums spent a
+	// fifth of its conversion there, and JsonSchemaStore/base two thirds
+	// in a oneOf whose branch is an enum of 571 time zones, scanned
+	// again for each of them.
+	var scalar [2]*term // judge without the done disjunctions: of t, of rest (made once)
 	var alts []string
 	seen := map[string]bool{}
 	for _, v := range vals {
@@ -1036,7 +1039,7 @@ func (c *conv) emitEnum(a *jsonschema.Schema, t term) string {
 		}
 		if isScalar(pv) {
 			if scalar[which] == nil {
-				x := withoutDoneAnyOf(judge)
+				x := withoutDoneDisjunctions(judge)
 				scalar[which] = &x
 			}
 			judge = *scalar[which]
@@ -1090,8 +1093,8 @@ func enumSelf(a *jsonschema.Schema, t term) (map[string]bool, term) {
 }
 
 // maxEnumRefs bounds the $ref and allOf steps enumSelf and
-// withoutDoneAnyOf follow from a schema of a term (a chain of definitions
-// is a few long).
+// withoutDoneDisjunctions follow from a schema of a term (a chain of
+// definitions is a few long).
 const maxEnumRefs = 8
 
 // isScalar reports whether a plain JSON value is neither an object nor an
@@ -1104,27 +1107,42 @@ func isScalar(v any) bool {
 	return true
 }
 
-// withoutDoneAnyOf returns t with every schema of t.ms that is, or that
-// its $ref and allOf chains reach (see chainEdit), the owner of an anyOf
-// t has expanded replaced by a copy without that anyOf (and the chains'
-// schemas by copies leading to it). t holds the branch it chose, so for a
-// value without annotations (a scalar) the copies judge as the originals.
-func withoutDoneAnyOf(t term) term {
-	var owners []*jsonschema.Schema
+// withoutDoneDisjunctions returns t with every schema of t.ms that is,
+// or that its $ref and allOf chains reach (see chainEdit), the owner of
+// an anyOf or a oneOf t has expanded replaced by a copy without it (and
+// the chains' schemas by copies leading to it). For a value without
+// annotations (a scalar) the copies judge as the originals: t holds the
+// branch it chose, which implies an anyOf, and for a oneOf also implies
+// that no other branch holds — expandGroup conjoined the exclusion of
+// every branch that may overlap it and proved the others disjoint from
+// it on weaker terms (proofTerm; where an exclusion has no grammar,
+// lenient mode leaves it out and so may this judge, both supersets).
+func withoutDoneDisjunctions(t term) term {
+	var anyOfs, oneOfs []*jsonschema.Schema
 	for _, d := range t.done {
-		if d.kind == "anyOf" {
-			owners = append(owners, d.s)
+		switch d.kind {
+		case "anyOf":
+			anyOfs = append(anyOfs, d.s)
+		case "oneOf":
+			oneOfs = append(oneOfs, d.s)
 		}
 	}
-	if len(owners) == 0 {
+	if len(anyOfs)+len(oneOfs) == 0 {
 		return t
 	}
 	ce := newChainEdit(func(s *jsonschema.Schema) *jsonschema.Schema {
-		if len(s.AnyOf) == 0 || !slices.Contains(owners, s) {
+		dropAny := len(s.AnyOf) > 0 && slices.Contains(anyOfs, s)
+		dropOne := len(s.OneOf) > 0 && slices.Contains(oneOfs, s)
+		if !dropAny && !dropOne {
 			return nil
 		}
 		b := *s
-		b.AnyOf = nil
+		if dropAny {
+			b.AnyOf = nil
+		}
+		if dropOne {
+			b.OneOf = nil
+		}
 		return &b
 	})
 	out := t

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
 	"github.com/structgen/structgen/internal/earley"
 )
 
@@ -202,6 +204,12 @@ var acceptCases = []struct {
 	{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer","minimum":5}]}`, nil,
 		[]string{`"x"`, `5`}, []string{`4`, `null`}},
 	{"oneOf with disjoint types", `{"oneOf":[{"type":"string"},{"type":"number"}]}`, nil, []string{`"x"`, `1`}, []string{`null`}},
+	{"oneOf of overlapping enums: a value in two branches matches none", `{"oneOf":[{"enum":["a","b","c"]},{"enum":["b","d"]},{"type":"integer","enum":[1,2,"a"]}]}`, nil,
+		[]string{`"a"`, `"c"`, `"d"`, `1`, `2`}, []string{`"b"`, `3`, `"1"`}},
+	{"oneOf of an enum through $ref and null", `{"properties":{"tz":{"$ref":"#/$defs/ntz"}},"required":["tz"],"$defs":{"tz":{"type":"string","enum":["UTC","CET","EST","PST","MSK","JST","IST","GMT"]},"ntz":{"oneOf":[{"$ref":"#/$defs/tz"},{"type":"null"}]}}}`, nil,
+		[]string{`{"tz":"UTC"}`, `{"tz":"GMT"}`, `{"tz":null}`}, []string{`{"tz":"XYZ"}`, `{"tz":1}`}},
+	{"oneOf of enums with a sibling enum", `{"enum":["a","b","c","d"],"oneOf":[{"enum":["a","b"]},{"enum":["b","c"]}]}`, nil,
+		[]string{`"a"`, `"c"`}, []string{`"b"`, `"d"`}},
 	{"oneOf with overlap is made exact", `{"oneOf":[{"properties":{"dog":{"type":"string"}},"required":["dog"]},{"properties":{"cat":{"type":"string"}},"required":["cat"]}]}`, nil,
 		[]string{`{"dog":"a"}`, `{"cat":"b"}`, `{"dog":"a","x":1}`}, []string{`{"dog":"a","cat":"b"}`, `{}`}},
 	{"oneOf discriminator", `{"oneOf":[{"properties":{"kind":{"const":"a"},"x":{"type":"integer"}},"required":["kind"]},{"properties":{"kind":{"const":"b"},"y":{"type":"string"}},"required":["kind"]}]}`, nil,
@@ -598,6 +606,32 @@ func TestCanonicalURIErrorDeterministic(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s: run %d: %v, want %s", tc.schema, i, err, tc.want)
 			}
+		}
+	}
+}
+
+// withoutDoneDisjunctions drops from copies exactly the anyOf and oneOf
+// keywords the term has expanded, wherever a schema's $ref and allOf
+// chains reach their owners; the originals are untouched.
+func TestWithoutDoneDisjunctions(t *testing.T) {
+	doc := []byte(`{"allOf":[{"$ref":"#/$defs/d"}],"anyOf":[{"type":"string"},{"const":1}],"$defs":{"d":{"oneOf":[{"enum":["a"]},{"type":"null"}],"anyOf":[{},{"type":"null"}]}}}`)
+	s, locate, err := compileWith(doc, jsonschema.Draft2020)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := locate("/$defs/d")
+	out := withoutDoneDisjunctions(term{ms: []*jsonschema.Schema{s}, done: []doneMark{{d, "oneOf"}, {s, "anyOf"}}})
+	root := out.ms[0]
+	if root == s || root.AnyOf != nil || len(s.AnyOf) != 2 {
+		t.Fatalf("the root's done anyOf: copy %p (original %p), anyOf %d, original's %d", root, s, len(root.AnyOf), len(s.AnyOf))
+	}
+	dc := root.AllOf[0].Ref
+	if dc == d || dc.OneOf != nil || len(dc.AnyOf) != 2 || len(d.OneOf) != 2 {
+		t.Errorf("the definition's done oneOf (its anyOf not expanded): copy oneOf %d anyOf %d, original oneOf %d", len(dc.OneOf), len(dc.AnyOf), len(d.OneOf))
+	}
+	for _, v := range []any{"a", nil} {
+		if err := validateSafe(root, v); err != nil {
+			t.Errorf("%v: %v", v, err)
 		}
 	}
 }
