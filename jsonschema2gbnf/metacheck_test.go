@@ -413,26 +413,14 @@ func TestSameAs2019Corpus(t *testing.T) {
 		if !sameAs2019(c.Schema) || !metaValid(raw, c.Schema, jsonschema.Draft2020) {
 			continue
 		}
-		s20, _, err20 := compileDoc(c.Schema, nil, uncheckedDrafts[jsonschema.Draft2020])
-		s19, _, err19 := compileDoc(c.Schema, nil, unchecked2019)
-		if (err20 == nil) != (err19 == nil) {
-			t.Errorf("%s: compiles with %v under 2020-12's rules, %v under 2019-09's", f, err20, err19)
-			continue
-		}
-		if err20 != nil {
+		s20, s19, ok := compileBothDrafts(t, f, c.Schema)
+		if !ok {
 			continue
 		}
 		docs++
 		for _, x := range c.Tests {
-			dec := json.NewDecoder(strings.NewReader(string(x.Data)))
-			dec.UseNumber()
-			var v any
-			if dec.Decode(&v) != nil {
-				continue
-			}
-			instances++
-			if e20, e19 := s20.Validate(v), s19.Validate(v); (e20 == nil) != (e19 == nil) {
-				t.Errorf("%s: an instance is judged %v under 2020-12's rules, %v under 2019-09's", f, e20, e19)
+			if _, ok := judgeBothDrafts(t, f, s20, s19, x.Data); ok {
+				instances++
 			}
 		}
 	}
@@ -477,31 +465,20 @@ func TestSameAs2019Suite(t *testing.T) {
 			if !sameAs2019(data) {
 				continue
 			}
-			s20, _, err20 := compileDoc(data, nil, uncheckedDrafts[jsonschema.Draft2020])
-			s19, _, err19 := compileDoc(data, nil, unchecked2019)
 			id := filepath.Base(file) + " | " + g.Description
-			if (err20 == nil) != (err19 == nil) {
-				t.Errorf("%s: compiles with %v under 2020-12's rules, %v under 2019-09's", id, err20, err19)
-				continue
-			}
-			if err20 != nil {
+			s20, s19, ok := compileBothDrafts(t, id, data)
+			if !ok {
 				continue
 			}
 			groups++
 			for _, x := range g.Tests {
-				dec := json.NewDecoder(strings.NewReader(string(x.Data)))
-				dec.UseNumber()
-				var v any
-				if dec.Decode(&v) != nil {
+				valid, ok := judgeBothDrafts(t, id, s20, s19, x.Data)
+				if !ok {
 					continue
 				}
 				tests++
-				e20, e19 := s20.Validate(v), s19.Validate(v)
-				if (e20 == nil) != (e19 == nil) {
-					t.Errorf("%s: %s is judged %v under 2020-12's rules, %v under 2019-09's", id, x.Data, e20, e19)
-				}
-				if (e19 == nil) != x.Valid {
-					t.Errorf("%s: %s is judged %v under 2019-09's rules, the suite says valid=%v", id, x.Data, e19, x.Valid)
+				if valid != x.Valid {
+					t.Errorf("%s: %s is judged valid=%v under 2019-09's rules, the suite says valid=%v", id, x.Data, valid, x.Valid)
 				}
 			}
 		}
@@ -510,4 +487,35 @@ func TestSameAs2019Suite(t *testing.T) {
 	if groups < 100 {
 		t.Errorf("only %d suite groups compiled as 2019-09: the test no longer covers the fast path", groups)
 	}
+}
+
+// compileBothDrafts compiles a document under the unchecked copies of
+// draft 2020-12 and of 2019-09; ok is false where either fails (a
+// failure under only one is reported).
+func compileBothDrafts(t *testing.T, id string, data []byte) (s20, s19 *jsonschema.Schema, ok bool) {
+	t.Helper()
+	s20, _, err20 := compileDoc(data, nil, uncheckedDrafts[jsonschema.Draft2020])
+	s19, _, err19 := compileDoc(data, nil, unchecked2019)
+	if (err20 == nil) != (err19 == nil) {
+		t.Errorf("%s: compiles with %v under 2020-12's rules, %v under 2019-09's", id, err20, err19)
+	}
+	return s20, s19, err20 == nil && err19 == nil
+}
+
+// judgeBothDrafts reports a JSON instance that s20 and s19 judge
+// differently; it returns s19's verdict, and ok false for text that is
+// not JSON.
+func judgeBothDrafts(t *testing.T, id string, s20, s19 *jsonschema.Schema, data []byte) (valid, ok bool) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return false, false
+	}
+	e20, e19 := s20.Validate(v), s19.Validate(v)
+	if (e20 == nil) != (e19 == nil) {
+		t.Errorf("%s: %s is judged %v under 2020-12's rules, %v under 2019-09's", id, data, e20, e19)
+	}
+	return e19 == nil, true
 }
