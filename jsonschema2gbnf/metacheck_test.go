@@ -151,21 +151,8 @@ func TestMetaValid(t *testing.T) {
 // change, and it proves most of those that compile (the fast path is the
 // common one).
 func TestMetaValidCorpus(t *testing.T) {
-	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus in %s: %v", dir, err)
-	}
-	sort.Strings(files)
-	stride := 4 // about 4 s; STRUCTGEN_CORPUS_FULL=1: all
-	if os.Getenv("STRUCTGEN_CORPUS_FULL") != "" {
-		stride = 1
-	}
 	valid, proved := 0, 0
-	for i, f := range files {
-		if i%stride != 0 {
-			continue
-		}
+	for _, f := range corpusSample(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -373,21 +360,8 @@ func mustOrdered(t *testing.T, doc string) any {
 // 2020-12 that sameAs2019 lets through judges its instances under draft
 // 2019-09's rules exactly as under 2020-12's.
 func TestSameAs2019Corpus(t *testing.T) {
-	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus in %s: %v", dir, err)
-	}
-	sort.Strings(files)
-	stride := 4 // STRUCTGEN_CORPUS_FULL=1: all
-	if os.Getenv("STRUCTGEN_CORPUS_FULL") != "" {
-		stride = 1
-	}
 	docs, instances := 0, 0
-	for i, f := range files {
-		if i%stride != 0 {
-			continue
-		}
+	for _, f := range corpusSample(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -518,4 +492,28 @@ func judgeBothDrafts(t *testing.T, id string, s20, s19 *jsonschema.Schema, data 
 		t.Errorf("%s: %s is judged %v under 2020-12's rules, %v under 2019-09's", id, data, e20, e19)
 	}
 	return e19 == nil, true
+}
+
+// corpusSample lists the JSONSchemaBench files the corpus tests here
+// read: every fourth (TestMetaValidCorpus: about 4 s), all with
+// STRUCTGEN_CORPUS_FULL=1.
+func corpusSample(t *testing.T) []string {
+	t.Helper()
+	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus in %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	stride := 4
+	if os.Getenv("STRUCTGEN_CORPUS_FULL") != "" {
+		stride = 1
+	}
+	var out []string
+	for i, f := range files {
+		if i%stride == 0 {
+			out = append(out, f)
+		}
+	}
+	return out
 }
