@@ -216,9 +216,12 @@ func parseBytes(s string) (uint64, error) {
 //	counted props=N [min=A] [max=B] [type=T]: an object schema with N
 //	  optional properties p0… of type T (integer), additionalProperties
 //	  false, minProperties A and maxProperties B when given
-//	emptyprops n=N [per=K] [draft=7]: an object schema with N empty
-//	  property schemas, in objects of K properties under one root
-//	  when per is given; draft=7 names draft-07 in $schema
+//	emptyprops n=N [per=K] [draft=7] [only2020=1]: an object schema with
+//	  N empty property schemas, in objects of K properties under one root
+//	  when per is given; draft=7 names draft-07 in $schema; only2020=1
+//	  adds a root $dynamicAnchor, a keyword draft 2019-09 reads
+//	  differently, so that a document without $schema is compiled under
+//	  draft 2020-12's rules
 //	chain n=N: the grammar root ::= r0, rI ::= "a" r(I+1) "b", rN ::= "c"
 //	wide n=N: the grammar root ::= r0 | … | r(N-1), rI ::= "kI"
 //	numbers n=N literal=L: the schema {"enum":[L, L, …]} with N values
@@ -278,6 +281,9 @@ func Generate(desc string) (kind string, text []byte, err error) {
 		b.WriteString(`{`)
 		if args["draft"] == "7" {
 			b.WriteString(`"$schema":"http://json-schema.org/draft-07/schema#",`)
+		}
+		if args["only2020"] == "1" {
+			b.WriteString(`"$dynamicAnchor":"root",`)
 		}
 		b.WriteString(`"type":"object","properties":{`)
 		if per <= 0 {
