@@ -668,42 +668,47 @@ func compilesAs2019(raw any, data []byte) bool {
 	return sameAs2019(data)
 }
 
-// keywords2020 are the keywords sameAs2019 looks for, quoted ("$schema"
-// too: a subschema that names its own draft; a document's own is
-// removed before).
-var keywords2020 = [][]byte{
-	[]byte(`"prefixItems"`), []byte(`"additionalItems"`), []byte(`"unevaluatedItems"`),
-	[]byte(`"$dynamicRef"`), []byte(`"$dynamicAnchor"`), []byte(`"$recursiveRef"`), []byte(`"$recursiveAnchor"`),
-	[]byte(`"$vocabulary"`), []byte(`"$schema"`),
+// keywords2020 are the keywords sameAs2019 looks for, by first byte,
+// each with its closing quote ("$schema" too: a subschema that names its
+// own draft; a document's own is removed before).
+var keywords2020 = [256][]string{
+	'p': {`prefixItems"`},
+	'a': {`additionalItems"`},
+	'u': {`unevaluatedItems"`},
+	'$': {`$dynamicRef"`, `$dynamicAnchor"`, `$recursiveRef"`, `$recursiveAnchor"`, `$vocabulary"`, `$schema"`},
 }
 
 // sameAs2019 reports whether a draft 2020-12 document's text (valid
 // against its meta-schema) has none of keywords2020 and no items whose
 // value is an array (a tuple in 2019-09, not a schema in 2020-12). It
 // errs on the safe side only: a property or a string may have those
-// names, and a text with a \u escape is not looked at (a key may spell
-// a keyword with one).
+// names (an escaped quote too is read as one that opens a name), and a
+// text with a \u escape is not looked at (a key may spell a keyword with
+// one). One pass over the quotes (ten searches for the quoted names took
+// 0.26 ms of Github_ultra/o6366's 3.5 ms conversion: in JSON text every
+// quote is a candidate).
 func sameAs2019(data []byte) bool {
 	if unchecked2019 == nil || bytes.Contains(data, []byte(`\u`)) {
 		return false
 	}
-	for _, kw := range keywords2020 {
-		if bytes.Contains(data, kw) {
-			return false
-		}
-	}
-	// "items" is common: only an array value reads differently.
-	items := []byte(`"items"`)
 	for rest := data; ; {
-		i := bytes.Index(rest, items)
-		if i < 0 {
+		i := bytes.IndexByte(rest, '"')
+		if i < 0 || i+1 == len(rest) {
 			return true
 		}
-		rest = rest[i+len(items):]
-		j := jsonscan.SkipSpace(rest, 0)
-		if j < len(rest) && rest[j] == ':' {
-			if j = jsonscan.SkipSpace(rest, j+1); j < len(rest) && rest[j] == '[' {
+		rest = rest[i+1:]
+		for _, kw := range keywords2020[rest[0]] {
+			if bytes.HasPrefix(rest, []byte(kw)) {
 				return false
+			}
+		}
+		if rest[0] == 'i' && bytes.HasPrefix(rest, []byte(`items"`)) {
+			// only an array value reads differently
+			j := jsonscan.SkipSpace(rest, len(`items"`))
+			if j < len(rest) && rest[j] == ':' {
+				if j = jsonscan.SkipSpace(rest, j+1); j < len(rest) && rest[j] == '[' {
+					return false
+				}
 			}
 		}
 	}
