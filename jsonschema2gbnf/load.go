@@ -617,15 +617,13 @@ func compileChecked(raw any, data []byte, d *jsonschema.Draft) (*jsonschema.Sche
 	if !metaValid(raw, data, d) {
 		return compileDoc(data, doc, d)
 	}
-	if o, ok := raw.(*ordObj); ok {
-		if _, has := o.vals["$schema"]; has {
-			stripped, ok := withoutRootSchemaKeyword(data)
-			if !ok {
-				return compileDoc(data, doc, d)
-			}
-			data = stripped
-			delete(doc.(map[string]any), "$schema")
-		}
+	stripped, ok := withoutSchemaKeyword(raw, data)
+	if !ok {
+		return compileDoc(data, doc, d)
+	}
+	data = stripped
+	if m, isMap := doc.(map[string]any); isMap {
+		delete(m, "$schema")
 	}
 	ud := uncheckedDrafts[d]
 	if d == jsonschema.Draft2020 && sameAs2019(data) {
@@ -656,16 +654,20 @@ func compilesAs2019(raw any, data []byte) bool {
 	if !metaValid(raw, data, jsonschema.Draft2020) {
 		return false
 	}
-	if o, ok := raw.(*ordObj); ok {
+	data, ok := withoutSchemaKeyword(raw, data)
+	return ok && sameAs2019(data)
+}
+
+// withoutSchemaKeyword returns the text data of the document raw without
+// its root "$schema", if it has one (withoutRootSchemaKeyword); ok is
+// false where the text cannot be cut.
+func withoutSchemaKeyword(raw any, data []byte) ([]byte, bool) {
+	if o, isObj := raw.(*ordObj); isObj {
 		if _, has := o.vals["$schema"]; has {
-			stripped, ok := withoutRootSchemaKeyword(data)
-			if !ok {
-				return false
-			}
-			data = stripped
+			return withoutRootSchemaKeyword(data)
 		}
 	}
-	return sameAs2019(data)
+	return data, true
 }
 
 // keywords2020 are the keywords sameAs2019 looks for, by first byte,
