@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // dfaMemo keeps, for one conversion, the automata built from equal
@@ -106,7 +108,7 @@ func buildPatternDFA(src string, re *syntax.Regexp) (*dfa, error) {
 // built, are shared. A fixed set: nothing a schema supplies is kept.
 var formatDFAs = func() map[string]*formatDFA {
 	m := map[string]*formatDFA{}
-	for _, name := range formatNames {
+	for name := range jsonschema.Formats { // (formatRegex knows only formats the validator has)
 		for _, f := range []func(string) (string, bool){formatRegex, validatorRegex} {
 			if src, ok := f(name); ok && m[src] == nil {
 				m[src] = &formatDFA{}
@@ -115,11 +117,6 @@ var formatDFAs = func() map[string]*formatDFA {
 	}
 	return m
 }()
-
-// formatNames are the names formatRegex knows.
-var formatNames = []string{"date-time", "date", "time", "duration", "period", "hostname", "email",
-	"ipv4", "ip-address", "ipv6", "uuid", "uri", "iri", "uri-reference", "uriref", "iri-reference",
-	"json-pointer", "relative-json-pointer"}
 
 type formatDFA struct {
 	once sync.Once

@@ -117,7 +117,13 @@ func sampleDFA(d *dfa, rng *rand.Rand, stop float64, limit int) string {
 // conversions running at once, each with its own copy of the header
 // (run with -race); the grammars are those of a lone conversion.
 func TestFormatDFAsShared(t *testing.T) {
-	for name := range jsonschema.Formats {
+	// formatDFAs is made from the validator's formats: a format with a
+	// regular expression that the validator does not know would be
+	// rebuilt in every conversion (the specification's names, the
+	// validator's and some others).
+	for _, name := range []string{"date-time", "date", "time", "duration", "period", "email", "idn-email",
+		"hostname", "idn-hostname", "ipv4", "ip-address", "ipv6", "uri", "uri-reference", "iri", "iri-reference",
+		"uriref", "uri-template", "uuid", "json-pointer", "relative-json-pointer", "regex", "host-name", "phone"} {
 		for _, f := range []func(string) (string, bool){formatRegex, validatorRegex} {
 			if src, ok := f(name); ok && formatDFAs[src] == nil {
 				t.Errorf("format %q: its regular expression is not in formatDFAs", name)
