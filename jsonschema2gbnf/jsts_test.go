@@ -27,28 +27,10 @@ const jstsBaseline = "testdata/jsts.baseline"
 //     them, one more is a failure, one fewer is logged (rewrite the
 //     baseline with -jsts.update).
 func TestJSONSchemaTestSuite(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "JSON-Schema-Test-Suite", "draft2020-12", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no suite files: %v", err)
-	}
 	var got []string // baseline lines of this run
 	pairs, invalid := 0, 0
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var groups []struct {
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Tests       []struct {
-				Description string          `json:"description"`
-				Data        json.RawMessage `json:"data"`
-			} `json:"tests"`
-		}
-		if err := json.Unmarshal(raw, &groups); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+	for _, file := range suiteFiles(t) {
+		groups := readSuiteFile(t, file)
 		base := filepath.Base(file)
 		for _, g := range groups {
 			id := base + " | " + g.Description
@@ -106,4 +88,39 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 			t.Logf("improvement (rewrite the baseline with -jsts.update): %s", l)
 		}
 	}
+}
+
+// suiteFiles lists the draft 2020-12 JSON-Schema-Test-Suite files.
+func suiteFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "JSON-Schema-Test-Suite", "draft2020-12", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suite files: %v", err)
+	}
+	return files
+}
+
+// suiteGroup is a group of a JSON-Schema-Test-Suite file: a schema and
+// instances with the verdict the suite expects.
+type suiteGroup struct {
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+	Tests       []struct {
+		Description string          `json:"description"`
+		Data        json.RawMessage `json:"data"`
+		Valid       bool            `json:"valid"`
+	} `json:"tests"`
+}
+
+func readSuiteFile(t *testing.T, file string) []suiteGroup {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []suiteGroup
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return groups
 }

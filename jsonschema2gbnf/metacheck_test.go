@@ -152,17 +152,7 @@ func TestMetaValid(t *testing.T) {
 // common one).
 func TestMetaValidCorpus(t *testing.T) {
 	valid, proved := 0, 0
-	for _, f := range corpusSample(t) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Schema json.RawMessage `json:"schema"`
-		}
-		if json.Unmarshal(b, &doc) != nil || len(doc.Schema) == 0 {
-			continue
-		}
+	for _, doc := range corpusSample(t) {
 		named := ""
 		if o, ok := decodeRoot(doc.Schema); ok {
 			named, _ = o["$schema"].(string)
@@ -361,20 +351,8 @@ func mustOrdered(t *testing.T, doc string) any {
 // 2019-09's rules exactly as under 2020-12's.
 func TestSameAs2019Corpus(t *testing.T) {
 	docs, instances := 0, 0
-	for _, f := range corpusSample(t) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c struct {
-			Schema json.RawMessage `json:"schema"`
-			Tests  []struct {
-				Data json.RawMessage `json:"data"`
-			} `json:"tests"`
-		}
-		if json.Unmarshal(b, &c) != nil || len(c.Schema) == 0 {
-			continue
-		}
+	for _, c := range corpusSample(t) {
+		f := c.path
 		raw, err := parseOrdered(c.Schema)
 		if err != nil {
 			continue
@@ -410,28 +388,9 @@ func TestSameAs2019Corpus(t *testing.T) {
 // compileChecked does) judges every test instance under draft 2019-09's
 // rules as under 2020-12's, and as the suite says.
 func TestSameAs2019Suite(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "JSON-Schema-Test-Suite", "draft2020-12", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no suite files: %v", err)
-	}
 	groups, tests := 0, 0
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var gs []struct {
-			Description string          `json:"description"`
-			Schema      json.RawMessage `json:"schema"`
-			Tests       []struct {
-				Data  json.RawMessage `json:"data"`
-				Valid bool            `json:"valid"`
-			} `json:"tests"`
-		}
-		if err := json.Unmarshal(b, &gs); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for _, g := range gs {
+	for _, file := range suiteFiles(t) {
+		for _, g := range readSuiteFile(t, file) {
 			data := []byte(g.Schema)
 			if stripped, ok := withoutRootSchemaKeyword(data); ok {
 				data = stripped
@@ -494,10 +453,19 @@ func judgeBothDrafts(t *testing.T, id string, s20, s19 *jsonschema.Schema, data 
 	return e19 == nil, true
 }
 
-// corpusSample lists the JSONSchemaBench files the corpus tests here
-// read: every fourth (TestMetaValidCorpus: about 4 s), all with
-// STRUCTGEN_CORPUS_FULL=1.
-func corpusSample(t *testing.T) []string {
+// corpusDoc is a JSONSchemaBench file: its schema and its instances.
+type corpusDoc struct {
+	path   string
+	Schema json.RawMessage `json:"schema"`
+	Tests  []struct {
+		Data json.RawMessage `json:"data"`
+	} `json:"tests"`
+}
+
+// corpusSample reads the JSONSchemaBench files the corpus tests here
+// read, those with a schema: every fourth (TestMetaValidCorpus: about
+// 4 s), all with STRUCTGEN_CORPUS_FULL=1.
+func corpusSample(t *testing.T) []corpusDoc {
 	t.Helper()
 	dir := sharedtest.Path(t, "corpus", "jsonschemabench")
 	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
@@ -509,10 +477,18 @@ func corpusSample(t *testing.T) []string {
 	if os.Getenv("STRUCTGEN_CORPUS_FULL") != "" {
 		stride = 1
 	}
-	var out []string
+	var out []corpusDoc
 	for i, f := range files {
-		if i%stride == 0 {
-			out = append(out, f)
+		if i%stride != 0 {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := corpusDoc{path: f}
+		if json.Unmarshal(b, &doc) == nil && len(doc.Schema) > 0 {
+			out = append(out, doc)
 		}
 	}
 	return out
