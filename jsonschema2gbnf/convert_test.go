@@ -635,3 +635,28 @@ func TestWithoutDoneDisjunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstRemoteRef: of several remote references the error names the
+// first in document order, with its schema's pointer, every time (the
+// validator compiles a properties map in random order and names the
+// first it reaches); a reference the validator ignores (beside $ref
+// before 2019-09) is passed over, and a base from $id is applied.
+func TestFirstRemoteRef(t *testing.T) {
+	cases := []struct{ schema, ptr, ref string }{
+		{`{"properties":{"2":{"$ref":"0"},"7":{"0200":"01201","items":{"$ref":"1900"}}}}`, "#/properties/2", "file:///structgen/0"},
+		{`{"$schema":"http://json-schema.org/draft-04/schema#","properties":{"b":{"$ref":"x.json"},"a":{"$ref":"y.json"},"c":{"$ref":"z.json"}}}`, "#/properties/b", "file:///structgen/x.json"},
+		{`{"properties":{"a":{"$ref":"other.json#/x"},"b":{"$ref":"#/$defs/d"},"c":{"$ref":"third.json"}},"$defs":{"d":{}}}`, "#/properties/a", "file:///structgen/other.json"},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":{"$ref":"#/definitions/d","properties":{"x":{"$ref":"z.json"}}},"b":{"$ref":"y.json"},"c":{"$ref":"w.json"}},"definitions":{"d":{}}}`, "#/properties/b", "file:///structgen/y.json"},
+		{`{"$id":"https://e.com/root.json","properties":{"a":{"$id":"sub/","properties":{"q":{"$ref":"w.json"}}},"b":{"$ref":"v.json"}}}`, "#/properties/a/properties/q", "https://e.com/sub/w.json"},
+		{`{"$id":"https://e.com/root.json","properties":{"a":{"$id":"sub/x.json"},"b":{"$ref":"sub/x.json"},"c":{"$ref":"v.json"},"d":{"$ref":"u.json"}}}`, "#/properties/c", "https://e.com/v.json"},
+	}
+	for _, tc := range cases {
+		for i := 0; i < 20; i++ {
+			_, err := Convert([]byte(tc.schema))
+			var rr *RemoteRefError
+			if !errorsAs(err, &rr) || rr.Pointer != tc.ptr || rr.Ref != tc.ref {
+				t.Fatalf("Convert(%s), try %d: %v, want %s: %q", tc.schema, i, err, tc.ptr, tc.ref)
+			}
+		}
+	}
+}

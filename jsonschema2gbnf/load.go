@@ -587,7 +587,7 @@ func compileDoc(data []byte, doc any, d *jsonschema.Draft) (s *jsonschema.Schema
 	}
 	s, err = c.Compile(rootURL)
 	if err != nil {
-		return nil, nil, translateCompileError(err)
+		return nil, nil, firstRemoteRef(translateCompileError(err), data, d)
 	}
 	locate = func(ptr string) (x *jsonschema.Schema) {
 		defer func() {
@@ -1049,4 +1049,96 @@ func resolveID(base string, v any, d *jsonschema.Draft) (string, bool) {
 	u := b.ResolveReference(r)
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), true
+}
+
+// firstRemoteRef names, for the validator's rejection of a remote
+// reference, the first one in document order, with the pointer of the
+// schema holding it: the validator compiles a properties map in Go's
+// random order and stops at the first reference it cannot load, so of
+// several it would name a different one from run to run. data is the
+// text it compiled under draft d (or d's unchecked copy). Other errors,
+// and a rejection this walk does not reproduce (the validator's URL is
+// not among the remote references it finds), are returned as they are.
+func firstRemoteRef(err error, data []byte, d *jsonschema.Draft) error {
+	var rr *RemoteRefError
+	if !errors.As(err, &rr) {
+		return err
+	}
+	raw, perr := parseOrdered(data)
+	if perr != nil {
+		return err
+	}
+	d = checkedDraft(d)
+	type ref struct{ ptr, url string }
+	var refs []ref
+	resources := map[string]bool{}
+	root, _ := resolveID(rootURL, raw, d)
+	urls := map[string]string{"": root} // resource pointer → its base URL
+	resources[root] = true
+	var ignored []string // (drafts 4–7) schemas whose $ref hides their other keywords
+	walkSchemas(raw, d, func(o *ordObj, ptr, res string) {
+		for _, p := range ignored {
+			if strings.HasPrefix(ptr, p+"/") {
+				return
+			}
+		}
+		if _, ok := urls[res]; !ok {
+			// a resource's base: its id against the enclosing resource's
+			parent := res
+			base, found := "", false
+			for !found {
+				parent = parent[:strings.LastIndexByte(parent, '/')]
+				base, found = urls[parent]
+			}
+			u, _ := resolveID(base, o, d)
+			urls[res] = u
+			resources[u] = true
+		}
+		for _, k := range [...]string{"$ref", "$dynamicRef"} {
+			s, ok := o.vals[k].(string)
+			if !ok || k == "$dynamicRef" && d != jsonschema.Draft2020 {
+				continue
+			}
+			b, err1 := url.Parse(urls[res])
+			r, err2 := url.Parse(s)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			u := b.ResolveReference(r)
+			u.Fragment, u.RawFragment = "", ""
+			refs = append(refs, ref{ptr, u.String()})
+		}
+		if _, ok := o.vals["$ref"]; ok && before2019(d) {
+			ignored = append(ignored, ptr)
+		}
+	})
+	var first *ref
+	reported := false
+	for i := range refs {
+		if resources[refs[i].url] {
+			continue
+		}
+		if first == nil {
+			first = &refs[i]
+		}
+		reported = reported || refs[i].url == rr.Ref
+	}
+	if first == nil || !reported {
+		return err
+	}
+	return &RemoteRefError{Pointer: "#" + first.ptr, Ref: first.url}
+}
+
+// checkedDraft is the jsonschema draft d is a copy of (uncheckedDrafts,
+// unchecked2019), d itself when it is one.
+func checkedDraft(d *jsonschema.Draft) *jsonschema.Draft {
+	if d == unchecked2019 {
+		return jsonschema.Draft2019
+	}
+	for c, u := range uncheckedDrafts {
+		if u == d {
+			return c
+		}
+	}
+	return d
 }
