@@ -553,14 +553,9 @@ func (c *Compiled) runEager() error {
 			return err
 		}
 	}
-	eagerStates := 0
-	for q, need := range p.need {
-		// (Read without mu: every writer of level1 holds lazyMu, as we do
-		// after compilation.)
-		if need && c.level1[q] != nil {
-			eagerStates++
-		}
-	}
+	// (Read without mu: every writer of level1 holds lazyMu, as we do
+	// after compilation.)
+	eagerStates := c.countLevel1(p.need)
 	switch {
 	case eagerStates == p.tops:
 		c.precomputeDeeper(p.need)
@@ -573,6 +568,7 @@ func (c *Compiled) runEager() error {
 		c.budgetWork = c.walker.units() + budget/deeperReserve
 		c.precomputeDeeper(p.need)
 		c.budgetWork = budget
+		eagerStates = c.countLevel1(p.need)
 	}
 	if eagerStates < p.tops && c.lazyWalker == nil {
 		// Some states are left to first use: keep the bulk masks for it.
@@ -585,6 +581,17 @@ func (c *Compiled) runEager() error {
 	c.stats.SliceWork = c.sliceWork
 	c.mu.Unlock()
 	return nil
+}
+
+// countLevel1 returns the number of states that need level 1 and have it.
+func (c *Compiled) countLevel1(need []bool) int {
+	n := 0
+	for q, nd := range need {
+		if nd && c.level1[q] != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // lightEntries computes, while the budget lasts, the entries of the
@@ -691,7 +698,7 @@ const deeperReserve = 10
 // matcher's code (Matcher.childEntry), and its work counts as eager work.
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
-	rets := c.belowRets()
+	rets := c.belowRets(true)
 	m := c.NewMatcher()
 	m.eagerWork = &c.walker.work
 	// The levels to go below, each with the frame whose callers come
@@ -769,6 +776,9 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 				if c.overBudget() {
 					return
 				}
+				if !c.retLevel1(r, need) {
+					continue
+				}
 				// A pair whose level is shared (byCross) costs no walk:
 				// count its cross points, so that the loop is bounded by
 				// the budget.
@@ -782,6 +792,27 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 	}
 }
 
+// retLevel1 reports whether return state r has its level 1, computing
+// it (as eager work) if r needs one and is light (heavyWalk): where the
+// budget ran out before such a state (the '"' after a bounded string's
+// characters, the root's "," after a value), the levels below the tops
+// above it were left to first use, however early they came
+// (Snowplow/sp_0: 1,508 work units at a generation's sixth step, its
+// first string value ending inside a token). A heavy state is the main
+// phase's to compute (heavyFirst), not the reserve's.
+func (c *Compiled) retLevel1(r int32, need []bool) bool {
+	if c.level1[r] != nil {
+		return true
+	}
+	if !need[r] || c.walkEstimates([]int32{r}, nil)[0] > heavyWalk {
+		return false
+	}
+	if err := c.level1Plain([]int32{r}, true); err != nil {
+		return false // (first use reports it)
+	}
+	return c.level1[r] != nil
+}
+
 // belowRets returns, per frame F, the plain return states that can be
 // the node right below a top of F on a matcher's stack, in a fixed order:
 // those of the calls to F, and, for a call to F in tail position (its
@@ -789,10 +820,10 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 // stepper.pushed), those below the caller's frame, and so on. A JSON
 // value's string, number or object is such a call: what follows a string
 // that ends a value is its caller's caller's business. A return state
-// without level 1 is left out: one where the caller can only end
-// (nothing follows there), or, where the eager budget ran out, one not
-// computed. Each list holds a state at most once.
-func (c *Compiled) belowRets() [][]int32 {
+// without level 1 is left out (unless all): one where the caller can
+// only end (nothing follows there), or, where the eager budget ran out,
+// one not computed. Each list holds a state at most once.
+func (c *Compiled) belowRets(all bool) [][]int32 {
 	a := c.a
 	direct := make([][]int32, len(a.frames))   // per frame: the plain return states of calls to it
 	tailFrom := make([][]int32, len(a.frames)) // per frame: the frames that call it in tail position
@@ -808,7 +839,7 @@ func (c *Compiled) belowRets() [][]int32 {
 				continue
 			}
 			k := [2]int32{e.callee, e.ret}
-			if !a.frames[a.states[e.ret].frame].repeat && c.level1[e.ret] != nil && !seen[k] {
+			if !a.frames[a.states[e.ret].frame].repeat && (all || c.level1[e.ret] != nil) && !seen[k] {
 				seen[k] = true
 				direct[e.callee] = append(direct[e.callee], e.ret)
 			}

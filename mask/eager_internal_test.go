@@ -236,3 +236,54 @@ func lettersVocab(t *testing.T, tokens ...string) *Vocab {
 	}
 	return v
 }
+
+// Where the budget runs out before a light return state below a frame
+// with cross points (the "!" after the second s, at the end of a long
+// literal), the reserve computes that state's level 1 first
+// (retsLevel1), and then the level below s's tops in it: a token that
+// ends the second s's string and goes on in the root ("a\"!") needs
+// nothing computed on first use there.
+func TestDeeperReserveReturnStates(t *testing.T) {
+	g, err := gbnf.Parse(`root ::= s "," "<abcdefghijklmnopqrstuvwxyz" s "!" | "(" w ")"
+s ::= "\"" [a-z]* "\"" | "[" s "]"
+w ::= "<abcdefghijklmnopqrstuvwxyz" | ">zyxwvutsrqponmlkjihgfedcba" | "(" w ")"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := lettersVocab(t, "\"", ",", "!", "<", ">", "(", ")", "a\"!", "a\",", "\"!", "<abcdefghijklmnopqrstuvwxyz")
+	id := func(s string) int32 {
+		for i := int32(0); int(i) < v.Size(); i++ {
+			if string(v.Token(i)) == s {
+				return i
+			}
+		}
+		t.Fatalf("no token %q", s)
+		return -1
+	}
+	for _, budget := range []int64{1_000, 1_500, 2_000, 3_000} {
+		c, err := CompileWith(g, v, Options{EagerWork: budget, EagerTimeout: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := c.Stats(); st.EagerStates >= st.TopStates {
+			continue // the budget reaches every state: not the case tested
+		}
+		m := c.NewMatcher()
+		for _, tok := range []string{"\"", "a", "\"", ",", "<abcdefghijklmnopqrstuvwxyz", "\"", "a"} {
+			if err := m.Accept(id(tok)); err != nil {
+				t.Fatalf("budget %d: %q: %v", budget, tok, err)
+			}
+		}
+		n0, _ := c.LazyWork()
+		bits := make([]uint32, (v.Size()+31)/32)
+		m.FillMask(bits)
+		if k := id("a\"!"); bits[k>>5]&(1<<(k&31)) == 0 {
+			t.Fatalf("budget %d: %q not allowed inside the second string", budget, "a\"!")
+		}
+		if n1, _ := c.LazyWork(); n1 != n0 {
+			t.Errorf("budget %d: %d computations on first use inside the second string, want 0", budget, n1-n0)
+		}
+		return
+	}
+	t.Fatal("every budget reaches every state: the test tests nothing")
+}
