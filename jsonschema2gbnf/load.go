@@ -587,7 +587,7 @@ func compileDoc(data []byte, doc any, d *jsonschema.Draft) (s *jsonschema.Schema
 	}
 	s, err = c.Compile(rootURL)
 	if err != nil {
-		return nil, nil, firstRemoteRef(translateCompileError(err), data, d)
+		return nil, nil, firstRefError(translateCompileError(err), data, d)
 	}
 	locate = func(ptr string) (x *jsonschema.Schema) {
 		defer func() {
@@ -1051,17 +1051,30 @@ func resolveID(base string, v any, d *jsonschema.Draft) (string, bool) {
 	return u.String(), true
 }
 
-// firstRemoteRef names, for the validator's rejection of a remote
-// reference, the first one in document order, with the pointer of the
-// schema holding it: the validator compiles a properties map in Go's
-// random order and stops at the first reference it cannot load, so of
-// several it would name a different one from run to run. data is the
-// text it compiled under draft d (or d's unchecked copy). Other errors,
-// and a rejection this walk does not reproduce (the validator's URL is
-// not among the remote references it finds), are returned as they are.
-func firstRemoteRef(err error, data []byte, d *jsonschema.Draft) error {
+// firstRefError names, for the validator's rejection of a reference
+// (to another document, to nothing in this one: "#/x not found", or
+// no URL at all),
+// the first failing reference in document order, with the pointer of
+// the schema holding it: the validator compiles a properties map in
+// Go's random order and stops at the first reference it cannot load or
+// resolve, so of several it would name a different one from run to
+// run. data is the text it compiled under draft d (or d's unchecked
+// copy). Other errors, and a rejection this walk does not reproduce (the
+// validator's failing reference is not among those it finds), are
+// returned as they are.
+func firstRefError(err error, data []byte, d *jsonschema.Draft) error {
 	var rr *RemoteRefError
-	if !errors.As(err, &rr) {
+	var ie *InvalidSchemaError
+	notFound, parseErr := "", ""
+	switch {
+	case errors.As(err, &rr):
+	case !errors.As(err, &ie) || ie.Pointer != "#":
+		return err
+	case strings.HasSuffix(ie.Msg, " not found") && !strings.Contains(strings.TrimSuffix(ie.Msg, " not found"), " "):
+		notFound = strings.TrimSuffix(ie.Msg, " not found")
+	case strings.HasPrefix(ie.Msg, "parse \""):
+		parseErr = ie.Msg // (a reference that is no URL, as url.Parse words it)
+	default:
 		return err
 	}
 	raw, perr := parseOrdered(data)
@@ -1069,13 +1082,14 @@ func firstRemoteRef(err error, data []byte, d *jsonschema.Draft) error {
 		return err
 	}
 	d = checkedDraft(d)
-	type ref struct{ ptr, url string }
+	type ref struct{ ptr, url, frag, perr string }
 	var refs []ref
-	resources := map[string]bool{}
 	root, _ := resolveID(rootURL, raw, d)
-	urls := map[string]string{"": root} // resource pointer → its base URL
-	resources[root] = true
-	var ignored []string // (drafts 4–7) schemas whose $ref hides their other keywords
+	urls := map[string]string{"": root}    // resource pointer → its base URL
+	resources := map[string]any{root: raw} // base URL → the resource's schema
+	resPtr := map[string]string{root: ""}  // base URL → the resource's pointer
+	anchors := map[[2]string]bool{}        // (resource pointer, anchor)
+	var ignored []string                   // (drafts 4–7) schemas whose $ref hides their other keywords
 	walkSchemas(raw, d, func(o *ordObj, ptr, res string) {
 		for _, p := range ignored {
 			if strings.HasPrefix(ptr, p+"/") {
@@ -1092,7 +1106,12 @@ func firstRemoteRef(err error, data []byte, d *jsonschema.Draft) error {
 			}
 			u, _ := resolveID(base, o, d)
 			urls[res] = u
-			resources[u] = true
+			if _, dup := resources[u]; !dup {
+				resources[u], resPtr[u] = o, res
+			}
+		}
+		for _, a := range anchorsOf(o, d) {
+			anchors[[2]string{res, a}] = true
 		}
 		for _, k := range [...]string{"$ref", "$dynamicRef"} {
 			s, ok := o.vals[k].(string)
@@ -1101,33 +1120,93 @@ func firstRemoteRef(err error, data []byte, d *jsonschema.Draft) error {
 			}
 			b, err1 := url.Parse(urls[res])
 			r, err2 := url.Parse(s)
-			if err1 != nil || err2 != nil {
+			if err2 != nil {
+				refs = append(refs, ref{ptr: ptr, perr: err2.Error()})
+				continue
+			}
+			if err1 != nil {
 				continue
 			}
 			u := b.ResolveReference(r)
+			frag := u.Fragment
 			u.Fragment, u.RawFragment = "", ""
-			refs = append(refs, ref{ptr, u.String()})
+			if k == "$dynamicRef" {
+				frag = "" // (resolved by the dynamic scope; only its document is checked)
+			}
+			refs = append(refs, ref{ptr: ptr, url: u.String(), frag: frag})
 		}
 		if _, ok := o.vals["$ref"]; ok && before2019(d) {
 			ignored = append(ignored, ptr)
 		}
 	})
+	// resolves reports whether fragment frag finds a schema in the
+	// resource at u: a JSON pointer into it, or an anchor it declares.
+	resolves := func(u, frag string) bool {
+		if frag == "" {
+			return true
+		}
+		if frag[0] != '/' {
+			return anchors[[2]string{resPtr[u], frag}]
+		}
+		var v any = resources[u]
+		for _, tok := range strings.Split(frag[1:], "/") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+			switch x := v.(type) {
+			case *ordObj:
+				var ok bool
+				if v, ok = x.vals[tok]; !ok {
+					return false
+				}
+			case []any:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(x) || tok != strconv.Itoa(i) {
+					return false
+				}
+				v = x[i]
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	// The first failing reference, and whether the validator's is one.
 	var first *ref
-	reported := false
+	firstRemote, reported := false, false
 	for i := range refs {
-		if resources[refs[i].url] {
+		r := &refs[i]
+		_, local := resources[r.url]
+		switch {
+		case r.perr != "":
+			local = true
+			reported = reported || parseErr != "" && r.perr == parseErr
+		case !local:
+			reported = reported || rr != nil && r.url == rr.Ref
+		case !resolves(r.url, r.frag):
+			// (the validator writes the fragment escaped)
+			escaped := (&url.URL{Fragment: r.frag}).EscapedFragment()
+			reported = reported || notFound != "" && (refName(r.url, r.frag) == notFound || refName(r.url, escaped) == notFound)
+		default:
 			continue
 		}
 		if first == nil {
-			first = &refs[i]
+			first, firstRemote = r, !local
 		}
-		reported = reported || refs[i].url == rr.Ref
 	}
 	if first == nil || !reported {
 		return err
 	}
-	return &RemoteRefError{Pointer: "#" + first.ptr, Ref: first.url}
+	if firstRemote {
+		return &RemoteRefError{Pointer: "#" + first.ptr, Ref: first.url}
+	}
+	if first.perr != "" {
+		return &InvalidSchemaError{Pointer: "#" + first.ptr, Msg: "$ref: " + first.perr}
+	}
+	return &InvalidSchemaError{Pointer: "#" + first.ptr, Msg: "$ref " + strconv.Quote(refName(first.url, first.frag)) + " not found"}
 }
+
+// refName is a reference to fragment frag of the document at u as the
+// validator's errors name it: without the schema's own URL.
+func refName(u, frag string) string { return strings.TrimPrefix(u+"#"+frag, rootURL) }
 
 // checkedDraft is the jsonschema draft d is a copy of (uncheckedDrafts,
 // unchecked2019), d itself when it is one.
