@@ -997,14 +997,7 @@ func sameCanonicalURI(err error, raw any, d *jsonschema.Draft) error {
 		if ptr == "" || res != ptr || second != "" {
 			return
 		}
-		// the enclosing one: the longest proper prefix that is one
-		parent := ptr
-		base, ok := "", false
-		for !ok {
-			parent = parent[:strings.LastIndexByte(parent, '/')]
-			base, ok = urls[parent]
-		}
-		u, declared := resolveID(base, o, d)
+		u, declared := resolveID(enclosingBase(urls, ptr), o, d)
 		urls[ptr] = u
 		if !declared {
 			return
@@ -1020,6 +1013,19 @@ func sameCanonicalURI(err error, raw any, d *jsonschema.Draft) error {
 	}
 	msg := fmt.Sprintf("%q and %q in %s have same canonical-uri", first, second, root)
 	return &InvalidSchemaError{Pointer: "#", Msg: strings.ReplaceAll(msg, rootURL, ""), Err: ie.Err}
+}
+
+// enclosingBase returns the base URL of the schema resource that
+// encloses the one at pointer ptr (not the root's): that of the longest
+// proper prefix of ptr in urls (resource pointer → base URL, which holds
+// the root's, "").
+func enclosingBase(urls map[string]string, ptr string) string {
+	for {
+		ptr = ptr[:strings.LastIndexByte(ptr, '/')]
+		if base, ok := urls[ptr]; ok {
+			return base
+		}
+	}
 }
 
 // resolveID returns the URL (without fragment) a schema object's id gives
@@ -1097,14 +1103,7 @@ func firstRefError(err error, data []byte, d *jsonschema.Draft) error {
 			}
 		}
 		if _, ok := urls[res]; !ok {
-			// a resource's base: its id against the enclosing resource's
-			parent := res
-			base, found := "", false
-			for !found {
-				parent = parent[:strings.LastIndexByte(parent, '/')]
-				base, found = urls[parent]
-			}
-			u, _ := resolveID(base, o, d)
+			u, _ := resolveID(enclosingBase(urls, res), o, d)
 			urls[res] = u
 			if _, dup := resources[u]; !dup {
 				resources[u], resPtr[u] = o, res
