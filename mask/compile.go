@@ -692,13 +692,15 @@ const deeperReserve = 10
 // levels, states, calls), so the same grammar gets the same levels. It
 // takes only the stack tops and return states that have their level 1
 // (so that no level needs a state computed on first use, which would
-// wait for lazyMu: belowRets leaves out the return states without it):
-// every one once every state has it, else those the budget reached
-// (runEager gives their levels a reserve, deeperReserve). It uses the
-// matcher's code (Matcher.childEntry), and its work counts as eager work.
+// wait for lazyMu): every one once every state has it, else the tops the
+// budget reached (runEager gives their levels a reserve, deeperReserve)
+// and the return states below them it reached or that are light
+// (retLevel1 computes those first). It uses the matcher's code
+// (Matcher.childEntry), and its work counts as eager work.
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
 	rets := c.belowRets(true)
+	tried := make([]bool, len(a.states)) // (retLevel1's)
 	m := c.NewMatcher()
 	m.eagerWork = &c.walker.work
 	// The levels to go below, each with the frame whose callers come
@@ -776,7 +778,7 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 				if c.overBudget() {
 					return
 				}
-				if !c.retLevel1(r, need) {
+				if !c.retLevel1(r, need, tried) {
 					continue
 				}
 				// A pair whose level is shared (byCross) costs no walk:
@@ -799,11 +801,16 @@ func (c *Compiled) precomputeDeeper(need []bool) {
 // above it were left to first use, however early they came
 // (Snowplow/sp_0: 1,508 work units at a generation's sixth step, its
 // first string value ending inside a token). A heavy state is the main
-// phase's to compute (heavyFirst), not the reserve's.
-func (c *Compiled) retLevel1(r int32, need []bool) bool {
+// phase's to compute (heavyFirst), not the reserve's. tried marks the
+// states it looked at before.
+func (c *Compiled) retLevel1(r int32, need, tried []bool) bool {
 	if c.level1[r] != nil {
 		return true
 	}
+	if tried[r] {
+		return false
+	}
+	tried[r] = true
 	if !need[r] || c.walkEstimates([]int32{r}, nil)[0] > heavyWalk {
 		return false
 	}

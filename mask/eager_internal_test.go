@@ -240,7 +240,7 @@ func lettersVocab(t *testing.T, tokens ...string) *Vocab {
 // Where the budget runs out before a light return state below a frame
 // with cross points (the "!" after the second s, at the end of a long
 // literal), the reserve computes that state's level 1 first
-// (retsLevel1), and then the level below s's tops in it: a token that
+// (retLevel1), and then the level below s's tops in it: a token that
 // ends the second s's string and goes on in the root ("a\"!") needs
 // nothing computed on first use there.
 func TestDeeperReserveReturnStates(t *testing.T) {
