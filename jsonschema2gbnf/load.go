@@ -1057,14 +1057,13 @@ func resolveID(base string, v any, d *jsonschema.Draft) (string, bool) {
 	return u.String(), true
 }
 
-// firstRefError names, for the validator's rejection of a reference
-// (to another document, to nothing in this one: "#/x not found", or
-// no URL at all),
-// the first failing reference in document order, with the pointer of
-// the schema holding it: the validator compiles a properties map in
-// Go's random order and stops at the first reference it cannot load or
-// resolve, so of several it would name a different one from run to
-// run. data is the text it compiled under draft d (or d's unchecked
+// firstRefError names, for the validator's rejection of a reference (to
+// another document, to nothing in this one: "#/x not found", or no URL
+// at all), the first failing reference in document order, with the
+// pointer of the schema holding it: the validator compiles a properties
+// map in Go's random order and stops at the first reference it cannot
+// load or resolve, so of several it would name a different one from run
+// to run. data is the text it compiled under draft d (or d's unchecked
 // copy). Other errors, and a rejection this walk does not reproduce (the
 // validator's failing reference is not among those it finds), are
 // returned as they are.
