@@ -251,6 +251,11 @@ var acceptCases = []struct {
 	{"OpenAPI nullable", `{"properties":{"a":{"type":"string","nullable":true},"b":{"enum":["x"],"nullable":true}},"required":["a","b"]}`, nil,
 		[]string{`{"a":null,"b":null}`, `{"a":"s","b":"x"}`}, []string{`{"a":1,"b":"x"}`}},
 	{"nullable via type array", `{"type":["integer","null"],"minimum":3}`, nil, []string{`null`, `3`}, []string{`2`}},
+	// an integer multipleOf admits only integers (6000.0 is one too): with
+	// the integers excluded, no number is left (schemafuzz seed 401484)
+	{"integer multipleOf, not integer", `{"multipleOf":1,"not":{"type":"integer"}}`, nil, []string{`null`, `"a"`, `{}`}, []string{`1`, `1.0`, `1.5`, `0`}},
+	{"oneOf an integer multipleOf and integer", `{"oneOf":[{"multipleOf":1},{"type":"integer"}]}`, nil, []string{`null`, `"a"`}, []string{`100`, `100.0`, `1.5`}},
+	{"integer multipleOf, not integer, some other type", `{"type":["number","string"],"multipleOf":3,"not":{"type":"integer"}}`, nil, []string{`"a"`}, []string{`3`, `3.0`, `1`}},
 }
 
 func TestConvertAcceptReject(t *testing.T) {

@@ -296,8 +296,11 @@ func (c *conv) emitNumber(n *node) string {
 	}
 	excluded := n.excludedNumbers()
 	var alts []string
-	if n.types&tInt != 0 || intOnly {
-		// integers (the only numbers when an integer multipleOf applies)
+	if n.types&tInt != 0 {
+		// integers (the only numbers when an integer multipleOf applies;
+		// where the integers are excluded, as by "not": {"type":
+		// "integer"}, such a multipleOf leaves no number at all: 6000.0
+		// is an integer too)
 		lo, hi := intBounds(n.lo, n.hi, n.loEx, n.hiEx)
 		var x string
 		if k == nil {
