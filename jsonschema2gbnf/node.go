@@ -140,6 +140,18 @@ func (c *conv) merge(atoms []*jsonschema.Schema, t term) *node {
 		}
 	}
 	n.types &^= n.ex.notTypes
+	// an integer multipleOf admits only integral values, which are
+	// integers (6000.0 too, in every draft): where the integers are
+	// excluded ("not": {"type": "integer"}, or a oneOf branch beside
+	// "type": "integer"), no number is left
+	if n.types&tInt == 0 {
+		for _, m := range n.mults {
+			if m.Sign() > 0 && m.IsInt() {
+				n.types &^= tNum
+				break
+			}
+		}
+	}
 	// "not" on values: a type whose every value is excluded disappears
 	for _, v := range n.ex.notVals {
 		switch v.(type) {
@@ -298,9 +310,7 @@ func (c *conv) emitNumber(n *node) string {
 	var alts []string
 	if n.types&tInt != 0 {
 		// integers (the only numbers when an integer multipleOf applies;
-		// where the integers are excluded, as by "not": {"type":
-		// "integer"}, such a multipleOf leaves no number at all: 6000.0
-		// is an integer too)
+		// with the integers excluded there are none: see merge)
 		lo, hi := intBounds(n.lo, n.hi, n.loEx, n.hiEx)
 		var x string
 		if k == nil {
