@@ -1146,26 +1146,8 @@ func firstRefError(err error, data []byte, d *jsonschema.Draft) error {
 		if frag[0] != '/' {
 			return anchors[[2]string{resPtr[u], frag}]
 		}
-		var v any = resources[u]
-		for _, tok := range strings.Split(frag[1:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			switch x := v.(type) {
-			case *ordObj:
-				var ok bool
-				if v, ok = x.vals[tok]; !ok {
-					return false
-				}
-			case []any:
-				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(x) || tok != strconv.Itoa(i) {
-					return false
-				}
-				v = x[i]
-			default:
-				return false
-			}
-		}
-		return true
+		_, ok := rawPointer(resources[u], frag)
+		return ok
 	}
 	// The first failing reference, and whether the validator's is one.
 	var first *ref
