@@ -699,7 +699,7 @@ const deeperReserve = 10
 // (Matcher.childEntry), and its work counts as eager work.
 func (c *Compiled) precomputeDeeper(need []bool) {
 	a := c.a
-	rets := c.belowRets(true)
+	rets := c.belowRets()
 	tried := make([]bool, len(a.states)) // (retLevel1's)
 	m := c.NewMatcher()
 	m.eagerWork = &c.walker.work
@@ -826,11 +826,10 @@ func (c *Compiled) retLevel1(r int32, need, tried []bool) bool {
 // return state can only pop: the stack keeps no node for it, see
 // stepper.pushed), those below the caller's frame, and so on. A JSON
 // value's string, number or object is such a call: what follows a string
-// that ends a value is its caller's caller's business. A return state
-// without level 1 is left out (unless all): one where the caller can
-// only end (nothing follows there), or, where the eager budget ran out,
-// one not computed. Each list holds a state at most once.
-func (c *Compiled) belowRets(all bool) [][]int32 {
+// that ends a value is its caller's caller's business. Return states
+// without level 1 are listed too (precomputeDeeper asks retLevel1 for
+// it). Each list holds a state at most once.
+func (c *Compiled) belowRets() [][]int32 {
 	a := c.a
 	direct := make([][]int32, len(a.frames))   // per frame: the plain return states of calls to it
 	tailFrom := make([][]int32, len(a.frames)) // per frame: the frames that call it in tail position
@@ -846,7 +845,7 @@ func (c *Compiled) belowRets(all bool) [][]int32 {
 				continue
 			}
 			k := [2]int32{e.callee, e.ret}
-			if !a.frames[a.states[e.ret].frame].repeat && (all || c.level1[e.ret] != nil) && !seen[k] {
+			if !a.frames[a.states[e.ret].frame].repeat && !seen[k] {
 				seen[k] = true
 				direct[e.callee] = append(direct[e.callee], e.ret)
 			}
