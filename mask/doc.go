@@ -172,10 +172,11 @@
 // must have the vocabulary's length and its metadata must end a file
 // without tensors. Indirect left recursion is an error naming the cycle
 // of rules. A vocabulary keeps at most vocab.MaxSlices slices (and
-// vocab.MaxMidSlices mid-character ones); past that, new classes are
-// walked. The eager part of Compile stops after
-// DefaultEagerWork units or, as a safety net, DefaultEagerTimeout
-// (Options): a bound on precomputation, not on an input.
+// vocab.MaxMidSlices mid-character ones); past that, a new class's
+// slice takes the place of the one used least recently. The eager part
+// of Compile stops after DefaultEagerWork units or, as a safety net,
+// DefaultEagerTimeout (Options): a bound on precomputation, not on an
+// input.
 //
 // Matchers keep no more than they need: the history beyond MaxRollback
 // is dropped as the output grows, and the parse stack is compacted to

@@ -256,9 +256,6 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	var work int64
 	sl := c.v.Slice(k, &work)
 	c.addSliceWork(work)
-	if sl == nil {
-		return sliceUse{}, false
-	}
 	return sliceUse{sl: sl, d: d, chain: chain}, true
 }
 

@@ -9,9 +9,9 @@
 // Vocab: the token trie (Trie, built on first use: about 60 ms for the
 // 128k Llama-3 vocabulary) and the slices of character classes (Slice:
 // the tokens inside a loop over a class and where tokens leave it, one
-// pass over part of the trie per class, at most MaxSlices per
+// pass over part of the trie per class, at most MaxSlices kept per
 // vocabulary; and the same from inside a character, MidSlice, at most
-// MaxMidSlices).
+// MaxMidSlices kept; past a bound the least recently used goes).
 //
 // In this package, v is always a *Vocab, id a token id (int32) and k a
 // TokenKind.

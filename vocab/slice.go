@@ -42,15 +42,21 @@ import (
 // it.
 
 // MaxSlices bounds the slices kept per vocabulary. On Llama-3 a slice
-// takes 20–210 KB; the 2,020 JSONSchemaBench grammars have 76 distinct
-// classes (3.7 MB of slices in all), and most grammars share the few of
-// string bodies. Past the bound Slice returns nil.
+// takes 20–210 KB, so the slices kept stay under 27 MB. Past the bound,
+// a new class's slice takes the place of the one used least recently (a
+// grammar compiled with it keeps it): a returning class is made again.
+// The 2,220 JSONSchemaBench grammars have 189 distinct classes; when
+// the bound refused new slices instead (up to stop 40), every grammar
+// compiled after the 128th class walked its loops, so that a
+// long-running server got slower for good, and what a grammar's eager
+// budget reached depended on the grammars compiled before it.
 const MaxSlices = 128
 
 // MaxMidSlices bounds the mid-character slices kept per vocabulary, apart
 // from MaxSlices (they must not take the place of a loop's slice): up to
 // seven per class with non-ASCII characters, each the size of a bitset
-// of the vocabulary (16 KB on Llama-3) and a few hundred tokens.
+// of the vocabulary (16 KB on Llama-3) and a few hundred tokens. Past
+// the bound, as for MaxSlices, the one used least recently goes.
 const MaxMidSlices = 128
 
 // A Class is a set of characters: ASCII bytes (bit b of ASCII[b/64]),
@@ -113,8 +119,7 @@ type Slice struct {
 
 // Slice returns the slice of class cl, computing it on the first call (one
 // pass over the part of the trie inside the class: tokens and exits) and
-// adding that pass's trie nodes and tokens to *work; nil when the
-// vocabulary holds MaxSlices slices already.
+// adding that pass's trie nodes and tokens to *work.
 func (v *Vocab) Slice(cl Class, work *int64) *Slice {
 	return v.slice(sliceKey{cl, 0, 0x80, 0xBF}, work)
 }
@@ -122,9 +127,8 @@ func (v *Vocab) Slice(cl Class, work *int64) *Slice {
 // MidSlice returns the mid-character slice of class cl (see the top of
 // this file) for a character that needs need more continuation bytes
 // (1 to 3), the first in lo..hi (within 0x80..0xBF); like Slice, it is
-// computed on the first call, its work added to *work, and nil when the
-// vocabulary holds MaxMidSlices of them already or the arguments are not
-// those of a character's end.
+// computed on the first call and its work added to *work; nil when the
+// arguments are not those of a character's end.
 func (v *Vocab) MidSlice(cl Class, need int, lo, hi byte, work *int64) *Slice {
 	if need < 1 || need > 3 || lo < 0x80 || hi > 0xBF || lo > hi {
 		return nil
@@ -140,24 +144,64 @@ type sliceKey struct {
 	lo, hi byte
 }
 
+// A sliceEntry is a slice kept by its vocabulary, with the clock of its
+// last use (Vocab.sliceClock).
+type sliceEntry struct {
+	s    *Slice
+	used uint64
+}
+
 func (v *Vocab) slice(k sliceKey, work *int64) *Slice {
 	v.sliceMu.Lock()
 	defer v.sliceMu.Unlock()
-	if s := v.slices[k]; s != nil {
-		return s
+	v.sliceClock++
+	if e := v.slices[k]; e != nil {
+		e.used = v.sliceClock
+		return e.s
 	}
-	if k.need == 0 && len(v.slices)-v.midSlices >= MaxSlices || k.need > 0 && v.midSlices >= MaxMidSlices {
-		return nil
+	mid := k.need > 0
+	if n, bound := v.kept(mid); n >= bound {
+		v.evictSlice(mid)
 	}
 	s := buildSlice(v, k, work)
 	if v.slices == nil {
-		v.slices = map[sliceKey]*Slice{}
+		v.slices = map[sliceKey]*sliceEntry{}
 	}
-	v.slices[k] = s
-	if k.need > 0 {
+	v.slices[k] = &sliceEntry{s, v.sliceClock}
+	if mid {
 		v.midSlices++
 	}
 	return s
+}
+
+// kept returns the number of slices of one kind (mid-character or not)
+// the vocabulary keeps, and their bound.
+func (v *Vocab) kept(mid bool) (n, bound int) {
+	if mid {
+		return v.midSlices, MaxMidSlices
+	}
+	return len(v.slices) - v.midSlices, MaxSlices
+}
+
+// evictSlice drops the slice of one kind used least recently (a linear
+// scan: at most MaxSlices entries, against a pass over the trie to make
+// the slice that replaces it).
+func (v *Vocab) evictSlice(mid bool) {
+	var old sliceKey
+	var oldest uint64
+	found := false
+	for k, e := range v.slices {
+		if (k.need > 0) == mid && (!found || e.used < oldest) {
+			old, oldest, found = k, e.used, true
+		}
+	}
+	if !found {
+		return
+	}
+	delete(v.slices, old)
+	if mid {
+		v.midSlices--
+	}
 }
 
 func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {

@@ -364,31 +364,68 @@ func prefixes(tr *Trie) [][]byte {
 	return p
 }
 
-// TestSliceLimit: past MaxSlices classes, Slice returns nil; past
-// MaxMidSlices, MidSlice does, and neither takes from the other's bound.
+// TestSliceLimit: a vocabulary keeps at most MaxSlices slices and
+// MaxMidSlices mid-character ones, neither taking from the other's
+// bound; past a bound a new class's slice takes the place of the one of
+// its kind used least recently, and a class asked for again after its
+// eviction is made again, the same.
 func TestSliceLimit(t *testing.T) {
 	v, err := NewVocab(bs("a", "b", "ab"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var work int64
-	// Mid-character slices have a bound of their own: they do not take
-	// the place of loops' slices.
-	for i := range MaxMidSlices + 3 {
-		k := Class{NonASCII: true}
+	class := func(i int, nonASCII bool) Class {
+		k := Class{NonASCII: nonASCII}
 		k.ASCII[0] = uint64(i)
-		s := v.MidSlice(k, 1, 0x80, 0xBF, &work)
-		if (s == nil) != (i >= MaxMidSlices) {
-			t.Fatalf("mid slice %d: %v", i, s)
-		}
+		return k
 	}
-	for i := range MaxSlices + 3 {
-		var k Class
-		k.ASCII[0] = uint64(i)
-		s := v.Slice(k, &work)
-		if (s == nil) != (i >= MaxSlices) {
-			t.Fatalf("slice %d: %v", i, s)
-		}
+	count := func(mid bool) int {
+		v.sliceMu.Lock()
+		defer v.sliceMu.Unlock()
+		n, _ := v.kept(mid)
+		return n
+	}
+	var work int64
+	mids := map[int]*Slice{}
+	for i := range MaxMidSlices {
+		mids[i] = v.MidSlice(class(i, true), 1, 0x80, 0xBF, &work)
+	}
+	loops := map[int]*Slice{}
+	for i := range MaxSlices {
+		loops[i] = v.Slice(class(i, false), &work)
+	}
+	if count(true) != MaxMidSlices || count(false) != MaxSlices {
+		t.Fatalf("kept %d mid-character and %d loop slices, want %d and %d", count(true), count(false), MaxMidSlices, MaxSlices)
+	}
+	// Class 0 is used again: class 1 is now the least recent loop slice.
+	if s := v.Slice(class(0, false), &work); s != loops[0] {
+		t.Fatal("a kept slice was made again")
+	}
+	w0 := work
+	extra := v.Slice(class(MaxSlices, false), &work)
+	if extra == nil || work == w0 {
+		t.Fatalf("past the bound: %v, work %d", extra, work-w0)
+	}
+	if count(false) != MaxSlices || count(true) != MaxMidSlices {
+		t.Fatalf("after one more loop class: kept %d loop and %d mid-character slices", count(false), count(true))
+	}
+	if s := v.Slice(class(0, false), &work); s != loops[0] {
+		t.Fatal("the slice used most recently was evicted")
+	}
+	w0 = work
+	again := v.Slice(class(1, false), &work)
+	if again == loops[1] || work == w0 || again.InCount != loops[1].InCount || again.Class != loops[1].Class {
+		t.Fatalf("the least recent slice: kept %v, work %d, tokens %d (had %d)", again == loops[1], work-w0, again.InCount, loops[1].InCount)
+	}
+	// A mid-character class past its bound evicts a mid-character slice.
+	if s := v.MidSlice(class(MaxMidSlices, true), 1, 0x80, 0xBF, &work); s == nil {
+		t.Fatal("mid-character slice past the bound: nil")
+	}
+	if count(false) != MaxSlices || count(true) != MaxMidSlices {
+		t.Fatalf("after one more mid-character class: kept %d loop and %d mid-character slices", count(false), count(true))
+	}
+	if s := v.MidSlice(class(MaxMidSlices-1, true), 1, 0x80, 0xBF, &work); s != mids[MaxMidSlices-1] {
+		t.Fatal("a recent mid-character slice was evicted")
 	}
 }
 

@@ -98,9 +98,10 @@ type Vocab struct {
 	trieOnce sync.Once
 	trie     *Trie // see Trie
 
-	sliceMu   sync.Mutex
-	slices    map[sliceKey]*Slice // see Slice
-	midSlices int                 // of which mid-character slices
+	sliceMu    sync.Mutex
+	slices     map[sliceKey]*sliceEntry // see Slice
+	midSlices  int                      // of which mid-character slices
+	sliceClock uint64                   // counts calls of slice (sliceEntry.used)
 
 	firstMu   sync.Mutex
 	first     [256][]uint32 // see FirstByteSet
