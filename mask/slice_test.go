@@ -40,6 +40,10 @@ var sliceGrammars = map[string]string{
 		`text ::= "\"" (word+ sep+){0,3} word+ "\""` + "\n" +
 		`text2 ::= "\"" ("" | (word+ sep+){0,5} word+) "\""` + "\n" +
 		`word ::= [^\x00- "\\] | "\\" ["\\b] | "\\u000" [0-7bef]` + "\n" + `sep ::= " " | "\\" [fnrt]`,
+	// A bounded repetition over a class few tokens stay inside (the
+	// slice's tokens as a list): 32 punctuation bytes, about 2,600
+	// Llama-3 tokens; the slice's tokens still count their characters.
+	"few-tokens":     "root ::= [!-/:-@\\[-`{-~]{1,5} \"a\" ([!-/:-@\\[-`{-~]{6,40} \"a\" | [!-/:-@\\[-`{-~]{5,41} \"b\")+ \"z\"",
 	"call-then-loop": `root ::= ("<" tag ">" [^<>]*)+ "." [^.]{2,} "."` + "\n" + `tag ::= [a-z]+ | "x" [0-9]`,
 	// Strings that must contain one of some names, or a pattern: the
 	// states of the match lead back to the same states on the bytes that
