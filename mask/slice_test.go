@@ -43,7 +43,9 @@ var sliceGrammars = map[string]string{
 	// A bounded repetition over a class few tokens stay inside (the
 	// slice's tokens as a list): 32 punctuation bytes, about 2,600
 	// Llama-3 tokens; the slice's tokens still count their characters.
-	"few-tokens":     "root ::= [!-/:-@\\[-`{-~]{1,5} \"a\" ([!-/:-@\\[-`{-~]{6,40} \"a\" | [!-/:-@\\[-`{-~]{5,41} \"b\")+ \"z\"",
+	"few-tokens": "root ::= [!-/:-@\\[-`{-~]{1,5} \"a\" ([!-/:-@\\[-`{-~]{6,40} \"a\" | [!-/:-@\\[-`{-~]{5,41} \"b\")+ \"z\"",
+	// Digit loops (integers, a counted run): 1,110 Llama-3 tokens.
+	"digits":         `root ::= "[" (int ("," int)*)? "]" [0-9]{2,30} "x"` + "\n" + `int ::= "-"? ("0" | [1-9] [0-9]*)`,
 	"call-then-loop": `root ::= ("<" tag ">" [^<>]*)+ "." [^.]{2,} "."` + "\n" + `tag ::= [a-z]+ | "x" [0-9]`,
 	// Strings that must contain one of some names, or a pattern: the
 	// states of the match lead back to the same states on the bytes that
