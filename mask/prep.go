@@ -18,9 +18,6 @@ type vocabPrep struct {
 	size     int           // vocabulary size (token ids)
 	duration time.Duration // time spent preparing
 	pool     stickyPool[scratch]
-
-	upToMu sync.Mutex
-	upTo   map[upToKey]*tokenSet // see upToChars
 }
 
 var vocabPreps sync.Map // *Vocab → *vocabPrep (vocabularies are few and long-lived)

@@ -2,6 +2,7 @@ package mask
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/structgen/structgen/vocab"
 )
@@ -66,14 +67,17 @@ func sliceIn(sl *vocab.Slice) *tokenSet {
 	return &tokenSet{bits: sl.In, n: sl.InCount}
 }
 
-// upToKey identifies the tokens of a slice that start at most k characters.
-type upToKey struct {
-	sl *vocab.Slice
-	k  int32
+// upToSets are the sets of a slice's tokens by characters (upToChars),
+// kept with the slice (vocab.Slice.Ext): shared by every grammar that
+// uses the slice, and gone with it when the vocabulary no longer keeps
+// it (a cache keyed by the slice would keep every slice ever made).
+type upToSets struct {
+	mu   sync.Mutex
+	sets []*tokenSet // [k]: the tokens that start at most k characters; nil until made
 }
 
 // upToChars returns the tokens inside sl that start at most k characters
-// (cached per vocabulary: the sets are shared by every grammar). The
+// (cached with the slice: the sets are shared by every grammar). The
 // first call for a slice makes its sets for every k in one pass, and adds
 // its work units to *work (nil: not counted). A set is a list while it
 // is small, else a bitset of its own: the slice's bitset minus the longer
@@ -85,40 +89,37 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32, work *int64) *tokenSet {
 	if int(k)+1 >= len(off) {
 		return sliceIn(sl)
 	}
-	p.upToMu.Lock()
-	defer p.upToMu.Unlock()
-	key := upToKey{sl, k}
-	if set := p.upTo[key]; set != nil {
-		return set
-	}
-	if p.upTo == nil {
-		p.upTo = map[upToKey]*tokenSet{}
+	u := sl.Ext(func() any { return new(upToSets) }).(*upToSets)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.sets != nil {
+		return u.sets[k]
 	}
 	thr := denseThreshold(p.words)
 	bits := make([]uint32, p.words) // the tokens of up to j characters
+	sets := make([]*tokenSet, len(off)-1)
 	var units int64
-	for j := int32(0); int(j)+1 < len(off); j++ {
+	for j := range sets {
 		for _, id := range ids[off[j]:off[j+1]] {
 			bits[id>>5] |= 1 << (uint32(id) & 31)
 		}
 		n := int(off[j+1])
 		units += int64(off[j+1] - off[j])
-		var set *tokenSet
 		switch {
 		case n == sl.InCount:
-			set = sliceIn(sl)
+			sets[j] = sliceIn(sl)
 		case n <= thr:
-			set = &tokenSet{list: ids[:n:n], n: n}
+			sets[j] = &tokenSet{list: ids[:n:n], n: n}
 		default:
-			set = &tokenSet{bits: slices.Clone(bits), n: n}
+			sets[j] = &tokenSet{bits: slices.Clone(bits), n: n}
 			units += int64(p.words / 32)
 		}
-		p.upTo[upToKey{sl, j}] = set
 	}
+	u.sets = sets
 	if work != nil {
 		*work += units
 	}
-	return p.upTo[key]
+	return sets[k]
 }
 
 // sliceUse is how a state uses a slice: its own level 1 is the slice's

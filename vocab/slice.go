@@ -42,9 +42,11 @@ import (
 // it.
 
 // MaxSlices bounds the slices kept per vocabulary. On Llama-3 a slice
-// takes 20–210 KB, so the slices kept stay under 27 MB. Past the bound,
-// a new class's slice takes the place of the one used least recently (a
-// grammar compiled with it keeps it): a returning class is made again.
+// takes 20–210 KB, plus what package mask derives from it once a bounded
+// repetition uses it (Ext: its tokens by characters, a set per count).
+// Past the bound, a new class's slice takes the place of the one used
+// least recently (a grammar compiled with it keeps it, Ext included): a
+// returning class is made again.
 // The 2,220 JSONSchemaBench grammars have 189 distinct classes; when
 // the bound refused new slices instead (up to stop 40), every grammar
 // compiled after the 128th class walked its loops, so that a
@@ -115,6 +117,19 @@ type Slice struct {
 	charsOnce sync.Once
 	inByChars []int32
 	inOff     []int32
+	extOnce   sync.Once
+	ext       any
+}
+
+// Ext returns what init returns on the first call (later calls return
+// the same, whatever their init): a place for data that another package
+// derives from the slice alone and shares between grammars (package mask
+// keeps its sets of the tokens by characters there), which lives as
+// long as the slice: past MaxSlices, a slice the vocabulary no longer
+// keeps goes with the last grammar that uses it, and so does its Ext.
+func (s *Slice) Ext(init func() any) any {
+	s.extOnce.Do(func() { s.ext = init() })
+	return s.ext
 }
 
 // Slice returns the slice of class cl, computing it on the first call (one

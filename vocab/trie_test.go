@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 )
@@ -426,6 +428,51 @@ func TestSliceLimit(t *testing.T) {
 	}
 	if s := v.MidSlice(class(MaxMidSlices-1, true), 1, 0x80, 0xBF, &work); s != mids[MaxMidSlices-1] {
 		t.Fatal("a recent mid-character slice was evicted")
+	}
+}
+
+// TestSliceExt: a slice's Ext is made once, by the first caller's init,
+// also when many goroutines ask at once, and a slice made again after
+// its eviction starts with none.
+func TestSliceExt(t *testing.T) {
+	v, err := NewVocab(bs("a", "b", "ab"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var work int64
+	var k Class
+	k.AddASCII('a')
+	s := v.Slice(k, &work)
+	var made atomic.Int32
+	var wg sync.WaitGroup
+	got := make([]any, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = s.Ext(func() any { made.Add(1); return new(int) })
+		}()
+	}
+	wg.Wait()
+	if made.Load() != 1 {
+		t.Fatalf("init ran %d times", made.Load())
+	}
+	for _, x := range got[1:] {
+		if x != got[0] {
+			t.Fatal("Ext returned different values")
+		}
+	}
+	for i := range MaxSlices {
+		var o Class
+		o.ASCII[1] = uint64(i + 1)
+		v.Slice(o, &work)
+	}
+	s2 := v.Slice(k, &work)
+	if s2 == s {
+		t.Fatal("the slice was not evicted")
+	}
+	if x := s2.Ext(func() any { return "new" }); x != "new" {
+		t.Fatalf("a slice made again kept the old Ext: %v", x)
 	}
 }
 
