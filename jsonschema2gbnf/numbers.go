@@ -53,7 +53,6 @@ const (
 const (
 	bodyUint    = `"0" | [1-9] [0-9]*`
 	bodyNzUint  = `[1-9] [0-9]*`
-	bodyFrac    = `"." [0-9] fdigits`
 	bodyNumber  = `"-"? uint frac? exp?`
 	bodyInteger = `"-"? uint`
 )
@@ -61,7 +60,14 @@ const (
 var (
 	bodyExp     = fmt.Sprintf(`[eE] [-+]? [0-9]{1,%d}`, MaxExponentDigits)
 	bodyFDigits = fmt.Sprintf(`[0-9]{0,%d}`, fracTail)
-	bodyFZeros  = fmt.Sprintf(`"0"{0,%d}`, fracTail)
+	// fracRun is a non-empty free run of fraction digits, one counted
+	// repetition ([0-9] fdigits, the same strings, made a state before
+	// the run that walked every digit run of the vocabulary into the
+	// repetition's call: 3,561-3,681 work units on first use, against a
+	// call of the repetition, whose entry comes from the digits' slice).
+	fracRun    = fmt.Sprintf(`[0-9]{1,%d}`, fracTail+1)
+	bodyFrac   = `"." ` + fracRun
+	bodyFZeros = fmt.Sprintf(`"0"{0,%d}`, fracTail)
 )
 
 func digitClass(a, b byte) string {
@@ -271,7 +277,7 @@ const MaxDecimalPlaces = 30
 func freeDigits(sig int, nonEmpty bool) string {
 	switch {
 	case sig < 0 && nonEmpty:
-		return "[0-9] " + ruleFDigits
+		return fracRun
 	case sig < 0:
 		return ruleFDigits
 	case sig == 0 && nonEmpty:
