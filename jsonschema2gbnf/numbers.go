@@ -60,11 +60,12 @@ const (
 var (
 	bodyExp     = fmt.Sprintf(`[eE] [-+]? [0-9]{1,%d}`, MaxExponentDigits)
 	bodyFDigits = fmt.Sprintf(`[0-9]{0,%d}`, fracTail)
-	// fracRun is a non-empty free run of fraction digits, one counted
-	// repetition ([0-9] fdigits, the same strings, made a state before
-	// the run that walked every digit run of the vocabulary into the
-	// repetition's call: 3,561-3,681 work units on first use, against a
-	// call of the repetition, whose entry comes from the digits' slice).
+	// fracRun is a non-empty free run of fraction digits as one counted
+	// repetition: the strings of [0-9] fdigits, which gave the mask a
+	// state before fdigits' call whose walk stepped every digit run of
+	// the vocabulary into the call (3,561–3,681 work units on first use
+	// on Llama-3); one repetition is called at once, and its entry comes
+	// from the digits' slice, shared by the grammar's numbers.
 	fracRun    = fmt.Sprintf(`[0-9]{1,%d}`, fracTail+1)
 	bodyFrac   = `"." ` + fracRun
 	bodyFZeros = fmt.Sprintf(`"0"{0,%d}`, fracTail)

@@ -42,8 +42,7 @@ var noExitMemo = false
 // digit run of a vocabulary (1,110 tokens of Llama-3), a walk of 2,261
 // units that budget-limited grammars left to the first use of integer
 // values (50–120 µs with the caches cold); narrower loops accept few
-// tokens, and their walks are cheap. (Up to stop 40 the bound was 32,
-// for fear of using up MaxSlices, which now evicts.)
+// tokens, and their walks are cheap. (Up to stop 40 the bound was 32.)
 const minSliceASCII = 10
 
 // jsonString is the character class of JSON string bodies

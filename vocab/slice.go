@@ -85,8 +85,8 @@ func (cl *Class) Starts(b byte) bool {
 }
 
 // A Slice is the part of a vocabulary inside a loop over a Class (see
-// the top of this file). It is immutable and shared: its slices must not
-// be modified.
+// the top of this file). It is immutable and shared (but for what Ext
+// makes once): its slices must not be modified.
 type Slice struct {
 	Class Class
 	// Need, Lo, Hi: a mid-character slice's continuation bytes still
