@@ -798,13 +798,7 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	w.begin(node{q, -1, predsBoundary}, true)
 	w.work += StateWorkUnits
-	// The slice's tokens as its bitset, never as its list (sliceIn's
-	// form for a slice of few tokens): symbolicLevel1 sorts by cost the
-	// ids added one at a time (the walks' tokens), and a list's ids would
-	// come in with the cost of 0 or whatever an earlier walk left; a
-	// bounded repetition would then allow them whatever the characters
-	// left ([!-/:-@\[-`{-~]{1,5} allowed "--------" after "!").
-	w.addSet(w.acc, &tokenSet{bits: sl.In, n: sl.InCount})
+	w.addSet(w.acc, sliceIn(sl))
 	cf := &c.crossFollow[a.states[q].frame]
 	for b := 0; b < 256; b++ {
 		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]

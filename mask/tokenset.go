@@ -150,6 +150,19 @@ func (b *setBuilder) addSet(s *tokenSet) {
 	b.dense = true
 }
 
+// addSetBits adds every id of s to the bits only, leaving ids to the
+// ids added one by one (build counts the bits).
+func (b *setBuilder) addSetBits(s *tokenSet) {
+	if s.bits != nil {
+		b.addSet(s)
+		return
+	}
+	for _, id := range s.list {
+		b.bits[id>>5] |= 1 << (uint32(id) & 31)
+	}
+	b.dense = true
+}
+
 func newSetBuilder(words int) *setBuilder { return &setBuilder{bits: make([]uint32, words)} }
 
 func (b *setBuilder) add(id int32) {

@@ -144,8 +144,19 @@ func (w *walker) build(b *setBuilder) tokenSet {
 }
 
 // addSet adds s to b, counting the work.
+//
+// In a symbolic walk, w.acc's ids are the tokens the walk accepted, each
+// with its cost (w.cost; symbolicLevel1 sorts them by it): a set added
+// whole has no costs, so its tokens go into w.acc's bits only. (A
+// slice's tokens as a list once came in as ids with the cost 0 or an
+// earlier walk's, and a bounded repetition allowed them whatever the
+// characters left: [!-/:-@\[-`{-~]{1,5} allowed "--------" after "!".)
 func (w *walker) addSet(b *setBuilder, s *tokenSet) {
 	w.work += s.work()
+	if w.symbolic && b == w.acc {
+		b.addSetBits(s)
+		return
+	}
 	b.addSet(s)
 }
 

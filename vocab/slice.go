@@ -200,18 +200,15 @@ func (v *Vocab) kept(mid bool) (n, bound int) {
 
 // evictSlice drops the slice of one kind used least recently (a linear
 // scan: at most MaxSlices entries, against a pass over the trie to make
-// the slice that replaces it).
+// the slice that replaces it); slice calls it only with its bound's
+// worth of that kind kept.
 func (v *Vocab) evictSlice(mid bool) {
 	var old sliceKey
-	var oldest uint64
-	found := false
+	oldest := ^uint64(0)
 	for k, e := range v.slices {
-		if (k.need > 0) == mid && (!found || e.used < oldest) {
-			old, oldest, found = k, e.used, true
+		if (k.need > 0) == mid && e.used < oldest {
+			old, oldest = k, e.used
 		}
-	}
-	if !found {
-		return
 	}
 	delete(v.slices, old)
 	if mid {
