@@ -220,3 +220,12 @@ func (c *Compiled) LazyWaiting() int { return int(c.lazyWaiting.Load()) }
 
 // Yields is how many times Precompute let them go first.
 func (c *Compiled) Yields() int { return c.yields }
+
+// SetNoDenseAdd turns off the bitset forms of listed sets added whole or
+// by first bytes (or on again) for a test; it returns a function that
+// restores it.
+func SetNoDenseAdd(off bool) func() {
+	old := noDenseAdd
+	noDenseAdd = off
+	return func() { noDenseAdd = old }
+}

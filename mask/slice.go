@@ -66,6 +66,32 @@ func sliceIn(sl *vocab.Slice) *tokenSet {
 	return &tokenSet{bits: sl.In, n: sl.InCount}
 }
 
+// sliceAdded returns the tokens inside sl in the form that costs the
+// least to add to a set being built: its list while that is shorter than
+// a pass over the bitset's words (one unit per 32), else the bitset,
+// which a slice always has (the digits' 1,110 Llama-3 tokens as a list
+// were 1,110 units, and as many random reads, in every integer's and
+// fraction's first state; the bitset is 125).
+func (p *vocabPrep) sliceAdded(sl *vocab.Slice) *tokenSet {
+	if sl.InList != nil && (len(sl.InList) <= p.words/32 || noDenseAdd) {
+		return &tokenSet{list: sl.InList, n: sl.InCount}
+	}
+	return &tokenSet{bits: sl.In, n: sl.InCount}
+}
+
+// denseTwin returns the bitset of a listed s that is added to other sets
+// more than once, if a pass over the words costs less than its ids (see
+// sliceAdded); else nil. Making it adds its units to *work.
+func (p *vocabPrep) denseTwin(s *tokenSet, work *int64) []uint32 {
+	if s.bits != nil || len(s.list) <= p.words/32 {
+		return nil
+	}
+	d := make([]uint32, p.words)
+	s.copyInto(d)
+	*work += int64(p.words/32 + len(s.list))
+	return d
+}
+
 // upToSets are the sets of a slice's tokens by characters (upToChars),
 // kept with the slice (vocab.Slice.Ext): shared by every grammar that
 // uses the slice, and gone with it when the vocabulary no longer keeps
@@ -441,7 +467,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	base := node{q, 0, predsBoundary}
 	w.begin(base, false)
 	w.work += StateWorkUnits
-	w.addSet(w.acc, sliceIn(sl))
+	w.addSet(w.acc, c.prep.sliceAdded(sl))
 	if w.st.canPop(base) {
 		w.cross = append(w.cross, crossPt{0, 0})
 	}
@@ -454,7 +480,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 		}
 	}
 	w.sliceExits(u, nil, exitsOnChain)
-	w.addSet(w.acc, &ex.set)
+	w.addSet(w.acc, ex.added())
 	l := &level1{full: w.build(w.acc)}
 	cross := append(uniqueNodes(w.cross), ex.cross...)
 	slices.Sort(cross)
@@ -475,6 +501,24 @@ type exitKey struct {
 type sliceExitSet struct {
 	set   tokenSet
 	cross []int32
+	// dense is set's bitset when set is a list longer than a pass over
+	// the words (see sliceAdded): the walk of a loop's exits is added
+	// whole for the loop state and by first bytes for every state that
+	// borrows from it (an integer's first digit: about 1,000 Llama-3
+	// tokens of digits and a following byte).
+	dense []uint32
+}
+
+// noDenseAdd turns off the bitset forms of listed sets that sliceAdded
+// and sliceExitSet.dense give (tests compare with and without).
+var noDenseAdd = false
+
+// added returns e's tokens in the form that costs the least to add whole.
+func (e *sliceExitSet) added() *tokenSet {
+	if e.dense != nil {
+		return &tokenSet{bits: e.dense, n: e.set.n}
+	}
+	return &e.set
 }
 
 // sliceExitsOf returns the walk of the exits of u's slice taken from the
@@ -494,6 +538,9 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 	w.begin(node{q, 0, predsBoundary}, false)
 	w.sliceExits(u, nil, exitsFromLoop)
 	e := &sliceExitSet{set: w.build(w.acc), cross: uniqueNodes(w.cross)}
+	if !noDenseAdd {
+		e.dense = c.prep.denseTwin(&e.set, &w.work)
+	}
 	if c.exitMemo == nil {
 		c.exitMemo = map[exitKey]*sliceExitSet{}
 	}
@@ -503,7 +550,7 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 }
 
 // bytes returns the memory e holds.
-func (e *sliceExitSet) bytes() int { return e.set.bytes() + 4*len(e.cross) }
+func (e *sliceExitSet) bytes() int { return e.set.bytes() + 4*len(e.cross) + 4*len(e.dense) }
 
 // maxRootExitBytes bounds the memory of the eager phase's memo of
 // root-exit walks (rootExit), past which they are walked again for each
@@ -549,12 +596,9 @@ func (c *Compiled) rootExit(r, t int32) {
 		w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
 		w.visit(r, 0, 1, 1, false)
 		e = &sliceExitSet{set: w.build(b), cross: uniqueNodes(w.cross[mark:])}
-		if e.set.bits == nil && len(e.set.list) > c.prep.words/32 {
-			// Dense, as it is added again: a pass over the words costs
-			// less than its ids.
-			bits := make([]uint32, c.prep.words)
-			e.set.copyInto(bits)
-			e.set = tokenSet{bits: bits, n: e.set.n}
+		if d := c.prep.denseTwin(&e.set, &w.work); d != nil {
+			// Dense, as it is added again.
+			e.set = tokenSet{bits: d, n: e.set.n}
 		}
 		w.scr.putBuilder(b)
 		w.acc, w.cross, w.crossMark = acc, w.cross[:mark], cmark
@@ -685,8 +729,12 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	// (First: it starts a walk of its own.)
 	ex := c.sliceExitsOf(sb.u.d, sb.u)
 	w.begin(node{q, 0, predsBoundary}, false)
-	c.addFirstBytes(w.acc, sliceIn(sl), &sb.good, sl.Class.Starts)
-	c.addFirstBytes(w.acc, &ex.set, &sb.good, sl.Class.Starts)
+	dense := sl.In
+	if noDenseAdd {
+		dense = nil
+	}
+	c.addFirstBytes(w.acc, sliceIn(sl), dense, &sb.good, sl.Class.Starts)
+	c.addFirstBytes(w.acc, &ex.set, ex.dense, &sb.good, sl.Class.Starts)
 	w.addSet(w.acc, &l.full)
 	cross := slices.Clone(l.plain.cross)
 	for _, u := range ex.cross {
@@ -700,21 +748,17 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 }
 
 // addFirstBytes adds to dst the tokens of s whose first byte is in good,
-// where every token of s starts with a byte for which starts holds. It
-// takes the cheapest way in work units: each token of a listed s, checked;
-// each token of good's bytes, looked up in s; s less each token of the
-// other bytes; s less the other bytes' sets of tokens, or the union of
-// good's within s (vocab.FirstByteSet: a pass over the words each, where
-// a first byte such as a letter starts tens of thousands of tokens).
-func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, good *byteBits, starts func(byte) bool) {
+// where every token of s starts with a byte for which starts holds; a
+// listed s may come with its bitset (dense, else nil). It takes the
+// cheapest way in work units: each token of a listed s, checked; each
+// token of good's bytes, looked up in s; s less each token of the other
+// bytes; s less the other bytes' sets of tokens, or the union of good's
+// within s (vocab.FirstByteSet: a pass over the words each, where a first
+// byte such as a letter starts tens of thousands of tokens).
+func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, dense []uint32, good *byteBits, starts func(byte) bool) {
 	w, t := c.walker, c.prep.trie
-	if s.bits == nil {
-		w.work += int64(len(s.list))
-		for _, id := range s.list {
-			if good.has(c.v.Token(id)[0]) {
-				dst.add(id)
-			}
-		}
+	if s.bits == nil && (dense == nil || len(s.list) <= c.prep.words/32) {
+		c.addListFirstBytes(dst, s, good)
 		return
 	}
 	var in, out, nIn, nOut int64
@@ -729,10 +773,6 @@ func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, good *byteBits, s
 			}
 		}
 	}
-	if out == 0 {
-		w.addSet(dst, s)
-		return
-	}
 	pass := int64(c.prep.words / 32) // a dense operation's units
 	const (
 		eachIn = iota
@@ -741,10 +781,25 @@ func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, good *byteBits, s
 		inBytes
 	)
 	way, cost := eachIn, in
-	for k, x := range []int64{eachOut: pass + out, outBytes: (nOut + 1) * pass, inBytes: (nIn + 1) * pass} {
-		if k != eachIn && x < cost {
-			way, cost = k, x
+	if out == 0 {
+		cost = pass
+	} else {
+		for k, x := range []int64{eachOut: pass + out, outBytes: (nOut + 1) * pass, inBytes: (nIn + 1) * pass} {
+			if k != eachIn && x < cost {
+				way, cost = k, x
+			}
 		}
+	}
+	if s.bits == nil {
+		if int64(len(s.list)) <= cost {
+			c.addListFirstBytes(dst, s, good)
+			return
+		}
+		s = &tokenSet{bits: dense, n: s.n}
+	}
+	if out == 0 {
+		w.addSet(dst, s)
+		return
 	}
 	if way == eachIn {
 		w.work += in
@@ -789,6 +844,16 @@ func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, good *byteBits, s
 	w.addSet(dst, &tokenSet{bits: tmp, n: 1})
 }
 
+// addListFirstBytes is addFirstBytes of a listed s, each token checked.
+func (c *Compiled) addListFirstBytes(dst *setBuilder, s *tokenSet, good *byteBits) {
+	c.walker.work += int64(len(s.list))
+	for _, id := range s.list {
+		if good.has(c.v.Token(id)[0]) {
+			dst.add(id)
+		}
+	}
+}
+
 // sliceLevel1Repeat computes level 1 of a repetition frame's start q from
 // its slice, with a symbolic counter: the slice's tokens cost the
 // characters they start, the exits are walked from the next iteration,
@@ -798,7 +863,7 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	w.begin(node{q, -1, predsBoundary}, true)
 	w.work += StateWorkUnits
-	w.addSet(w.acc, sliceIn(sl))
+	w.addSet(w.acc, c.prep.sliceAdded(sl))
 	cf := &c.crossFollow[a.states[q].frame]
 	for b := 0; b < 256; b++ {
 		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]

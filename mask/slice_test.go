@@ -142,6 +142,58 @@ func TestMidCharacterSlices(t *testing.T) {
 	}
 }
 
+// TestSliceDenseAdd: a listed set added to another costs a unit per id
+// (and a read of each token's first byte when filtered by it), its bitset
+// one per 32 words. The digits' slice (1,110 Llama-3 tokens) and the walk
+// of its exits are lists; an integer's first state after "-" takes them
+// by first byte ([1-9]: "0" leads elsewhere), and an integer's digit loop
+// whole. Computed on first use, the masks must be those without the
+// bitset forms, and the first state after "-" cheaper.
+func TestSliceDenseAdd(t *testing.T) {
+	_, v := loadBench(t)
+	g, err := gbnf.Parse(`root ::= "[" (int ("," int)*)? "]"` + "\n" + `int ::= "-"? ("0" | [1-9] [0-9]*)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// firstUse compiles nearly nothing eagerly and returns the units of
+	// the first use of the state after "-".
+	firstUse := func(off bool) int64 {
+		defer mask.SetNoDenseAdd(off)()
+		c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := c.NewMatcher()
+		bits := make([]uint32, c.Words())
+		// (The digit loop and its exits come with "12", on its first use.)
+		var before, after int64
+		for _, p := range []string{"[", "12", ",", "-"} {
+			if err := m.AcceptBytes([]byte(p)); err != nil {
+				t.Fatal(err)
+			}
+			_, before = c.LazyWork()
+			m.FillMask(bits)
+			_, after = c.LazyWork()
+		}
+		return after - before
+	}
+	// eager compiles every state eagerly (under the setting).
+	eager := func(off bool) *mask.Compiled {
+		defer mask.SetNoDenseAdd(off)()
+		c, err := mask.CompileWith(g, v, mask.Options{EagerWork: -1, EagerTimeout: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sameMasks(t, eager(true), eager(false), nil, 12, 40, 9)
+	denseUnits, listUnits := firstUse(false), firstUse(true)
+	t.Logf("first use of the state after \"-\": %d units with bitsets, %d with lists", denseUnits, listUnits)
+	if denseUnits >= listUnits {
+		t.Errorf("the state after \"-\" computed %d units with the bitset forms, %d without: want fewer", denseUnits, listUnits)
+	}
+}
+
 // TestSlicesEqualWalksCorpus is TestSlicesEqualWalks on a sample of the
 // JSONSchemaBench schemas (every 80th), lazily compiled.
 func TestSlicesEqualWalksCorpus(t *testing.T) {
