@@ -74,6 +74,7 @@ var combineMeasures = []combineMeasure{
 	{name: "convert+parse+compile (strict)", strictOnly: true, value: func(c map[string]int64) int64 { return c["convert_us"] + c["parse_us"] + c["compile_us"] }},
 	{name: "Precompute (strict)", strictOnly: true, value: func(c map[string]int64) int64 { return c["precompute_us"] }},
 	{name: "slowest step (mask + accept)", value: func(c map[string]int64) int64 { return c["slowest_step_us"] }, over: 200},
+	{name: "slowest step that computed no state on first use", value: func(c map[string]int64) int64 { return c["slowest_idle_step_us"] }, over: 200},
 	{name: "first-use time, most in one step", value: func(c map[string]int64) int64 { return c["first_use_us"] }, over: 100},
 }
 

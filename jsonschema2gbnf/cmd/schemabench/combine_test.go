@@ -13,7 +13,7 @@ import (
 // left out, and that a file of another kind is an error.
 func TestCombine(t *testing.T) {
 	dir := t.TempDir()
-	const head = "id\tgrammar\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\tslowest_step_us\tfirst_use_units\tprecompute_us\tfirst_use_us\n"
+	const head = "id\tgrammar\tconvert_us\tparse_us\tcompile_us\tgrammar_bytes\tslowest_step_us\tfirst_use_units\tprecompute_us\tfirst_use_us\tslowest_idle_step_us\n"
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(head+body), 0o644); err != nil {
@@ -23,8 +23,8 @@ func TestCombine(t *testing.T) {
 	}
 	// a is slow in run 1, b in run 2: each run's max slowest step is 900
 	// µs, the best per grammar 20 and 30. c is only in run 1.
-	r1 := write("r1.tsv", "a\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\nb\tstrict\t1\t1\t1\t10\t30\t0\t5\t120\nc\tlenient\t1\t1\t1\t10\t1000\t0\t5\t0\n")
-	r2 := write("r2.tsv", "a\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\nb\tstrict\t1\t1\t1\t10\t900\t0\t5\t150\n")
+	r1 := write("r1.tsv", "a\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\t900\nb\tstrict\t1\t1\t1\t10\t30\t0\t5\t120\t50\nc\tlenient\t1\t1\t1\t10\t1000\t0\t5\t0\t1000\n")
+	r2 := write("r2.tsv", "a\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\t50\nb\tstrict\t1\t1\t1\t10\t900\t0\t5\t150\t700\n")
 	var b bytes.Buffer
 	if err := combine([]string{r1, r2}, &b); err != nil {
 		t.Fatal(err)
@@ -35,6 +35,8 @@ func TestCombine(t *testing.T) {
 		"run 1:  p50 900µs, p90 900µs, p95 900µs, p99 900µs, max 900µs; 1 at 200 µs or more",
 		"best of the runs per grammar: p50 30µs, p90 30µs, p95 30µs, p99 30µs, max 30µs; 0 at 200 µs or more",
 		"best of the runs per grammar: p50 120µs, p90 120µs, p95 120µs, p99 120µs, max 120µs; 1 at 100 µs or more",
+		// the idle steps: a 900 and 50, b 50 and 700
+		"best of the runs per grammar: p50 50µs, p90 50µs, p95 50µs, p99 50µs, max 50µs; 0 at 200 µs or more",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
@@ -53,7 +55,7 @@ func TestCombine(t *testing.T) {
 	if err := combine([]string{r1}, &b); err == nil {
 		t.Error("one file: no error")
 	}
-	trunc := write("trunc.tsv", "a\tstrict\t1\tx\t1\t10\t900\t0\t5\t0\n")
+	trunc := write("trunc.tsv", "a\tstrict\t1\tx\t1\t10\t900\t0\t5\t0\t0\n")
 	if err := combine([]string{r1, trunc}, &b); err == nil || !strings.Contains(err.Error(), "trunc.tsv:2: column parse_us") {
 		t.Errorf("bad number: %v", err)
 	}

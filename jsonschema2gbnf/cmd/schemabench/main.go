@@ -181,6 +181,7 @@ func main() {
 			fmt.Printf("random generations right after compile (%d per grammar, up to %d steps; n=%d grammars):\n", wk.Walks, wk.Steps, len(wk.Max))
 			fmt.Printf("  first mask:             %s\n", pcts(wk.First))
 			fmt.Printf("  slowest step (mask + accept): %s\n", pcts(wk.Max))
+			fmt.Printf("  slowest step that computed no state on first use (the mask from precomputed sets, and the accept): %s\n", pcts(wk.Idle))
 			fmt.Printf("  first-use work units, per step with some (n=%d): %s\n", len(wk.FirstUse), upcts(wk.FirstUse))
 			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
 			fmt.Printf("  first-use time (mask.Compiled.LazyTime), the most in one step per grammar: %s\n", pcts(wk.FirstUseTime))
@@ -310,7 +311,7 @@ func writeDump(dir string, rs []*schemabench.Result) error {
 
 // timesHeader names the columns of a -times file (-combine reads them
 // by name).
-var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us"}
+var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us", "slowest_idle_step_us"}
 
 // writeTimes writes the per-phase times of the strict conversions as TSV;
 // with walks, also the lenient grammars of schemas strict mode rejects
@@ -327,7 +328,7 @@ func writeTimes(path string, rs []*schemabench.Result) error {
 		if r.Strict != "ok" {
 			mode = "lenient"
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds())
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds(), r.WalkSlowestIdle.Microseconds())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -126,6 +126,13 @@ type Walks struct {
 
 	First []time.Duration // per grammar: the first mask (FillMask) after Compile
 	Max   []time.Duration // per grammar: the slowest step (FillMask + Accept)
+	// Idle is, per grammar, the slowest step that computed no state's
+	// level-1 data on first use (no LazyWork): what is left is the mask
+	// from precomputed sets (composed and cached once per new stack
+	// context), the accept, and whatever held the step up (the
+	// hypervisor, other processes, the collector). Beside Max, it tells
+	// how much of the slowest steps the first-use computations are.
+	Idle []time.Duration
 	// Deterministic: the work units (mask.Compiled.LazyWork) of the
 	// computations on first use, per step that had some, and per grammar
 	// the most in one step.
@@ -145,10 +152,11 @@ func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
-	first, slowest, most, mostTime := w.run(w.last)
-	r.WalkSlowest, r.WalkFirstUse, r.WalkFirstUseTime = slowest, most, mostTime
+	first, slowest, idle, most, mostTime := w.run(w.last)
+	r.WalkSlowest, r.WalkSlowestIdle, r.WalkFirstUse, r.WalkFirstUseTime = slowest, idle, most, mostTime
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
+	w.Idle = append(w.Idle, idle)
 	w.FirstUseMax = append(w.FirstUseMax, most)
 	w.FirstUseTime = append(w.FirstUseTime, mostTime)
 	w.last = nil
@@ -191,7 +199,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // garbage (every conversion and compile before) would otherwise be
 // collected during the steps, charging mark assists and pauses of the
 // whole corpus to whichever grammar happens to be walking.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64, mostTime time.Duration) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most int64, mostTime time.Duration) {
 	runtime.GC()
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
@@ -228,12 +236,15 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest time.Duration, most int64
 			err := m.Accept(tok)
 			d += time.Since(t1)
 			slowest = max(slowest, d)
+			if _, u2 := cm.LazyWork(); u2 == u0 {
+				idle = max(idle, d)
+			}
 			if err != nil || m.Ended() {
 				break
 			}
 		}
 	}
-	return first, slowest, most, mostTime
+	return first, slowest, idle, most, mostTime
 }
 
 // Result is the outcome for one schema.
@@ -259,6 +270,7 @@ type Result struct {
 	// With Walks: the slowest step and the most first-use work units in
 	// one step (Walks.Run).
 	WalkSlowest      time.Duration `json:"-"`
+	WalkSlowestIdle  time.Duration `json:"-"` // of the steps that computed no state on first use (Walks.Idle)
 	WalkFirstUse     int64         `json:"-"`
 	WalkFirstUseTime time.Duration `json:"-"`
 	Failures         []string      `json:"-"` // instances that disagree
