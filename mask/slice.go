@@ -71,25 +71,15 @@ func sliceIn(sl *vocab.Slice) *tokenSet {
 // a pass over the bitset's words (one unit per 32), else the bitset,
 // which a slice always has (the digits' 1,110 Llama-3 tokens as a list
 // were 1,110 units, and as many random reads, in every integer's and
-// fraction's first state; the bitset is 125).
+// fraction's first state; the bitset is 125). (The walks of a loop's
+// exits, lists of about 1,000 tokens for the digits, stay lists: a
+// bitset beside each took 35 MB more for 71 large grammars, 9%, and no
+// time off their precomputation.)
 func (p *vocabPrep) sliceAdded(sl *vocab.Slice) *tokenSet {
 	if sl.InList != nil && (len(sl.InList) <= p.words/32 || noDenseAdd) {
 		return &tokenSet{list: sl.InList, n: sl.InCount}
 	}
 	return &tokenSet{bits: sl.In, n: sl.InCount}
-}
-
-// denseTwin returns the bitset of a listed s that is added to other sets
-// more than once, if a pass over the words costs less than its ids (see
-// sliceAdded); else nil. Making it adds its units to *work.
-func (p *vocabPrep) denseTwin(s *tokenSet, work *int64) []uint32 {
-	if s.bits != nil || len(s.list) <= p.words/32 {
-		return nil
-	}
-	d := make([]uint32, p.words)
-	s.copyInto(d)
-	*work += int64(p.words/32 + len(s.list))
-	return d
 }
 
 // upToSets are the sets of a slice's tokens by characters (upToChars),
@@ -480,7 +470,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 		}
 	}
 	w.sliceExits(u, nil, exitsOnChain)
-	w.addSet(w.acc, ex.added())
+	w.addSet(w.acc, &ex.set)
 	l := &level1{full: w.build(w.acc)}
 	cross := append(uniqueNodes(w.cross), ex.cross...)
 	slices.Sort(cross)
@@ -501,25 +491,11 @@ type exitKey struct {
 type sliceExitSet struct {
 	set   tokenSet
 	cross []int32
-	// dense is set's bitset when set is a list longer than a pass over
-	// the words (see sliceAdded): the walk of a loop's exits is added
-	// whole for the loop state and by first bytes for every state that
-	// borrows from it (an integer's first digit: about 1,000 Llama-3
-	// tokens of digits and a following byte).
-	dense []uint32
 }
 
-// noDenseAdd turns off the bitset forms of listed sets that sliceAdded
-// and sliceExitSet.dense give (tests compare with and without).
+// noDenseAdd turns off the bitset form of a slice's listed tokens that
+// sliceAdded and addSliceBorrowed use (tests compare with and without).
 var noDenseAdd = false
-
-// added returns e's tokens in the form that costs the least to add whole.
-func (e *sliceExitSet) added() *tokenSet {
-	if e.dense != nil {
-		return &tokenSet{bits: e.dense, n: e.set.n}
-	}
-	return &e.set
-}
 
 // sliceExitsOf returns the walk of the exits of u's slice taken from the
 // loop state (see sliceExits), from the walker's base q. It depends only
@@ -538,9 +514,6 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 	w.begin(node{q, 0, predsBoundary}, false)
 	w.sliceExits(u, nil, exitsFromLoop)
 	e := &sliceExitSet{set: w.build(w.acc), cross: uniqueNodes(w.cross)}
-	if !noDenseAdd {
-		e.dense = c.prep.denseTwin(&e.set, &w.work)
-	}
 	if c.exitMemo == nil {
 		c.exitMemo = map[exitKey]*sliceExitSet{}
 	}
@@ -550,7 +523,7 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 }
 
 // bytes returns the memory e holds.
-func (e *sliceExitSet) bytes() int { return e.set.bytes() + 4*len(e.cross) + 4*len(e.dense) }
+func (e *sliceExitSet) bytes() int { return e.set.bytes() + 4*len(e.cross) }
 
 // maxRootExitBytes bounds the memory of the eager phase's memo of
 // root-exit walks (rootExit), past which they are walked again for each
@@ -596,9 +569,12 @@ func (c *Compiled) rootExit(r, t int32) {
 		w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
 		w.visit(r, 0, 1, 1, false)
 		e = &sliceExitSet{set: w.build(b), cross: uniqueNodes(w.cross[mark:])}
-		if d := c.prep.denseTwin(&e.set, &w.work); d != nil {
-			// Dense, as it is added again.
-			e.set = tokenSet{bits: d, n: e.set.n}
+		if e.set.bits == nil && len(e.set.list) > c.prep.words/32 {
+			// Dense, as it is added again: a pass over the words costs
+			// less than its ids.
+			bits := make([]uint32, c.prep.words)
+			e.set.copyInto(bits)
+			e.set = tokenSet{bits: bits, n: e.set.n}
 		}
 		w.scr.putBuilder(b)
 		w.acc, w.cross, w.crossMark = acc, w.cross[:mark], cmark
@@ -734,7 +710,7 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 		dense = nil
 	}
 	c.addFirstBytes(w.acc, sliceIn(sl), dense, &sb.good, sl.Class.Starts)
-	c.addFirstBytes(w.acc, &ex.set, ex.dense, &sb.good, sl.Class.Starts)
+	c.addFirstBytes(w.acc, &ex.set, nil, &sb.good, sl.Class.Starts)
 	w.addSet(w.acc, &l.full)
 	cross := slices.Clone(l.plain.cross)
 	for _, u := range ex.cross {

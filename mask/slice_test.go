@@ -144,11 +144,11 @@ func TestMidCharacterSlices(t *testing.T) {
 
 // TestSliceDenseAdd: a listed set added to another costs a unit per id
 // (and a read of each token's first byte when filtered by it), its bitset
-// one per 32 words. The digits' slice (1,110 Llama-3 tokens) and the walk
-// of its exits are lists; an integer's first state after "-" takes them
-// by first byte ([1-9]: "0" leads elsewhere), and an integer's digit loop
-// whole. Computed on first use, the masks must be those without the
-// bitset forms, and the first state after "-" cheaper.
+// one per 32 words. The digits' slice (1,110 Llama-3 tokens) is a list
+// with a bitset beside it; an integer's first state after "-" takes its
+// tokens by first byte ([1-9]: "0" leads elsewhere), and an integer's
+// digit loop whole. The masks must be those without the bitset form, and
+// the first state after "-" cheaper.
 func TestSliceDenseAdd(t *testing.T) {
 	_, v := loadBench(t)
 	g, err := gbnf.Parse(`root ::= "[" (int ("," int)*)? "]"` + "\n" + `int ::= "-"? ("0" | [1-9] [0-9]*)`)
