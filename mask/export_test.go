@@ -221,9 +221,9 @@ func (c *Compiled) LazyWaiting() int { return int(c.lazyWaiting.Load()) }
 // Yields is how many times Precompute let them go first.
 func (c *Compiled) Yields() int { return c.yields }
 
-// SetNoDenseAdd turns off the bitset forms of listed sets added whole or
-// by first bytes (or on again) for a test; it returns a function that
-// restores it.
+// SetNoDenseAdd turns off (or on again) the bitset form of a slice's
+// listed tokens, added whole or by first bytes, for a test; it returns a
+// function that restores it.
 func SetNoDenseAdd(off bool) func() {
 	old := noDenseAdd
 	noDenseAdd = off

@@ -755,11 +755,11 @@ func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, dense []uint32, g
 		eachOut
 		outBytes
 		inBytes
+		whole // no token of s starts with another byte: s as it is
 	)
-	way, cost := eachIn, in
-	if out == 0 {
-		cost = pass
-	} else {
+	way, cost := whole, pass
+	if out != 0 {
+		way, cost = eachIn, in
 		for k, x := range []int64{eachOut: pass + out, outBytes: (nOut + 1) * pass, inBytes: (nIn + 1) * pass} {
 			if k != eachIn && x < cost {
 				way, cost = k, x
@@ -767,13 +767,14 @@ func (c *Compiled) addFirstBytes(dst *setBuilder, s *tokenSet, dense []uint32, g
 		}
 	}
 	if s.bits == nil {
+		// A listed s with its bitset: the list's way if it costs no more.
 		if int64(len(s.list)) <= cost {
 			c.addListFirstBytes(dst, s, good)
 			return
 		}
 		s = &tokenSet{bits: dense, n: s.n}
 	}
-	if out == 0 {
+	if way == whole {
 		w.addSet(dst, s)
 		return
 	}
