@@ -391,7 +391,7 @@ func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 // MemoryBytes estimates the memory held by the compiled automaton and its
 // mask cache (the shared vocabulary trie excluded).
 func (c *Compiled) MemoryBytes() int {
-	n := 4*len(c.a.trans) + 16*len(c.a.states) + 8*len(c.a.minLen)
+	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
 	seenEntry := map[*ctxEntry]bool{} // (entries are shared: byCross)
 	var addEntry func(e *ctxEntry)
@@ -1335,8 +1335,8 @@ func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	perClass := c.classNodes
 	own := func(q int32, cls []bool) int {
 		n := 0
-		for cl, nx := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-			if nx != 0 && (cls == nil || !cls[cl]) {
+		for cl, d := range a.row(q).cells {
+			if d != noTrans && (cls == nil || !cls[cl]) {
 				n += perClass[cl]
 			}
 		}
@@ -1441,13 +1441,10 @@ func (c *Compiled) sameAutomaton(x, y *frame) bool {
 		if sx.flags&(stFinal|stNoPop|stReachPop) != sy.flags&(stFinal|stNoPop|stReachPop) || len(sx.calls) != len(sy.calls) || len(sx.toks) != len(sy.toks) {
 			return false
 		}
-		rx := a.trans[int(q)*a.nc : int(q+1)*a.nc]
-		ry := a.trans[int(q+off)*a.nc : int(q+off+1)*a.nc]
-		for i := range rx {
-			tx, ty := rx[i]-1, ry[i]-1
-			if (tx < 0) != (ty < 0) || (tx >= 0 && tx+off != ty) {
-				return false
-			}
+		// (Rows are relative to their states: equal rows are targets
+		// offset alike, and they are shared.)
+		if a.rowOf[q] != a.rowOf[q+off] {
+			return false
 		}
 		for i := range sx.calls {
 			if sx.calls[i].callee != sy.calls[i].callee || sx.calls[i].ret+off != sy.calls[i].ret {
@@ -1598,8 +1595,9 @@ func (a *automaton) depths() []int32 {
 					next = append(next, e.ret)
 				}
 			}
-			for _, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-				if t--; t >= 0 && d[t] > level+1 {
+			r := a.row(q)
+			for c := range r.cells {
+				if t := r.next(c); t >= 0 && d[t] > level+1 {
 					d[t] = level + 1
 					next = append(next, t)
 				}

@@ -47,9 +47,11 @@ func (c *Compiled) Fingerprint() string {
 	}
 	// (the transitions as states, -1 for none: fingerprints do not
 	// depend on the table's encoding)
-	steps := make([]int32, len(a.trans))
-	for i, t := range a.trans {
-		steps[i] = t - 1
+	steps := make([]int32, 0, len(a.states)*a.nc)
+	for q := range a.states {
+		for c := range a.nc {
+			steps = append(steps, max(a.step(int32(q), c), -1))
+		}
 	}
 	w(steps, a.minLen)
 	for i := range a.frames {

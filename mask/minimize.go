@@ -181,6 +181,9 @@ type minScratch struct {
 	blkRound       []int32
 	blkFirst       []int32
 	touchedStates  []sortKey
+	rowSlots       []int32 // automaton.buildRows's hash table
+	rowHash        []int32 // per distinct row: its hash
+	rowFirst       []int32 // per distinct row: the first state with it
 }
 
 var minScratches stickyPool[minScratch]
@@ -188,7 +191,7 @@ var minScratches stickyPool[minScratch]
 // keep reports whether ms is small enough for minScratches' kept slot
 // (keepBytes): its largest lists (the label sets are words of 8 bytes).
 func (ms *minScratch) keep() bool {
-	n := 3*cap(ms.edges.label) + 2*(cap(ms.gBits)+cap(ms.psi)) + cap(ms.eg) + 2*cap(ms.gSrc) + 8*cap(ms.block)
+	n := 3*cap(ms.edges.label) + 2*(cap(ms.gBits)+cap(ms.psi)) + cap(ms.eg) + 2*cap(ms.gSrc) + 8*cap(ms.block) + cap(ms.rowSlots) + 2*cap(ms.rowHash)
 	return 4*n <= keepBytes
 }
 

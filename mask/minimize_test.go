@@ -215,3 +215,72 @@ func TestClassRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRows checks the shared rows of the dense transition table
+// against the sparse runs they are made from, on random runs whose
+// targets are often relative (the next state, the state itself: rows
+// that repeat) and otherwise anywhere: every state's step by every
+// class decodes to its run's target, and two states share a row exactly
+// when their runs are equal up to their own numbers. The scratch is
+// reused, as minimize reuses it.
+func TestBuildRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	ms := new(minScratch)
+	for iter := range 500 {
+		n := 1 + r.IntN(300)
+		nc := 1 + r.IntN(40)
+		a := &automaton{nc: nc, states: make([]state, n), sStart: []int32{0}}
+		want := make([][]int32, n) // per state and class: the target, -1 if none
+		for q := range n {
+			want[q] = make([]int32, nc)
+			for c := 0; c < nc; {
+				hi := c + r.IntN(min(4, nc-c))
+				t := int32(-1)
+				switch r.IntN(4) {
+				case 0:
+					t = int32(min(q+1, n-1))
+				case 1:
+					t = int32(q)
+				case 2:
+					t = int32(r.IntN(n))
+				}
+				switch k := len(a.sTarget) - 1; {
+				case t < 0:
+				case k >= int(a.sStart[q]) && a.sTarget[k] == t && int(a.sHi[k])+1 == c:
+					a.sHi[k] = uint8(hi) // runs are maximal, as minimize leaves them
+				default:
+					a.sLo, a.sHi, a.sTarget = append(a.sLo, uint8(c)), append(a.sHi, uint8(hi)), append(a.sTarget, t)
+				}
+				for ; c <= hi; c++ {
+					want[q][c] = t
+				}
+			}
+			a.sStart = append(a.sStart, int32(len(a.sTarget)))
+		}
+		a.buildRows(ms)
+		if len(a.rows) != len(a.rows)/nc*nc || len(a.rows)/nc > n {
+			t.Fatalf("iter %d: %d cells for %d states of %d classes", iter, len(a.rows), n, nc)
+		}
+		for q := range n {
+			for c := range nc {
+				if got := max(a.step(int32(q), c), -1); got != want[q][c] {
+					t.Fatalf("iter %d: state %d class %d goes to %d, want %d", iter, q, c, got, want[q][c])
+				}
+			}
+		}
+		for q := range n {
+			for p := range q {
+				equal := true
+				for c := range nc {
+					dq, dp := want[q][c]-int32(q), want[p][c]-int32(p)
+					if (want[q][c] < 0) != (want[p][c] < 0) || want[q][c] >= 0 && dq != dp {
+						equal = false
+					}
+				}
+				if equal != (a.rowOf[q] == a.rowOf[p]) {
+					t.Fatalf("iter %d: states %d and %d: relative runs equal %v, same row %v", iter, p, q, equal, !equal)
+				}
+			}
+		}
+	}
+}

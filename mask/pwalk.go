@@ -303,7 +303,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 				fast = false
 				break
 			}
-			fsl[i] = fastStep{ok: true, frame: st.frame, row: a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc], cnt: n.cnt}
+			fsl[i] = fastStep{ok: true, frame: st.frame, row: a.row(n.state), cnt: n.cnt}
 			continue
 		}
 		fsl[i] = w.fastStepper(n)
@@ -335,7 +335,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 					w.addGroup(ps, topG, next, g.mask)
 					continue
 				}
-				nx := fs.row[c] - 1
+				nx := fs.row.next(c)
 				if nx < 0 || !w.st.live(nx, fs.cnt) {
 					continue
 				}
@@ -435,36 +435,36 @@ func (w *walker) tightOK(n node) bool {
 // counter cnt steps by, and the counter after the step (an iteration end
 // starts the next iteration from the body start); ok is false if no step
 // is possible (the repetition's bound is reached).
-func (w *walker) tightRow(q, cnt int32) (row []int32, next int32, ok bool) {
+func (w *walker) tightRow(q, cnt int32) (r row, next int32, ok bool) {
 	a := w.a
 	st := &a.states[q]
 	if st.flags&stIterOnly != 0 {
 		f := &a.frames[st.frame]
 		if cnt >= 0 && f.max >= 0 && cnt >= f.max {
-			return nil, 0, false
+			return row{}, 0, false
 		}
-		return a.trans[int(f.start)*a.nc : int(f.start+1)*a.nc], nextIteration(cnt), true
+		return a.row(f.start), nextIteration(cnt), true
 	}
-	return a.trans[int(q)*a.nc : int(q+1)*a.nc], cnt, true
+	return a.row(q), cnt, true
 }
 
 // scanLevel is what a linear scan keeps per trie depth: the node
 // reached at that depth and how its children step.
 type scanLevel struct {
 	q, cnt  int32
-	row     []int32 // transition row its children step by (nil: none; automaton.trans's encoding)
-	nextCnt int32   // counter after that step
-	pops    bool    // it may pop: bytes of its frame's follow set need a full step
+	row     row   // transition row its children step by (cells nil: none)
+	nextCnt int32 // counter after that step
+	pops    bool  // it may pop: bytes of its frame's follow set need a full step
 }
 
 // setLevel records at depth d the tight node (q, cnt) and how its
 // children step.
 func (w *walker) setLevel(lv []scanLevel, d int, q, cnt, preds int32, base bool) {
-	row, ncnt, ok := w.tightRow(q, cnt)
+	r, ncnt, ok := w.tightRow(q, cnt)
 	if !ok {
-		row = nil
+		r = row{}
 	}
-	lv[d] = scanLevel{q: q, cnt: cnt, row: row, nextCnt: ncnt, pops: !base && w.st.canPop(node{q, cnt, preds})}
+	lv[d] = scanLevel{q: q, cnt: cnt, row: r, nextCnt: ncnt, pops: !base && w.st.canPop(node{q, cnt, preds})}
 }
 
 // scan walks the subtree below trie node u (whose own tokens and cross
@@ -538,11 +538,11 @@ func (w *walker) scan(ps *pwalkState, qs []int32, u int32, n node, mask uint64, 
 			v = nd.SubtreeEnd
 			continue
 		}
-		if p.row == nil {
+		if p.row.cells == nil {
 			v = nd.SubtreeEnd
 			continue
 		}
-		nx := p.row[a.classOf[b]] - 1
+		nx := p.row.next(int(a.classOf[b]))
 		if nx < 0 {
 			v = nd.SubtreeEnd
 			continue
@@ -696,11 +696,11 @@ func (w *walker) plockstep(ps *pwalkState, qs []int32, u int32, glo, ghi, depth 
 			} else {
 				for i := g.lo; i < g.lo+g.n; i++ {
 					nd := ps.lbuf[i]
-					row, ncnt, ok := w.tightRow(nd.state, nd.cnt)
+					r, ncnt, ok := w.tightRow(nd.state, nd.cnt)
 					if !ok {
 						continue
 					}
-					nx := row[c] - 1
+					nx := r.next(c)
 					if nx < 0 || (a.frames[a.states[nx].frame].repeat && !w.st.live(nx, ncnt)) {
 						continue
 					}

@@ -324,9 +324,10 @@ func (c *Compiled) contStep(q int32) (next int32, lo, hi byte, ok bool) {
 		return 0, 0, 0, false
 	}
 	next, lo, hi = -1, 0xFF, 0
-	row := a.trans[int(q)*a.nc : int(q+1)*a.nc]
-	for cl, t := range row {
-		if t--; t < 0 {
+	row := a.row(q)
+	for cl := range row.cells {
+		t := row.next(cl)
+		if t < 0 {
 			continue
 		}
 		if a.classLo[cl] < 0x80 || a.classHi[cl] > 0xBF || next >= 0 && t != next {
@@ -339,7 +340,7 @@ func (c *Compiled) contStep(q int32) (next int32, lo, hi byte, ok bool) {
 		return 0, 0, 0, false
 	}
 	for b := int(lo); b <= int(hi); b++ {
-		if row[a.classOf[b]]-1 != next {
+		if row.next(int(a.classOf[b])) != next {
 			return 0, 0, 0, false // a hole in the range
 		}
 	}
@@ -364,8 +365,10 @@ func (c *Compiled) mainSucc(q int32) int32 {
 	var counts [16]count
 	cs := counts[:0]
 	best, bestN := int32(-1), 0
-	for cl, t := range a.trans[int(q)*a.nc : int(q+1)*a.nc] {
-		if t--; t < 0 {
+	row := a.row(q)
+	for cl := range row.cells {
+		t := row.next(cl)
+		if t < 0 {
 			continue
 		}
 		k := 0

@@ -264,7 +264,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 					w.visit(t.EdgeNode[e], top, top+len(next), depth+1, false)
 					continue
 				}
-				nx := fs.row[a.classOf[b]] - 1
+				nx := fs.row.next(int(a.classOf[b]))
 				if nx < 0 || !w.st.live(nx, fs.cnt) {
 					continue
 				}
@@ -565,15 +565,14 @@ func (c *Compiled) costFiltered(l *level1, avail int32, eager *int64) *tokenSet 
 }
 
 // A fastStep describes how a single node steps without calls or token
-// edges: by the transition row (the body start's for an iteration end;
-// automaton.trans's encoding: the next state plus one),
+// edges: by the transition row (the body start's for an iteration end),
 // keeping the counter cnt; if pop, bytes in the frame's follow set may
 // also pop it and need a full step.
 type fastStep struct {
 	ok    bool
 	pop   bool
 	frame int32
-	row   []int32
+	row   row
 	cnt   int32
 }
 
@@ -591,14 +590,14 @@ func (w *walker) fastStepper(n node) fastStep {
 		if n.state == f.start {
 			return fastStep{}
 		}
-		fs.row = a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
+		fs.row = a.row(n.state)
 	case st.flags&stSimple != 0:
-		fs.row = a.trans[int(n.state)*a.nc : int(n.state+1)*a.nc]
+		fs.row = a.row(n.state)
 	case st.flags&stIterOnly != 0:
 		if _, hi := w.st.bounds(n, f); iterations(n.cnt) >= hi {
 			return fastStep{}
 		}
-		fs.row = a.trans[int(f.start)*a.nc : int(f.start+1)*a.nc]
+		fs.row = a.row(f.start)
 		fs.cnt = nextIteration(n.cnt)
 	default:
 		return fastStep{}
@@ -695,10 +694,10 @@ func (w *walker) loopBuckets(q int32) uint64 {
 	if st := &a.states[q]; st.flags&stIterOnly != 0 {
 		row = a.frames[st.frame].start
 	}
-	tr := a.trans[int(row)*a.nc : int(row+1)*a.nc]
+	tr := a.row(row)
 	m := uint64(1)<<(vocab.Bucket(255)+1) - 1
 	for b := 0; b < 256; b++ {
-		if tr[a.classOf[b]]-1 != q {
+		if tr.next(int(a.classOf[b])) != q {
 			m &^= 1 << vocab.Bucket(byte(b))
 		}
 	}
