@@ -3,7 +3,6 @@ package mask
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -70,7 +69,8 @@ type automaton struct {
 	// rows and rowOf are the dense transition table (after
 	// minimization), by rows shared between states: state q's row is
 	// rows[rowOf[q]*nc:][:nc], whose entry for class c is the next state
-	// less q, or noTrans if none (step and row.next decode it). Relative
+	// less q plus rowBias, or 0 if none (step and row.next decode it: the
+	// table is made zeroed and only its transitions are written). Relative
 	// targets make the rows of different states equal: a key's next
 	// character, a string body, a digit run look alike wherever they
 	// are, and a large grammar has five or six times fewer distinct rows
@@ -1478,9 +1478,12 @@ func (a *automaton) minimize() {
 	a.buildRows(ms)
 }
 
-// noTrans is a transition table entry for no transition: added to any
-// state number it gives a negative one.
-const noTrans = math.MinInt32
+// rowBias is added to the relative targets of the transition table
+// (automaton.rows), so that 0, the entry of no transition, decodes to a
+// negative state for any state (fewer than MaxStates < rowBias).
+const rowBias = 1 << 30
+
+var _ [rowBias - MaxStates]struct{} // (MaxStates < rowBias)
 
 // buildRows builds the dense transition table from the sparse runs of
 // the minimized states, one row per distinct list of runs with relative
@@ -1536,16 +1539,13 @@ func (a *automaton) buildRows(ms *minScratch) {
 			i = (i + 1) & (size - 1)
 		}
 	}
-	rows := make([]int32, int(numRows)*a.nc)
+	rows := make([]int32, int(numRows)*a.nc) // (zeroed: no transitions)
 	for r := range numRows {
 		row := rows[int(r)*a.nc:][:a.nc]
-		for c := range row {
-			row[c] = noTrans
-		}
 		q := first[r]
 		for k := a.sStart[q]; k < a.sStart[q+1]; k++ {
 			for c := int(a.sLo[k]); c <= int(a.sHi[k]); c++ {
-				row[c] = a.sTarget[k] - q
+				row[c] = a.sTarget[k] - q + rowBias
 			}
 		}
 	}
@@ -1561,12 +1561,14 @@ func (a *automaton) byteTargets(q int) []int32 {
 
 // step returns the state q goes to on byte class c, negative if none
 // (after minimization).
-func (a *automaton) step(q int32, c int) int32 { return q + a.rows[int(a.rowOf[q])*a.nc+c] }
+func (a *automaton) step(q int32, c int) int32 {
+	return q - rowBias + a.rows[int(a.rowOf[q])*a.nc+c]
+}
 
 // row is a state's transitions by byte class (after minimization).
 type row struct {
 	cells []int32 // automaton.rows's encoding; nil: no transitions at all
-	base  int32   // the state the row is of: its targets are relative to it
+	base  int32   // the state the row is of, less rowBias: cells are relative to it
 }
 
 // next returns the state the row goes to on class c, negative if none.
@@ -1575,5 +1577,5 @@ func (r row) next(c int) int32 { return r.base + r.cells[c] }
 // row returns q's transition row.
 func (a *automaton) row(q int32) row {
 	i := int(a.rowOf[q]) * a.nc
-	return row{a.rows[i : i+a.nc], q}
+	return row{a.rows[i : i+a.nc], q - rowBias}
 }

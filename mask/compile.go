@@ -1336,7 +1336,7 @@ func (c *Compiled) walkEstimates(qs []int32, borrow map[int32][]bool) []int {
 	own := func(q int32, cls []bool) int {
 		n := 0
 		for cl, d := range a.row(q).cells {
-			if d != noTrans && (cls == nil || !cls[cl]) {
+			if d != 0 && (cls == nil || !cls[cl]) {
 				n += perClass[cl]
 			}
 		}
