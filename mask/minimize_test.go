@@ -14,11 +14,15 @@ import (
 // frame (as a string body's classes do: several labels in one group);
 // every fourth of those keeps its edges inside their frames, which
 // minimalPartition then minimizes one by one. Every fifth has 60-209
-// byte classes, so that a group's label set takes several words.
+// byte classes, so that a group's label set takes several words. Every
+// other pair of automata keeps the label sets as interval lists
+// (sparseLabelWords 0), as a root frame calling hundreds of rules does.
 func TestMinimalPartitionRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	ms := new(minScratch) // reused, as minimize reuses them across automata
+	defer func(old int) { sparseLabelWords = old }(sparseLabelWords)
 	for iter := range 3000 {
+		sparseLabelWords = []int{4, 0}[iter/2%2]
 		n := 1 + r.IntN(60)
 		nc := 1 + r.IntN(4)
 		if iter%5 == 4 {
