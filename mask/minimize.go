@@ -209,6 +209,22 @@ func resize(s []int32, n int) []int32 {
 	return s[:n]
 }
 
+// countStarts prepares a counting sort of items by key (keys[i] in
+// 0..n-1) in start (reused; n+2 entries): item i goes to place
+// start[keys[i]+1], which then moves on by one; once all are placed, key
+// k's items are at start[k]:start[k+1].
+func countStarts(start, keys []int32, n int) []int32 {
+	start = resize(start, n+2)
+	clear(start)
+	for _, k := range keys {
+		start[k+2]++
+	}
+	for k := 2; k <= n+1; k++ {
+		start[k] += start[k-1]
+	}
+	return start
+}
+
 // minimalPartition returns the block of every state in the coarsest stable
 // partition, and the number of blocks; block may be part of ms.
 //
@@ -473,14 +489,7 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 	if sparse {
 		// Each group's labels as intervals (a run of classes is one), by
 		// counting sort into gIv[gIvStart[g]:gIvStart[g+1]].
-		start := resize(ms.gIvStart, m+2)
-		clear(start)
-		for _, g := range eg {
-			start[g+2]++
-		}
-		for g := 2; g <= m+1; g++ {
-			start[g] += start[g-1]
-		}
+		start := countStarts(ms.gIvStart, eg, m)
 		if cap(ms.gIv) < len(eg) {
 			ms.gIv = make([]uint64, len(eg))
 		}
@@ -507,15 +516,8 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 		ms.labelID[l] = 0
 	}
 	// Incoming groups by target state: in[inStart[q]:inStart[q+1]].
-	inStart := resize(ms.inStart, n+2)
+	inStart := countStarts(ms.inStart, ms.gTgt, n)
 	ms.inStart = inStart
-	clear(inStart)
-	for _, t := range ms.gTgt {
-		inStart[t+2]++
-	}
-	for q := 2; q <= n+1; q++ {
-		inStart[q] += inStart[q-1]
-	}
 	in := resize(ms.in, m)
 	ms.in = in
 	for g, t := range ms.gTgt {
