@@ -35,9 +35,10 @@ func readTimes(path string) (map[string]timesRow, error) {
 	if len(head) < 2 || head[0] != "id" || head[1] != "grammar" {
 		return nil, fmt.Errorf("%s: not a -times file (header %q)", path, strings.Join(head, "\t"))
 	}
-	// every column a measure reads (a missing one would read as 0)
+	// every column a measure reads (a missing one would read as 0),
+	// but those of optional measures
 	for _, name := range timesHeader[2:] {
-		if !slices.Contains(head, name) {
+		if !slices.Contains(head, name) && !optionalColumn(name) {
 			return nil, fmt.Errorf("%s: no column %s (not a -times file of this version)", path, name)
 		}
 	}
@@ -68,6 +69,9 @@ type combineMeasure struct {
 	strictOnly bool
 	value      func(cols map[string]int64) int64 // µs
 	over       int64                             // count the grammars at or above this (0: do not)
+	// optional is the column of a measure that files of earlier versions
+	// lack: the measure is left out unless every run has it.
+	optional string
 }
 
 var combineMeasures = []combineMeasure{
@@ -76,6 +80,7 @@ var combineMeasures = []combineMeasure{
 	{name: "slowest step (mask + accept)", value: func(c map[string]int64) int64 { return c["slowest_step_us"] }, over: 200},
 	{name: "slowest step that computed no state on first use", value: func(c map[string]int64) int64 { return c["slowest_idle_step_us"] }, over: 200},
 	{name: "first-use time, most in one step", value: func(c map[string]int64) int64 { return c["first_use_us"] }, over: 100},
+	{name: "machine floor: slowest fixed arithmetic step, as many as the generations took", value: func(c map[string]int64) int64 { return c["floor_step_us"] }, over: 200, optional: "floor_step_us"},
 }
 
 // combine reads the -times files of several runs over the same corpus
@@ -113,6 +118,9 @@ func combine(paths []string, w io.Writer) error {
 	slices.Sort(keys)
 	fmt.Fprintf(w, "%d runs; %d grammars in every run (of %d in the first)\n", len(runs), len(keys), len(runs[0]))
 	for _, m := range combineMeasures {
+		if m.optional != "" && slices.ContainsFunc(runs, func(r map[string]timesRow) bool { return !everyRowHas(r, m.optional) }) {
+			continue
+		}
 		per := make([][]time.Duration, len(runs))
 		var best []time.Duration
 		for _, k := range keys {
@@ -139,6 +147,21 @@ func combine(paths []string, w io.Writer) error {
 		fmt.Fprintf(w, "  best of the runs per grammar: %s%s\n", pcts(best), countOver(best, m.over))
 	}
 	return nil
+}
+
+// optionalColumn reports whether name is an optional measure's column.
+func optionalColumn(name string) bool {
+	return slices.ContainsFunc(combineMeasures, func(m combineMeasure) bool { return m.optional == name })
+}
+
+// everyRowHas reports whether every row of a run has column name.
+func everyRowHas(rows map[string]timesRow, name string) bool {
+	for _, r := range rows {
+		if _, ok := r.cols[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // countOver says how many of ds are at least over µs (nothing if over is 0).

@@ -52,6 +52,26 @@ func TestCombine(t *testing.T) {
 	if err := combine([]string{r1, short}, &b); err == nil || !strings.Contains(err.Error(), "no column parse_us") {
 		t.Errorf("missing columns: %v", err)
 	}
+	// A file of the version before the machine floor's column combines,
+	// without that measure; with it in every run, the measure is there.
+	if !strings.Contains(out, "first-use time") || strings.Contains(out, "machine floor") {
+		t.Errorf("without floor_step_us:\n%s", out)
+	}
+	fl1 := write("fl1.tsv", "")
+	os.WriteFile(fl1, []byte(strings.TrimSuffix(head, "\n")+"\tfloor_step_us\na\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\t900\t250\n"), 0o644)
+	fl2 := write("fl2.tsv", "")
+	os.WriteFile(fl2, []byte(strings.TrimSuffix(head, "\n")+"\tfloor_step_us\na\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\t50\t40\n"), 0o644)
+	var fb bytes.Buffer
+	if err := combine([]string{fl1, fl2}, &fb); err != nil {
+		t.Fatal(err)
+	}
+	if want := "best of the runs per grammar: p50 40µs, p90 40µs, p95 40µs, p99 40µs, max 40µs; 0 at 200 µs or more"; !strings.Contains(fb.String(), "machine floor") || !strings.Contains(fb.String(), want) {
+		t.Errorf("with floor_step_us: missing %q in:\n%s", want, fb.String())
+	}
+	fb.Reset()
+	if err := combine([]string{fl1, r2}, &fb); err != nil || strings.Contains(fb.String(), "machine floor") {
+		t.Errorf("floor in one run only: %v\n%s", err, fb.String())
+	}
 	if err := combine([]string{r1}, &b); err == nil {
 		t.Error("one file: no error")
 	}

@@ -35,7 +35,7 @@ func main() {
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
-	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, µs) to this TSV file")
+	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (one sample per 4 KB allocated)")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
@@ -185,6 +185,7 @@ func main() {
 			fmt.Printf("  first-use work units, per step with some (n=%d): %s\n", len(wk.FirstUse), upcts(wk.FirstUse))
 			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
 			fmt.Printf("  first-use time (mask.Compiled.LazyTime), the most in one step per grammar: %s\n", pcts(wk.FirstUseTime))
+			fmt.Printf("  machine floor: a collection, then as many steps of a fixed arithmetic loop (~0.5 µs, no memory) as the generations took, the slowest per grammar: %s\n", pcts(wk.Floor))
 		}
 	}
 }
@@ -311,7 +312,7 @@ func writeDump(dir string, rs []*schemabench.Result) error {
 
 // timesHeader names the columns of a -times file (-combine reads them
 // by name).
-var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us", "slowest_idle_step_us"}
+var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us", "slowest_idle_step_us", "floor_step_us"}
 
 // writeTimes writes the per-phase times of the strict conversions as TSV;
 // with walks, also the lenient grammars of schemas strict mode rejects
@@ -328,7 +329,7 @@ func writeTimes(path string, rs []*schemabench.Result) error {
 		if r.Strict != "ok" {
 			mode = "lenient"
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds(), r.WalkSlowestIdle.Microseconds())
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds(), r.WalkSlowestIdle.Microseconds(), r.WalkFloor.Microseconds())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -141,6 +141,15 @@ type Walks struct {
 	// Timed: per grammar, the most time (mask.Compiled.LazyTime) the
 	// computations on first use took in one step.
 	FirstUseTime []time.Duration
+	// Floor is, per grammar, the machine's share of Max: after the
+	// generations, a collection as before them, then as many steps of a
+	// fixed arithmetic loop (floorStep, about half a microsecond, no
+	// memory) as they took, and the slowest of them. It is what the
+	// hypervisor, other processes and the runtime do to steps of no work
+	// at all, in the same conditions and as many as the grammar's own
+	// slowest step was the slowest of: a percentile of Max or Idle is
+	// not expected below the same percentile of Floor in the same run.
+	Floor []time.Duration
 
 	last *mask.Compiled // the grammar prepared last, not yet walked
 }
@@ -152,8 +161,11 @@ func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
-	first, slowest, idle, most, mostTime := w.run(w.last)
-	r.WalkSlowest, r.WalkSlowestIdle, r.WalkFirstUse, r.WalkFirstUseTime = slowest, idle, most, mostTime
+	first, slowest, idle, most, mostTime, steps := w.run(w.last)
+	runtime.GC()
+	floor := slowestFloorStep(steps)
+	r.WalkSlowest, r.WalkSlowestIdle, r.WalkFirstUse, r.WalkFirstUseTime, r.WalkFloor = slowest, idle, most, mostTime, floor
+	w.Floor = append(w.Floor, floor)
 	w.First = append(w.First, first)
 	w.Max = append(w.Max, slowest)
 	w.Idle = append(w.Idle, idle)
@@ -199,7 +211,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // garbage (every conversion and compile before) would otherwise be
 // collected during the steps, charging mark assists and pauses of the
 // whole corpus to whichever grammar happens to be walking.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most int64, mostTime time.Duration) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most int64, mostTime time.Duration, steps int) {
 	runtime.GC()
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
@@ -235,6 +247,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most
 			t1 := time.Now()
 			err := m.Accept(tok)
 			d += time.Since(t1)
+			steps++
 			slowest = max(slowest, d)
 			if _, u2 := cm.LazyWork(); u2 == u0 {
 				idle = max(idle, d)
@@ -244,7 +257,33 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most
 			}
 		}
 	}
-	return first, slowest, idle, most, mostTime
+	return first, slowest, idle, most, mostTime, steps
+}
+
+// floorStep is one step of the machine floor (Walks.Floor): a xorshift
+// loop of this many rounds, about half a microsecond on the development
+// machine, touching no memory.
+const floorStep = 300
+
+// floorSink keeps the floor's arithmetic from being optimized away.
+var floorSink uint64
+
+// slowestFloorStep times n steps of floorStep rounds each and returns
+// the slowest.
+func slowestFloorStep(n int) time.Duration {
+	var slowest time.Duration
+	x := uint64(88172645463325252)
+	for range n {
+		t0 := time.Now()
+		for range floorStep {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+		}
+		slowest = max(slowest, time.Since(t0))
+	}
+	floorSink += x
+	return slowest
 }
 
 // Result is the outcome for one schema.
@@ -271,6 +310,7 @@ type Result struct {
 	// one step (Walks.Run).
 	WalkSlowest      time.Duration `json:"-"`
 	WalkSlowestIdle  time.Duration `json:"-"` // of the steps that computed no state on first use (Walks.Idle)
+	WalkFloor        time.Duration `json:"-"` // the machine's floor for WalkSlowest (Walks.Floor)
 	WalkFirstUse     int64         `json:"-"`
 	WalkFirstUseTime time.Duration `json:"-"`
 	Failures         []string      `json:"-"` // instances that disagree
