@@ -632,8 +632,6 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	}
 	if c.lazyWalker == nil {
 		c.lazyWalker = newWalker(c)
-		c.lazyWalker.bm = c.lazyBM
-		c.lazyBM = bulkMasks{}
 	}
 	t0 := time.Now()
 	c.walker = c.lazyWalker
