@@ -147,13 +147,12 @@ c ::= "x" | "(" c ")"`)
 	}
 }
 
-// Where the budget may not reach every state, the entries of the frames
-// whose starts are light to walk are computed first, callees first
-// (lightEntries): a frame's start is no stack top, so the eager order
-// never takes it for itself.
-func TestLightEntriesFirst(t *testing.T) {
-	// x is called only at the end of two long literals: in depth order the
-	// states that call it come last, past the budget.
+// partlyPrecomputed compiles, with a budget that leaves states to first
+// use, a grammar in which x is called only at the end of two long
+// literals: in depth order the states that call it come last, past the
+// budget.
+func partlyPrecomputed(t *testing.T) (*Compiled, *gbnf.Grammar, *Vocab) {
+	t.Helper()
 	g, err := gbnf.Parse(`root ::= "<abcdefghijklmnopqrstuvwxyz" x | ">zyxwvutsrqponmlkjihgfedcba" x
 x ::= "(" x ")" | y
 y ::= "[" y "]" | "."`)
@@ -168,6 +167,15 @@ y ::= "[" y "]" | "."`)
 	if st := c.Stats(); st.EagerStates >= st.TopStates {
 		t.Fatalf("%d of %d states precomputed: the budget reaches every state (the test tests nothing)", st.EagerStates, st.TopStates)
 	}
+	return c, g, v
+}
+
+// Where the budget may not reach every state, the entries of the frames
+// whose starts are light to walk are computed first, callees first
+// (lightEntries): a frame's start is no stack top, so the eager order
+// never takes it for itself.
+func TestLightEntriesFirst(t *testing.T) {
+	c, _, _ := partlyPrecomputed(t)
 	for _, name := range []string{"x", "y"} {
 		found := false
 		for i := range c.a.frames {
@@ -286,4 +294,49 @@ w ::= "<abcdefghijklmnopqrstuvwxyz" | ">zyxwvutsrqponmlkjihgfedcba" | "(" w ")"`
 		return
 	}
 	t.Fatal("every budget reaches every state: the test tests nothing")
+}
+
+// A grammar whose eager phase leaves states to first use keeps that
+// phase's walker for them, holding no scratch of the vocabulary's pool,
+// and MemoryBytes counts its buffers, also as first uses grow them; a
+// grammar precomputed whole keeps none.
+func TestLazyWalkerKept(t *testing.T) {
+	c, g, v := partlyPrecomputed(t)
+	w := c.lazyWalker
+	if w == nil {
+		t.Fatal("no walker kept for first use")
+	}
+	if w.scr != nil || w.acc != nil || w.ps.accs != nil || w.ps.accMask != nil {
+		t.Error("the kept walker holds a scratch (or its buffers) of the vocabulary's pool")
+	}
+	held := int64(w.heldBytes())
+	if held <= 0 || c.walkerBytes.Load() != held {
+		t.Fatalf("walker holds %d bytes, counted %d", held, c.walkerBytes.Load())
+	}
+	without := c.MemoryBytes() - int(held)
+	// First uses: every sentence of the grammar up to a few nestings.
+	for _, s := range []string{"<abcdefghijklmnopqrstuvwxyz(([[.]]))", ">zyxwvutsrqponmlkjihgfedcba([.])"} {
+		m := c.NewMatcher()
+		if err := m.AcceptBytes([]byte(s)); err != nil || !m.CanEnd() {
+			t.Fatalf("%q: %v", s, err)
+		}
+		m.FillMask(make([]uint32, (v.Size()+31)/32))
+	}
+	if n, _ := c.LazyWork(); n == 0 {
+		t.Fatal("no state computed on first use (the test tests nothing)")
+	}
+	if got, want := c.walkerBytes.Load(), int64(w.heldBytes()); got != want || c.lazyWalker != w {
+		t.Errorf("after first uses: counted %d bytes, the walker holds %d (kept walker replaced: %v)", got, want, c.lazyWalker != w)
+	}
+	if c.MemoryBytes() < without+int(c.walkerBytes.Load()) {
+		t.Errorf("MemoryBytes %d does not count the walker's %d bytes", c.MemoryBytes(), c.walkerBytes.Load())
+	}
+
+	full, err := CompileWith(g, v, Options{EagerTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := full.Stats(); st.EagerStates != st.TopStates || full.lazyWalker != nil || full.walkerBytes.Load() != 0 {
+		t.Errorf("precomputed whole (%d of %d states): walker kept %v, %d bytes counted", st.EagerStates, st.TopStates, full.lazyWalker != nil, full.walkerBytes.Load())
+	}
 }

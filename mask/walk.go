@@ -3,6 +3,7 @@ package mask
 import (
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/structgen/structgen/vocab"
 )
@@ -69,16 +70,52 @@ func newWalker(c *Compiled) *walker {
 	return w
 }
 
+// heldBytes estimates the memory the walker's buffers hold (their
+// capacities: a walker kept for first uses keeps them).
+func (w *walker) heldBytes() int {
+	n := int(unsafe.Sizeof(*w)) + capBytes(w.cross) + capBytes(w.buf) + capBytes(w.levels) +
+		capBytes(w.memo) + capBytes(w.memoN) + capBytes(w.bm.loop) + capBytes(w.bm.follow) + capBytes(w.bm.crossF)
+	if ar := w.st.ar; ar != nil {
+		n += capBytes(ar.nodes) + capBytes(ar.table) + capBytes(ar.sets) + capBytes(ar.single) + capBytes(ar.key)
+		for _, s := range ar.sets {
+			n += capBytes(s)
+		}
+		// (a map entry: its string header and value, and the key's bytes
+		// are those of a set: about twice a set's)
+		n += len(ar.setIndex) * 48
+	}
+	ps := &w.ps
+	n += capBytes(ps.cross) + capBytes(ps.gbuf) + capBytes(ps.fs) + capBytes(ps.lock) +
+		capBytes(ps.lbuf) + capBytes(ps.lgrp) + capBytes(ps.skip) + capBytes(ps.touched) + capBytes(ps.patCount) +
+		len(ps.patIndex)*16
+	for _, x := range ps.cross {
+		n += capBytes(x)
+	}
+	for _, x := range ps.fs {
+		n += capBytes(x)
+	}
+	return n
+}
+
+// capBytes is the memory of s's backing array.
+func capBytes[T any](s []T) int {
+	var z T
+	return cap(s) * int(unsafe.Sizeof(z))
+}
+
 // take borrows the vocabulary-sized buffers for a computation.
 func (w *walker) take() {
 	w.scr = w.c.prep.getScratch()
 	w.acc = w.scr.acc
 }
 
-// release gives them back.
+// release gives them back, with the parallel walk's references into
+// them (a walker kept for first uses must not pin a scratch the pool let
+// go: its per-token marks are 8 bytes a token).
 func (w *walker) release() {
 	w.c.prep.putScratch(w.scr)
 	w.scr, w.acc, w.cost = nil, nil, nil
+	w.ps.accs, w.ps.accMask = nil, nil
 }
 
 // walk explores the trie from each start node with the configuration
@@ -643,6 +680,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 		c.lazyWork.Add(c.walker.units() - u0)
 		c.lazyCount.Add(1)
 		c.walker.release()
+		c.walkerBytes.Store(int64(c.walker.heldBytes()))
 		c.walker, c.subMemo, c.firstBits, c.firstDone = nil, nil, nil, nil
 	}()
 	var err error
