@@ -388,8 +388,9 @@ func (c *Compiled) Precompute(done <-chan struct{}) error {
 // result without waiting.
 func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 
-// MemoryBytes estimates the memory held by the compiled automaton and its
-// mask cache (the shared vocabulary trie excluded).
+// MemoryBytes estimates the memory held by the compiled automaton, its
+// mask cache and the walker kept for first uses (the shared vocabulary
+// trie excluded).
 func (c *Compiled) MemoryBytes() int {
 	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
