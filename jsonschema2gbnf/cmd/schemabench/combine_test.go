@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/structgen/structgen/jsonschema2gbnf/internal/schemabench"
 )
 
 // TestCombine checks that each grammar's best value over the runs is
@@ -104,4 +109,37 @@ func FuzzReadTimes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWriteTimes checks that a -times file has the floor's column only
+// with the floor, and that -combine reads it either way.
+func TestWriteTimes(t *testing.T) {
+	dir := t.TempDir()
+	rs := []*schemabench.Result{{ID: "d/a", Strict: "ok", ConvertDur: 3 * time.Microsecond, WalkSlowest: 40 * time.Microsecond, WalkFloor: 25 * time.Microsecond}}
+	for _, floor := range []bool{true, false} {
+		p := filepath.Join(dir, fmt.Sprintf("t%v.tsv", floor))
+		if err := writeTimes(p, rs, floor); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(p)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("floor %v: %d lines", floor, len(lines))
+		}
+		head, row := strings.Split(lines[0], "\t"), strings.Split(lines[1], "\t")
+		if len(head) != len(row) || slices.Contains(head, "floor_step_us") != floor {
+			t.Errorf("floor %v: header %q, row %q", floor, head, row)
+		}
+		rows, err := readTimes(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rows["d/a\tstrict"]
+		if r.cols["convert_us"] != 3 || r.cols["slowest_step_us"] != 40 {
+			t.Errorf("floor %v: read %v", floor, r.cols)
+		}
+		if v, ok := r.cols["floor_step_us"]; ok != floor || (floor && v != 25) {
+			t.Errorf("floor %v: floor column %v, %v", floor, v, ok)
+		}
+	}
 }

@@ -15,7 +15,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +37,7 @@ func main() {
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
+	floor := flag.Bool("floor", true, "with -walks: after each grammar's generations, a collection and as many steps of a fixed arithmetic loop, the slowest of them (the machine floor)")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (one sample per 4 KB allocated)")
@@ -116,7 +119,7 @@ func main() {
 			return
 		}
 		if *walks > 0 {
-			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1}
+			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1, NoFloor: !*floor}
 			o.AfterPrepare = wk.Run
 		}
 		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerWork: *eager}, wk)
@@ -161,7 +164,7 @@ func main() {
 		}
 	}
 	if *timesOut != "" {
-		if err := writeTimes(*timesOut, rs); err != nil {
+		if err := writeTimes(*timesOut, rs, *floor); err != nil {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)
 			os.Exit(1)
 		}
@@ -185,7 +188,9 @@ func main() {
 			fmt.Printf("  first-use work units, per step with some (n=%d): %s\n", len(wk.FirstUse), upcts(wk.FirstUse))
 			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
 			fmt.Printf("  first-use time (mask.Compiled.LazyTime), the most in one step per grammar: %s\n", pcts(wk.FirstUseTime))
-			fmt.Printf("  machine floor: a collection, then as many steps of a fixed arithmetic loop (~0.5 µs, no memory) as the generations took, the slowest per grammar: %s\n", pcts(wk.Floor))
+			if *floor {
+				fmt.Printf("  machine floor: a collection, then as many steps of a fixed arithmetic loop (~0.5 µs, no memory) as the generations took, the slowest per grammar: %s\n", pcts(wk.Floor))
+			}
 		}
 	}
 }
@@ -317,10 +322,15 @@ var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_u
 // writeTimes writes the per-phase times of the strict conversions as TSV;
 // with walks, also the lenient grammars of schemas strict mode rejects
 // (grammar column: which one; their convert time is the failed strict
-// conversion's).
-func writeTimes(path string, rs []*schemabench.Result) error {
+// conversion's). Without the floor (-floor=false) its column is left
+// out, as in the files of earlier versions.
+func writeTimes(path string, rs []*schemabench.Result, floor bool) error {
 	var b strings.Builder
-	b.WriteString(strings.Join(timesHeader, "\t") + "\n")
+	head := timesHeader
+	if !floor {
+		head = slices.DeleteFunc(slices.Clone(head), optionalColumn)
+	}
+	b.WriteString(strings.Join(head, "\t") + "\n")
 	for _, r := range rs {
 		if r.Strict != "ok" && r.WalkSlowest == 0 {
 			continue
@@ -329,7 +339,13 @@ func writeTimes(path string, rs []*schemabench.Result) error {
 		if r.Strict != "ok" {
 			mode = "lenient"
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.ID, mode, r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), r.GrammarLen, r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds(), r.WalkSlowestIdle.Microseconds(), r.WalkFloor.Microseconds())
+		cols := []string{r.ID, mode}
+		for _, v := range []int64{r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), int64(r.GrammarLen), r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds(), r.WalkSlowestIdle.Microseconds(), r.WalkFloor.Microseconds()} {
+			cols = append(cols, strconv.FormatInt(v, 10))
+		}
+		// (in timesHeader's order: the floor's column, which head may
+		// leave out, is the last)
+		b.WriteString(strings.Join(cols[:len(head)], "\t") + "\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

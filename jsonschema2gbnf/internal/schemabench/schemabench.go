@@ -123,6 +123,7 @@ func Matcher(v *mask.Vocab) Accept { return MatcherWalks(v, mask.Options{}, nil)
 type Walks struct {
 	Walks, Steps int   // generations per grammar, mask steps per generation at most
 	Seed         int64 // of the token choices
+	NoFloor      bool  // skip the machine floor (Floor) and its collection
 
 	First []time.Duration // per grammar: the first mask (FillMask) after Compile
 	Max   []time.Duration // per grammar: the slowest step (FillMask + Accept)
@@ -162,8 +163,11 @@ func (w *Walks) Run(r *Result) {
 		return
 	}
 	first, slowest, idle, most, mostTime, steps := w.run(w.last)
-	runtime.GC()
-	floor := slowestFloorStep(steps)
+	var floor time.Duration
+	if !w.NoFloor {
+		runtime.GC()
+		floor = slowestFloorStep(steps)
+	}
 	r.WalkSlowest, r.WalkSlowestIdle, r.WalkFirstUse, r.WalkFirstUseTime, r.WalkFloor = slowest, idle, most, mostTime, floor
 	w.Floor = append(w.Floor, floor)
 	w.First = append(w.First, first)
