@@ -115,7 +115,9 @@ func FuzzReadTimes(f *testing.F) {
 // with the floor, and that -combine reads it either way.
 func TestWriteTimes(t *testing.T) {
 	dir := t.TempDir()
-	rs := []*schemabench.Result{{ID: "d/a", Strict: "ok", ConvertDur: 3 * time.Microsecond, WalkSlowest: 40 * time.Microsecond, WalkFloor: 25 * time.Microsecond}}
+	rs := []*schemabench.Result{{ID: "d/a", Strict: "ok", ConvertDur: 3 * time.Microsecond, ParseDur: 1, PrepareDur: time.Millisecond, GrammarLen: 7,
+		WalkSlowest: 40 * time.Microsecond, WalkFirstUse: 9, PreDur: time.Millisecond, WalkFirstUseTime: 2 * time.Microsecond,
+		WalkSlowestIdle: 5 * time.Microsecond, WalkFloor: 25 * time.Microsecond}}
 	for _, floor := range []bool{true, false} {
 		p := filepath.Join(dir, fmt.Sprintf("t%v.tsv", floor))
 		if err := writeTimes(p, rs, floor); err != nil {
@@ -129,6 +131,13 @@ func TestWriteTimes(t *testing.T) {
 		head, row := strings.Split(lines[0], "\t"), strings.Split(lines[1], "\t")
 		if len(head) != len(row) || slices.Contains(head, "floor_step_us") != floor {
 			t.Errorf("floor %v: header %q, row %q", floor, head, row)
+		}
+		// every field of rs is set: a column written as 0 is one the
+		// writer does not fill (ParseDur rounds to 0 µs)
+		for i, v := range row {
+			if v == "0" && head[i] != "parse_us" {
+				t.Errorf("floor %v: column %s written as 0", floor, head[i])
+			}
 		}
 		rows, err := readTimes(p)
 		if err != nil {

@@ -339,13 +339,17 @@ func writeTimes(path string, rs []*schemabench.Result, floor bool) error {
 		if r.Strict != "ok" {
 			mode = "lenient"
 		}
-		cols := []string{r.ID, mode}
-		for _, v := range []int64{r.ConvertDur.Microseconds(), r.ParseDur.Microseconds(), r.PrepareDur.Microseconds(), int64(r.GrammarLen), r.WalkSlowest.Microseconds(), r.WalkFirstUse, r.PreDur.Microseconds(), r.WalkFirstUseTime.Microseconds(), r.WalkSlowestIdle.Microseconds(), r.WalkFloor.Microseconds()} {
-			cols = append(cols, strconv.FormatInt(v, 10))
+		vals := map[string]int64{
+			"convert_us": r.ConvertDur.Microseconds(), "parse_us": r.ParseDur.Microseconds(), "compile_us": r.PrepareDur.Microseconds(),
+			"grammar_bytes": int64(r.GrammarLen), "slowest_step_us": r.WalkSlowest.Microseconds(), "first_use_units": r.WalkFirstUse,
+			"precompute_us": r.PreDur.Microseconds(), "first_use_us": r.WalkFirstUseTime.Microseconds(),
+			"slowest_idle_step_us": r.WalkSlowestIdle.Microseconds(), "floor_step_us": r.WalkFloor.Microseconds(),
 		}
-		// (in timesHeader's order: the floor's column, which head may
-		// leave out, is the last)
-		b.WriteString(strings.Join(cols[:len(head)], "\t") + "\n")
+		cols := []string{r.ID, mode}
+		for _, name := range head[2:] {
+			cols = append(cols, strconv.FormatInt(vals[name], 10))
+		}
+		b.WriteString(strings.Join(cols, "\t") + "\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
