@@ -31,6 +31,14 @@ import (
 // Package mask assembles a loop state's tokens from In and the walks of
 // the exits (see mask's slice.go).
 //
+// A slice below a trie node (SliceBelow) is the same for the tokens that
+// start with that node's bytes: In holds those that go on in C* after
+// them, and the exits are those below the node. It serves walks that
+// start at a node other than the root and enter the loop at once (the
+// level below a cross point: Llama-3's node " " starts 58,000 tokens, so
+// the words after a space in a word-limited string cost a walk of 126,000
+// nodes for each count of words still allowed).
+//
 // A mid-character slice (MidSlice) is the same for a loop entered inside
 // a character: the tokens start with the continuation bytes that finish
 // it (Need of them, the first in Lo..Hi) and go on in C*. It serves the
@@ -60,6 +68,14 @@ const MaxSlices = 128
 // of the vocabulary (16 KB on Llama-3) and a few hundred tokens. Past
 // the bound, as for MaxSlices, the one used least recently goes.
 const MaxMidSlices = 128
+
+// MaxBelowSlices bounds the slices below a trie node kept per vocabulary,
+// apart from the others (and, as for them, the one used least recently
+// goes past it). Only nodes with large subtrees get one (package mask asks
+// for those of at least 4,096 nodes: 12 nodes of Llama-3's trie), each a
+// bitset of the vocabulary and its exits (16 KB and 357 exits below " "
+// in the class of a word's characters on Llama-3).
+const MaxBelowSlices = 32
 
 // A Class is a set of characters: ASCII bytes (bit b of ASCII[b/64]),
 // and all non-ASCII scalar values or none.
@@ -92,8 +108,12 @@ type Slice struct {
 	// Need, Lo, Hi: a mid-character slice's continuation bytes still
 	// needed at the root and the range of the first (Need is 0 in a
 	// slice from a character boundary).
-	Need    int8
-	Lo, Hi  byte
+	Need   int8
+	Lo, Hi byte
+	// Root is the trie node the slice starts at: 0 but for a slice below
+	// a node (SliceBelow), whose tokens and exits are below Root, and
+	// whose RootExit are Root's children.
+	Root    int32
 	In      []uint32 // bitset of the tokens inside
 	InCount int      // their number
 	// InList is In as a sorted list when it holds fewer tokens than In
@@ -136,7 +156,17 @@ func (s *Slice) Ext(init func() any) any {
 // pass over the part of the trie inside the class: tokens and exits) and
 // adding that pass's trie nodes and tokens to *work.
 func (v *Vocab) Slice(cl Class, work *int64) *Slice {
-	return v.slice(sliceKey{cl, 0, 0x80, 0xBF}, work)
+	return v.slice(sliceKey{cl, 0, 0x80, 0xBF, 0}, work)
+}
+
+// SliceBelow returns the slice of class cl below trie node u (see the top
+// of this file): computed on the first call like Slice, nil for the root
+// or a node not in the trie.
+func (v *Vocab) SliceBelow(cl Class, u int32, work *int64) *Slice {
+	if u <= 0 || int(u) >= len(v.Trie().Nodes)-1 {
+		return nil
+	}
+	return v.slice(sliceKey{cl, 0, 0x80, 0xBF, u}, work)
 }
 
 // MidSlice returns the mid-character slice of class cl (see the top of
@@ -148,16 +178,39 @@ func (v *Vocab) MidSlice(cl Class, need int, lo, hi byte, work *int64) *Slice {
 	if need < 1 || need > 3 || lo < 0x80 || hi > 0xBF || lo > hi {
 		return nil
 	}
-	return v.slice(sliceKey{cl, int8(need), lo, hi}, work)
+	return v.slice(sliceKey{cl, int8(need), lo, hi, 0}, work)
 }
 
-// sliceKey identifies a slice: its class and, for a mid-character slice,
-// the continuation bytes needed at the root.
+// sliceKey identifies a slice: its class, for a mid-character slice the
+// continuation bytes needed at the root, for a slice below a node the
+// node.
 type sliceKey struct {
 	cl     Class
 	need   int8
 	lo, hi byte
+	root   int32
 }
+
+// Kinds of slice, each kept up to its own bound (sliceKey.kind).
+const (
+	loopSlice = iota
+	midSlice
+	belowSlice
+	sliceKinds
+)
+
+func (k sliceKey) kind() int {
+	switch {
+	case k.root != 0:
+		return belowSlice
+	case k.need > 0:
+		return midSlice
+	}
+	return loopSlice
+}
+
+// sliceBounds are the bounds of the kinds of slice.
+var sliceBounds = [sliceKinds]int{MaxSlices, MaxMidSlices, MaxBelowSlices}
 
 // A sliceEntry is a slice kept by its vocabulary, with the clock of its
 // last use (Vocab.sliceClock).
@@ -174,51 +227,38 @@ func (v *Vocab) slice(k sliceKey, work *int64) *Slice {
 		e.used = v.sliceClock
 		return e.s
 	}
-	mid := k.need > 0
-	if n, bound := v.kept(mid); n >= bound {
-		v.evictSlice(mid)
+	kind := k.kind()
+	if v.sliceCount[kind] >= sliceBounds[kind] {
+		v.evictSlice(kind)
 	}
 	s := buildSlice(v, k, work)
 	if v.slices == nil {
 		v.slices = map[sliceKey]*sliceEntry{}
 	}
 	v.slices[k] = &sliceEntry{s, v.sliceClock}
-	if mid {
-		v.midSlices++
-	}
+	v.sliceCount[kind]++
 	return s
-}
-
-// kept returns the number of slices of one kind (mid-character or not)
-// the vocabulary keeps, and their bound.
-func (v *Vocab) kept(mid bool) (n, bound int) {
-	if mid {
-		return v.midSlices, MaxMidSlices
-	}
-	return len(v.slices) - v.midSlices, MaxSlices
 }
 
 // evictSlice drops the slice of one kind used least recently (a linear
 // scan: at most MaxSlices entries, against a pass over the trie to make
 // the slice that replaces it); slice calls it only with its bound's
 // worth of that kind kept.
-func (v *Vocab) evictSlice(mid bool) {
+func (v *Vocab) evictSlice(kind int) {
 	var old sliceKey
 	oldest := ^uint64(0)
 	for k, e := range v.slices {
-		if (k.need > 0) == mid && e.used < oldest {
+		if k.kind() == kind && e.used < oldest {
 			old, oldest = k, e.used
 		}
 	}
 	delete(v.slices, old)
-	if mid {
-		v.midSlices--
-	}
+	v.sliceCount[kind]--
 }
 
 func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 	t := v.Trie()
-	s := &Slice{Class: k.cl, Need: k.need, Lo: k.lo, Hi: k.hi, v: v, In: make([]uint32, (v.Size()+31)/32)}
+	s := &Slice{Class: k.cl, Need: k.need, Lo: k.lo, Hi: k.hi, Root: k.root, v: v, In: make([]uint32, (v.Size()+31)/32)}
 	type exit struct {
 		b       byte
 		w, v, k int32
@@ -233,7 +273,7 @@ func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 		s.InCount += len(toks)
 	}, func(c byte, w, v, chars int32) {
 		*work++
-		if v == 0 {
+		if v == s.Root {
 			s.RootExit[c] = w
 			return
 		}
@@ -270,11 +310,11 @@ func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 }
 
 // walk visits the trie along the strings of the slice's class: inside is
-// called for every node below the root whose bytes are a prefix of a
-// string of C* (of the Need continuation bytes then C*, for a
-// mid-character slice), with the characters they start, exit for every
-// exit (the byte, the node after it, its parent, the parent's
-// characters).
+// called for every node below the root (Root) whose bytes after the
+// root's are a prefix of a string of C* (of the Need continuation bytes
+// then C*, for a mid-character slice), with the characters they start
+// after the root, exit for every exit (the byte, the node after it, its
+// parent, the parent's characters).
 func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars int32)) {
 	t := s.v.Trie()
 	// need: continuation bytes still needed at a node (0 at a character
@@ -285,11 +325,11 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 		need   int8
 		lo, hi byte
 	}
-	stack := []item{{u: 0, need: s.Need, lo: s.Lo, hi: s.Hi}}
+	stack := []item{{u: s.Root, need: s.Need, lo: s.Lo, hi: s.Hi}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if it.u != 0 {
+		if it.u != s.Root {
 			inside(it.u, it.k)
 		}
 		es, ee := t.Children(it.u)
@@ -337,13 +377,14 @@ func (s *Slice) ByChars() (ids, off []int32) {
 		// characters are its bytes that are not continuation bytes.
 		maxK := int32(s.v.MaxTokenLen()) + 1
 		s.inOff = make([]int32, maxK+2)
-		chars := make([]uint16, s.v.Size()) // per token: 1 + characters (capped; MaxTokenLen < 65535), 0 if not in
+		chars := make([]uint16, s.v.Size())         // per token: 1 + characters (capped; MaxTokenLen < 65535), 0 if not in
+		skip := int(s.v.Trie().Nodes[s.Root].Depth) // a slice below a node counts after its bytes
 		for wi, word := range s.In {
 			for word != 0 {
 				id := wi*32 + bits.TrailingZeros32(word)
 				word &= word - 1
 				k := int32(0)
-				for _, b := range s.v.Token(int32(id)) {
+				for _, b := range s.v.Token(int32(id))[skip:] {
 					if b&0xC0 != 0x80 {
 						k++
 					}

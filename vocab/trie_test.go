@@ -158,13 +158,7 @@ func TestSlice(t *testing.T) {
 					t.Fatalf("slice %v, work %d (or not cached)", s, work)
 				}
 				tr := v.Trie()
-				ids, off := s.ByChars()
-				chars := map[int32]int{}
-				for c := 0; c+1 < len(off); c++ {
-					for _, id := range ids[off[c]:off[c+1]] {
-						chars[id] = c
-					}
-				}
+				chars, off := charsOf(s)
 				n := 0
 				for id := int32(0); int(id) < v.Size(); id++ {
 					in, c := insideClass(&k, v.Token(id))
@@ -181,8 +175,8 @@ func TestSlice(t *testing.T) {
 						t.Fatalf("token %d %q: %d characters, want %d", id, v.Token(id), gc, c)
 					}
 				}
-				if n != s.InCount || len(ids) != n {
-					t.Fatalf("InCount %d, ByChars %d ids, want %d", s.InCount, len(ids), n)
+				if n != s.InCount || len(chars) != n || int(off[len(off)-1]) != n {
+					t.Fatalf("InCount %d, ByChars %d ids, want %d", s.InCount, len(chars), n)
 				}
 				// Exits: nodes w whose parent is inside at a boundary and
 				// whose byte starts no character of the class.
@@ -233,6 +227,19 @@ func TestSlice(t *testing.T) {
 			})
 		}
 	}
+}
+
+// charsOf returns the characters of each token of s by ByChars, and
+// ByChars' offsets.
+func charsOf(s *Slice) (map[int32]int, []int32) {
+	ids, off := s.ByChars()
+	chars := map[int32]int{}
+	for c := 0; c+1 < len(off); c++ {
+		for _, id := range ids[off[c]:off[c+1]] {
+			chars[id] = c
+		}
+	}
+	return chars, off
 }
 
 // TestMidSlice checks the mid-character slices of a JSON string's class
@@ -336,6 +343,115 @@ func TestMidSlice(t *testing.T) {
 	}
 }
 
+// TestSliceBelow checks slices below trie nodes (every node of depth 1
+// and 2 that has children and ends at a character boundary) against the reference: In is every normal
+// token that starts with the node's bytes and goes on inside the class,
+// ByChars counts the characters after the node's bytes, and the exits
+// are the nodes below it after the first byte that leaves the class at a
+// character boundary (the node's own children by such a byte as
+// RootExit). A slice below the root is refused, and a slice below a node
+// is neither the loop slice nor another node's.
+func TestSliceBelow(t *testing.T) {
+	jsonish := Class{NonASCII: true}
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' && b != ' ' {
+			jsonish.AddASCII(byte(b))
+		}
+	}
+	var ident Class
+	for _, r := range "abcdefghijklmnopqrstuvwxyz0123456789_" {
+		ident.AddASCII(byte(r))
+	}
+	for name, v := range trieVocabs(t) {
+		tr := v.Trie()
+		prefix := prefixes(tr)
+		for cname, k := range map[string]Class{"json-word": jsonish, "ident": ident} {
+			t.Run(name+"/"+cname, func(t *testing.T) {
+				var work int64
+				if v.SliceBelow(k, 0, &work) != nil || v.SliceBelow(k, int32(tr.NumNodes()), &work) != nil {
+					t.Fatal("a slice below the root or past the trie")
+				}
+				loop := v.Slice(k, &work)
+				checked := 0
+				for u := int32(1); int(u) < tr.NumNodes(); u++ {
+					if d := tr.Nodes[u].Depth; d > 2 || tr.Nodes[u].EdgeStart == tr.Nodes[u+1].EdgeStart || !utf8.Valid(prefix[u]) {
+						continue
+					}
+					checked++
+					pu := prefix[u]
+					w0 := work
+					s := v.SliceBelow(k, u, &work)
+					if s == nil || s == loop || s.Root != u || s != v.SliceBelow(k, u, &work) {
+						t.Fatalf("node %q: no slice (or the loop's, or not cached)", pu)
+					}
+					if w1 := work; w1 <= w0 && s.InCount > 0 {
+						t.Fatalf("node %q: no work counted", pu)
+					}
+					chars, off := charsOf(s)
+					n := 0
+					for id := int32(0); int(id) < v.Size(); id++ {
+						tok := v.Token(id)
+						in := len(tok) > len(pu) && bytes.HasPrefix(tok, pu) && v.Kind(id) == TokenNormal
+						c := 0
+						if in {
+							in, c = insideClass(&k, tok[len(pu):])
+						}
+						if got := s.In[id>>5]&(1<<(uint32(id)&31)) != 0; got != in {
+							t.Fatalf("node %q, token %d %q: in = %v, want %v", pu, id, tok, got, in)
+						}
+						if !in {
+							continue
+						}
+						n++
+						if gc, ok := chars[id]; !ok || gc != min(c, len(off)-2) {
+							t.Fatalf("node %q, token %d %q: %d characters, want %d", pu, id, tok, gc, c)
+						}
+					}
+					if n != s.InCount || len(chars) != n {
+						t.Fatalf("node %q: InCount %d, ByChars %d, want %d", pu, s.InCount, len(chars), n)
+					}
+					want := map[int32]int32{} // exit node → characters before it
+					for w := u + 1; w < tr.Nodes[u].SubtreeEnd; w++ {
+						r := prefix[w][len(pu) : len(prefix[w])-1]
+						if in, _ := insideClass(&k, r); !in || !utf8.Valid(r) {
+							continue
+						}
+						if c := prefix[w][len(prefix[w])-1]; !k.Starts(c) && (c < 0x80 || !k.NonASCII) {
+							if n, _, _ := UTF8Lead(c); c < 0x80 || n > 0 {
+								_, kc := insideClass(&k, r)
+								want[w] = int32(kc)
+							}
+						}
+					}
+					got := 0
+					for b := range 256 {
+						if r := s.RootExit[b]; r != 0 {
+							if kc, ok := want[r]; !ok || kc != 0 || tr.Nodes[r].InByte != byte(b) || tr.Nodes[r].Depth != tr.Nodes[u].Depth+1 {
+								t.Fatalf("node %q: root exit %d %q by %x", pu, r, prefix[r], b)
+							}
+							got++
+						}
+						for i := s.ExitOff[b]; i < s.ExitOff[b+1]; i++ {
+							w := s.ExitW[i]
+							kc, ok := want[w]
+							if !ok || tr.Nodes[w].InByte != byte(b) || !bytes.Equal(prefix[s.ExitV[i]], prefix[w][:tr.Nodes[w].Depth-1]) || s.ExitK[i] != kc || s.ExitV[i] == u {
+								t.Fatalf("node %q: exit %d %q: byte %x, parent %d, %d characters (want %d, listed %v)", pu, w, prefix[w], b, s.ExitV[i], s.ExitK[i], kc, ok)
+							}
+							got++
+						}
+					}
+					if got != len(want) {
+						t.Fatalf("node %q: %d exits, want %d", pu, got, len(want))
+					}
+				}
+				if checked == 0 {
+					t.Fatal("no node checked")
+				}
+			})
+		}
+	}
+}
+
 // completions lists the continuations of n bytes to try after an
 // incomplete character: every mix of bytes at the edges of the
 // continuation ranges.
@@ -384,8 +500,10 @@ func TestSliceLimit(t *testing.T) {
 	count := func(mid bool) int {
 		v.sliceMu.Lock()
 		defer v.sliceMu.Unlock()
-		n, _ := v.kept(mid)
-		return n
+		if mid {
+			return v.sliceCount[midSlice]
+		}
+		return v.sliceCount[loopSlice]
 	}
 	var work int64
 	mids := map[int]*Slice{}

@@ -100,7 +100,7 @@ type Vocab struct {
 
 	sliceMu    sync.Mutex
 	slices     map[sliceKey]*sliceEntry // see Slice
-	midSlices  int                      // of which mid-character slices
+	sliceCount [sliceKinds]int          // of which of each kind (sliceKey.kind)
 	sliceClock uint64                   // counts calls of slice (sliceEntry.used)
 
 	firstMu   sync.Mutex
