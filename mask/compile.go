@@ -91,6 +91,9 @@ type Compiled struct {
 	memoBytes   atomic.Int64  // held by exitMemo (counted in MemoryBytes)
 	walkerBytes atomic.Int64  // held by lazyWalker's buffers (walker.heldBytes; counted in MemoryBytes)
 
+	belowOf    map[int32]*belowUse // belowFor's memo (guarded by mu)
+	belowWalks atomic.Int64        // walks taken from slices below nodes (tests)
+
 	cancel <-chan struct{} // Options.Done: ends the eager phase and fails the compile
 
 	stats CompileStats
@@ -1266,6 +1269,7 @@ func (c *Compiled) finishLevel1(q int32, l *level1, budgeted bool) error {
 		x := c.conts[k]
 		if x == nil {
 			x, err = c.walker.runLevel(en.cross, node{e.ret, 0, predsBoundary})
+			c.addSliceWork(c.walker.takeSliceWork())
 			if err != nil {
 				return err
 			}

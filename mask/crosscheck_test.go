@@ -152,17 +152,24 @@ primary ::= [0-9]+ | "(" expr ")"`,
 // of several words: the entries of the repetition for each count differ
 // in their cross points, and from perNodeCross of them the level below is
 // a union of per-cross-point walks (Matcher.unionLevel). Both ways must
-// agree with the reference.
+// agree with the reference, and so must the walks below cross points
+// taken from slices below their nodes (belowSlice: with the threshold at
+// one node, every cross point's).
 func TestCrossCheckWordLimit(t *testing.T) {
 	srcs := []string{
 		`root ::= "\"" ([a-z]+ " "+){0,12} [a-z]+ "\""`,
 		// The level below the repetition's frame has cross points too.
 		`root ::= "[" item ("," item)* "]"
 item ::= "\"" ([a-z]+ " "+){0,6} [a-z]+ "\"" | "(" item ")"`,
+		// After the repetition: bytes outside the words' class at once
+		// ("!"), and the end of the item (its pop at the cross point).
+		`root ::= "[" item ("," item)* "]"
+item ::= ([a-z]+ " "+){0,12} ([a-z]* | "!" [a-z]+)`,
 	}
 	var extra []string
 	for _, w := range []string{"a", "ab", "abc", "b", "ba", "cab"} {
 		extra = append(extra, w+" ", " "+w, " "+w+" ", w+" a", w+" a b", w+" ab c ", "a b c "+w, w+"\"", w+"\",\"", w+" a\"]", "b c\",\"a b")
+		extra = append(extra, " !"+w, w+" !"+w, " ,"+w, " ]", w+" ,", " !"+w+",", w+" ]")
 	}
 	v := testVocab(t, extra...)
 	for i, src := range srcs {
@@ -171,14 +178,48 @@ item ::= "\"" ([a-z]+ " "+){0,6} [a-z]+ "\"" | "(" item ")"`,
 			t.Fatal(err)
 		}
 		for _, n := range []int{1, 8, 1 << 30} {
-			t.Run(fmt.Sprint(i, "/", n), func(t *testing.T) {
-				defer mask.SetPerNodeCross(n, 0)()
-				c := crossCheck(t, g, v, 24, 60, uint64(n))
-				if got := c.NodeLevels(); (n < 1<<30) != (got > 0) {
-					t.Errorf("perNodeCross %d: %d per-cross-point levels", n, got)
-				}
-			})
+			for _, below := range []int32{1, 1 << 30} {
+				t.Run(fmt.Sprint(i, "/", n, "/", below), func(t *testing.T) {
+					defer mask.SetPerNodeCross(n, 0)()
+					defer mask.SetMinBelowNodes(below)()
+					c := crossCheck(t, g, v, 24, 60, uint64(n))
+					if got := c.NodeLevels(); (n < 1<<30) != (got > 0) {
+						t.Errorf("perNodeCross %d: %d per-cross-point levels", n, got)
+					}
+					if got := c.BelowWalks(); (below == 1) != (got > 0) {
+						t.Errorf("minBelowNodes %d: %d walks from slices below nodes", below, got)
+					}
+				})
+			}
 		}
+	}
+}
+
+// TestCrossCheckWordLimitLlama3: the word-limit pattern of the corpus's
+// Github_hard/o21072–6 on Llama-3, where the level below the space's
+// node (126,000 nodes) comes from its slice below the node at the
+// default threshold, against the reference on sampled tokens, and the
+// same with the slices off.
+func TestCrossCheckWordLimitLlama3(t *testing.T) {
+	_, lv := loadBench(t)
+	src := `root ::= "{\"a\":" words ",\"b\":" words "}"
+words ::= "\"" (([^\x00- "\\] | "\\" ["\\bn])+ (" " | "\\" [fnrt])+){0,9} ([^\x00- "\\] | "\\" ["\\bn])+ "\""`
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprint("noSlices=", off), func(t *testing.T) {
+			defer mask.SetNoSlices(off)()
+			c, err := mask.Compile(g, lv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheckSampled(t, c, g, 4, 60, 300, 7)
+			if got := c.BelowWalks(); off != (got == 0) {
+				t.Errorf("noSlices %v: %d walks from slices below nodes", off, got)
+			}
+		})
 	}
 }
 

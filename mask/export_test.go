@@ -120,6 +120,19 @@ func SetRootExitLimit(n int64) func() {
 	return func() { rootExitLimit = old }
 }
 
+// SetMinBelowNodes sets the smallest subtree whose walk below a cross
+// point is taken from a slice below its node (minBelowNodes) and returns
+// a function restoring it.
+func SetMinBelowNodes(n int32) func() {
+	old := minBelowNodes
+	minBelowNodes = n
+	return func() { minBelowNodes = old }
+}
+
+// BelowWalks returns the number of walks below cross points taken from
+// slices below their nodes so far.
+func (c *Compiled) BelowWalks() int64 { return c.belowWalks.Load() }
+
 // SetNoSlices turns the vocabulary slices off (or on) and returns a
 // function restoring the setting.
 func SetNoSlices(off bool) func() {

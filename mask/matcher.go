@@ -488,6 +488,7 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		w0 := w.units()
 		w.take()
 		x, err = w.runLevel(rest, pn)
+		m.bookSliceWork(w)
 		w.release()
 		m.firstUse(w.units()-w0, 1, t0)
 		if len(rest) >= perNodeCross && w.units()-w0 >= perNodeMinWork {
@@ -589,6 +590,7 @@ func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error)
 			w.take()
 			var err error
 			e, err = w.runLevel([]int32{u}, pn)
+			m.bookSliceWork(w)
 			w.release()
 			units += w.units() - w0
 			count++
@@ -627,6 +629,21 @@ func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error)
 	units += work + in.work()
 	slices.Sort(cross)
 	return &ctxEntry{in: &in, cross: slices.Compact(cross)}, nil
+}
+
+// bookSliceWork books the work of the slices below nodes that walker w
+// made (see belowSlice): vocabulary work, not the walk's, counted as the
+// eager phase's slice work (CompileStats.SliceWork) for its matcher, else
+// as first-use work.
+func (m *Matcher) bookSliceWork(w *walker) {
+	x := w.takeSliceWork()
+	switch {
+	case x == 0:
+	case m.eagerWork != nil:
+		m.c.sliceWork += x
+	default:
+		m.c.lazyWork.Add(x)
+	}
 }
 
 // firstUse books the work of count computations on first use started at

@@ -40,13 +40,20 @@ func TestConcurrentMatchers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	replayConcurrently(t, c, bc.Tokens, want)
+}
+
+// replayConcurrently replays toks on c in 8 goroutines at once, each
+// checking its masks against want (a single-threaded replay's).
+func replayConcurrently(t *testing.T, c *mask.Compiled, toks []int32, want []int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := replayAgainst(t, c, bc.Tokens, want); err != nil {
+			if err := replayAgainst(t, c, toks, want); err != nil {
 				errs <- fmt.Errorf("%w (a single-threaded replay)", err)
 			}
 		}()
@@ -55,6 +62,64 @@ func TestConcurrentMatchers(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestConcurrentMatchersBelow: goroutines that share one Compiled of a
+// word-limited string on Llama-3 (almost everything on first use) replay
+// one generation, making the levels below the space's node from its slice
+// below the node concurrently (belowFor's memo, the vocabulary's slice,
+// the walkers' slice work), and must see a single-threaded replay's
+// masks. Run with -race.
+func TestConcurrentMatchersBelow(t *testing.T) {
+	_, v := loadBench(t)
+	g, err := gbnf.Parse(`root ::= "\"" ([^\x00- "\\]+ " "+){0,40} [^\x00- "\\]+ "\""`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := mask.Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One generation: tokens drawn from the masks, spaces preferred so that
+	// it goes through many words.
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := ref.NewMatcher()
+	words := make([]uint32, ref.Words())
+	var toks []int32
+	for range 120 {
+		m.FillMask(words)
+		var allowed, spaced []int32
+		for i, w := range words {
+			for ; w != 0; w &= w - 1 {
+				id := int32(i*32 + bits.TrailingZeros32(w))
+				allowed = append(allowed, id)
+				if tok := v.Token(id); len(tok) > 1 && tok[0] == ' ' {
+					spaced = append(spaced, id)
+				}
+			}
+		}
+		pick := allowed
+		if len(spaced) > 0 && rng.IntN(2) == 0 {
+			pick = spaced
+		}
+		if len(pick) == 0 {
+			break
+		}
+		id := pick[rng.IntN(len(pick))]
+		if err := m.Accept(id); err != nil || m.Ended() {
+			break
+		}
+		toks = append(toks, id)
+	}
+	want := replayCounts(t, ref, toks)
+	c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayConcurrently(t, c, toks, want)
+	if c.BelowWalks() == 0 {
+		t.Errorf("%d tokens: no walk from a slice below a node", len(toks))
 	}
 }
 

@@ -356,7 +356,14 @@ func (c *Compiled) mainSucc(q int32) int32 {
 	if m := c.mainSuccOf[q]; m != 0 {
 		return m - 2 // (stored +2: 0 is "not yet", -1 becomes 1)
 	}
-	a := c.a
+	best := c.a.mainSucc(q)
+	c.mainSuccOf[q] = best + 2
+	return best
+}
+
+// mainSucc is Compiled.mainSucc without its memo (safe for concurrent
+// use).
+func (a *automaton) mainSucc(q int32) int32 {
 	// Bytes per target, in a short list: a state has few targets.
 	type count struct {
 		t int32
@@ -383,7 +390,6 @@ func (c *Compiled) mainSucc(q int32) int32 {
 			best, bestN = t, n
 		}
 	}
-	c.mainSuccOf[q] = best + 2
 	return best
 }
 
@@ -395,7 +401,17 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 	if r, ok := c.utf8Memo[k]; ok {
 		return r
 	}
-	a := c.a
+	r := c.a.utf8Into(row, d)
+	if c.utf8Memo == nil {
+		c.utf8Memo = map[[2]int32]bool{}
+	}
+	c.utf8Memo[k] = r
+	return r
+}
+
+// utf8Into is Compiled.utf8Into without its memo (safe for concurrent
+// use).
+func (a *automaton) utf8Into(row, d int32) bool {
 	// Memo of finishes (few distinct mid-character states and kinds).
 	type fkey struct {
 		s      int32
@@ -444,10 +460,6 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 			r = t >= 0 && finishes(t, n, lo, hi)
 		}
 	}
-	if c.utf8Memo == nil {
-		c.utf8Memo = map[[2]int32]bool{}
-	}
-	c.utf8Memo[k] = r
 	return r
 }
 

@@ -55,6 +55,7 @@ type walker struct {
 	work      int64    // work units done (see DefaultEagerWork; with st.steps: units)
 	gathered  int64    // what vocab.Trie.Gather read (unused: it keeps the reads)
 	nodes     int64    // of which: trie nodes stepped (a unit each; CompileStats.EagerNodes)
+	sliceWork int64    // work of the slices below nodes made by walks (belowSlice): not in units, the caller books it (takeSliceWork)
 
 	ps pwalkState // level1Plain's parallel walks (see there)
 }
@@ -132,6 +133,8 @@ func (w *walker) walk(base node, symbolic bool, starts []int32) {
 		w.buf = append(w.buf[:0], base)
 		if u == 0 {
 			w.tokRefs(base)
+		} else if w.belowSlice(u, base) {
+			continue
 		}
 		w.visit(u, 0, 1, 0, true)
 	}
@@ -267,17 +270,7 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 	// A cross point is worth recording only if some child byte can follow
 	// the base frame, or at the root (token references).
 	if w.crossCheck(u, es, ee) {
-		for _, n := range cfg {
-			w.st.crossIts(n, func(it int32) {
-				for _, c := range w.cross[w.crossMark:] {
-					if c.node == u && c.it == it {
-						return
-					}
-				}
-				w.cross = append(w.cross, crossPt{u, it})
-			})
-		}
-		w.crossMark = len(w.cross)
+		w.crossAt(u, cfg)
 	}
 	if len(cfg) == 1 && depth > 0 && w.tightOK(cfg[0]) {
 		w.scan(nil, nil, u, cfg[0], 0, depth)
@@ -344,6 +337,22 @@ func (w *walker) visit(u int32, lo, hi, depth int, start bool) {
 		w.buf = w.buf[:end]
 	}
 	w.buf = w.buf[:top]
+}
+
+// crossAt records the cross points at trie node u of the configuration
+// cfg (where crossCheck says they are worth it).
+func (w *walker) crossAt(u int32, cfg []node) {
+	for _, n := range cfg {
+		w.st.crossIts(n, func(it int32) {
+			for _, c := range w.cross[w.crossMark:] {
+				if c.node == u && c.it == it {
+					return
+				}
+			}
+			w.cross = append(w.cross, crossPt{u, it})
+		})
+	}
+	w.crossMark = len(w.cross)
 }
 
 // crossCheck reports whether a cross point at trie node u (children
