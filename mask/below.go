@@ -58,9 +58,9 @@ func (c *Compiled) belowFor(q int32) *belowUse {
 	return bu
 }
 
-// findBelow is belowFor without its memo: the conditions of findSlice for
-// a plain state with a chain of at most two states, and neither with
-// calls (a walk below a node starts with the state alone).
+// findBelow is belowFor without its memo: the conditions of findSlice
+// (loopClass) for a plain state with a chain of at most two states, and
+// neither with calls (a walk below a node starts with the state alone).
 func (c *Compiled) findBelow(q int32) *belowUse {
 	a := c.a
 	st := &a.states[q]
@@ -79,29 +79,9 @@ func (c *Compiled) findBelow(q int32) *belowUse {
 		}
 		chain = append(chain, d)
 	}
-	var k vocab.Class
-	n := 0
-	for b := 0; b < 0x80; b++ {
-		if a.step(d, int(a.classOf[b])) == d {
-			if a.step(q, int(a.classOf[b])) != d {
-				return nil
-			}
-			k.AddASCII(byte(b))
-			n++
-		}
-	}
-	if n < minSliceASCII {
+	k, ok := c.loopClass(chain, d, d, a.canPopState(d), a.utf8Into)
+	if !ok {
 		return nil
-	}
-	k.NonASCII = a.utf8Into(d, d) && (q == d || a.utf8Into(q, d))
-	if a.canPopState(d) {
-		// Pops inside the loop come only before exits (see findSlice).
-		cf := &c.crossFollow[st.frame]
-		for b := 0; b < 256; b++ {
-			if cf.has(byte(b)) && k.Starts(byte(b)) {
-				return nil
-			}
-		}
 	}
 	return &belowUse{cl: k, chain: chain, d: d}
 }

@@ -237,38 +237,9 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	if f.repeat {
 		drow = f.start
 	}
-	var k vocab.Class
-	n := 0
-	for b := 0; b < 0x80; b++ {
-		if a.step(drow, int(a.classOf[b])) == d {
-			k.AddASCII(byte(b))
-			n++
-		}
-	}
-	if n < minSliceASCII {
+	k, ok := c.loopClass(chain, d, drow, a.canPopState(d) || f.repeat, c.utf8Into)
+	if !ok {
 		return sliceUse{}, false
-	}
-	// Every step of the chain goes on every character of the class.
-	k.NonASCII = c.utf8Into(drow, d)
-	for i := 0; i+1 < len(chain); i++ {
-		row, next := chain[i], chain[i+1]
-		for b := 0; b < 0x80; b++ {
-			if k.HasASCII(byte(b)) && a.step(row, int(a.classOf[b])) != next {
-				return sliceUse{}, false
-			}
-		}
-		k.NonASCII = k.NonASCII && c.utf8Into(row, next)
-	}
-	if a.canPopState(d) || f.repeat {
-		// d may pop (end an iteration): pops inside the loop would be
-		// cross points at every node of it; with a follow set outside
-		// the class, they come only before exits.
-		cf := &c.crossFollow[st.frame]
-		for b := 0; b < 256; b++ {
-			if cf.has(byte(b)) && k.Starts(byte(b)) {
-				return sliceUse{}, false
-			}
-		}
 	}
 	// Making a new slice is vocabulary work, shared by every later
 	// grammar: it does not count against the eager budget (which would
@@ -277,6 +248,50 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	sl := c.v.Slice(k, &work)
 	c.addSliceWork(work)
 	return sliceUse{sl: sl, d: d, chain: chain}, true
+}
+
+// loopClass returns the class of loop state d: the ASCII bytes that lead
+// from row drow (d's, or its frame's body start's) back to d, with the
+// non-ASCII characters if every one does; ok is false if it has fewer
+// than minSliceASCII ASCII bytes, if a step of chain (the states before
+// d, then d, in one frame) does not go on every character of it, or if d
+// may pop (pops) where a byte that can follow the frame starts one of
+// its characters: pops inside the loop would be cross points at every
+// node of it; with a follow set outside the class, they come only before
+// exits. utf8Into is Compiled.utf8Into, or outside the level-1
+// computations its memo-free form (automaton.utf8Into).
+func (c *Compiled) loopClass(chain []int32, d, drow int32, pops bool, utf8Into func(row, d int32) bool) (k vocab.Class, ok bool) {
+	a := c.a
+	n := 0
+	for b := 0; b < 0x80; b++ {
+		if a.step(drow, int(a.classOf[b])) == d {
+			k.AddASCII(byte(b))
+			n++
+		}
+	}
+	if n < minSliceASCII {
+		return k, false
+	}
+	// Every step of the chain goes on every character of the class.
+	k.NonASCII = utf8Into(drow, d)
+	for i := 0; i+1 < len(chain); i++ {
+		row, next := chain[i], chain[i+1]
+		for b := 0; b < 0x80; b++ {
+			if k.HasASCII(byte(b)) && a.step(row, int(a.classOf[b])) != next {
+				return k, false
+			}
+		}
+		k.NonASCII = k.NonASCII && utf8Into(row, next)
+	}
+	if pops {
+		cf := &c.crossFollow[a.states[chain[0]].frame]
+		for b := 0; b < 256; b++ {
+			if cf.has(byte(b)) && k.Starts(byte(b)) {
+				return k, false
+			}
+		}
+	}
+	return k, true
 }
 
 // midSlice returns the use of a mid-character slice by plain state q:
