@@ -610,15 +610,16 @@ type frameScratch struct {
 // frameScratches holds the frameScratch of finished constructions.
 var frameScratches stickyPool[frameScratch]
 
-// keep reports whether s is small enough for frameScratches' kept slot
-// (keepBytes): its largest lists, counted in 4-byte words.
-func (s *frameScratch) keep() bool {
+// keepSize returns the bytes of s's largest lists (counted in 4-byte
+// words) and whether s is small enough for frameScratches' kept slot
+// (keepBytes).
+func (s *frameScratch) keepSize() (int, bool) {
 	n := cap(s.g.pos)*4 + cap(s.g.follow)*6 + cap(s.states.arena) + cap(s.targets.arena) +
 		cap(s.sTarget)*2 + cap(s.succTo) + cap(s.revTo)
 	for _, f := range s.g.follow[:cap(s.g.follow)] {
 		n += cap(f)
 	}
-	return 4*n <= keepBytes
+	return 4 * n, 4*n <= keepBytes
 }
 
 // edgeKey is a call or token position of a state being expanded: a call

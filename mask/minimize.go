@@ -193,11 +193,12 @@ type minScratch struct {
 
 var minScratches stickyPool[minScratch]
 
-// keep reports whether ms is small enough for minScratches' kept slot
-// (keepBytes): its largest lists (the label sets are words of 8 bytes).
-func (ms *minScratch) keep() bool {
+// keepSize returns the bytes of ms's largest lists (the label sets are
+// words of 8 bytes) and whether ms is small enough for minScratches'
+// kept slot (keepBytes).
+func (ms *minScratch) keepSize() (int, bool) {
 	n := 3*cap(ms.edges.label) + 2*(cap(ms.gBits)+cap(ms.psi)+cap(ms.gIv)) + 4*cap(ms.pend) + cap(ms.eg) + 2*cap(ms.gSrc) + 8*cap(ms.block) + cap(ms.rowSlots) + 2*cap(ms.rowHash)
-	return 4*n <= keepBytes
+	return 4 * n, 4*n <= keepBytes
 }
 
 // resize returns s with length n, reallocated if too short (the contents

@@ -81,10 +81,13 @@ func (p *vocabPrep) getScratch() *scratch {
 	return &scratch{words: p.words, size: p.size, acc: newSetBuilder(p.words)}
 }
 
-// keep reports whether s is small enough for the pool's kept slot: its
-// size is the vocabulary's, times the starts of the parallel walks it
-// served.
-func (s *scratch) keep() bool { return len(s.accs)+len(s.free) <= 64 }
+// keepSize returns the memory s holds and whether it is small enough for
+// the pool's kept slot: its size is the vocabulary's, times the starts
+// of the parallel walks it served.
+func (s *scratch) keepSize() (int, bool) {
+	n := 4*s.words*(1+len(s.accs)+len(s.free)) + 8*len(s.accMask) + 2*len(s.cost) + 4*len(s.tmp)
+	return n, len(s.accs)+len(s.free) <= 64
+}
 
 // putScratch gives s back. Its builders are reset here (a computation cut
 // short by an error may leave ids behind).
@@ -102,13 +105,26 @@ func (p *vocabPrep) putScratch(s *scratch) {
 // two collections found the construction's and the minimization's
 // buffers gone and allocated them again: in a benchmark of the band of
 // JSONSchemaBench grammars around the compile p95, whose process
-// collects every few compiles, 6% of the automaton's time. The kept
-// object is the one a finished computation gave back while the slot was
-// empty, if its keep method says it is small enough (keepBytes): a
-// compile of a huge grammar does not pin its buffers for good.
+// collects every few compiles, 6% of the automaton's time. The slot
+// keeps the largest object given back that its keepSize says is small
+// enough (keepBytes: a compile of a huge grammar does not pin its
+// buffers for good); a smaller one goes to the pool. (Keeping the first
+// one given back instead, a vocabulary's slot held a scratch without
+// builders that a matcher's deep walk had used, while the eager phase's,
+// with its builders, went to the pool and a collection: a first use
+// after it allocated and cleared the 16 KB builders again, 9% of the
+// first-use samples of a profile of Handwritten/allOfPProp1.)
 type stickyPool[T any] struct {
-	kept atomic.Pointer[T]
+	kept atomic.Pointer[keptObj[T]]
 	pool sync.Pool
+}
+
+// keptObj is a stickyPool's kept object with its size, read when it was
+// given back (the object itself may be in use by the time another is
+// compared with it).
+type keptObj[T any] struct {
+	obj  *T
+	size int
 }
 
 // keepBytes bounds the buffers a stickyPool keeps past collections:
@@ -117,13 +133,14 @@ type stickyPool[T any] struct {
 // 9,000), a few megabytes at most per pool.
 const keepBytes = 4 << 20
 
-// keeper is what a stickyPool's objects implement.
-type keeper interface{ keep() bool }
+// keeper is what a stickyPool's objects implement: their size (the
+// memory they hold) and whether they are small enough to keep.
+type keeper interface{ keepSize() (int, bool) }
 
 // Get returns the kept object, or one of the pool's, or nil.
 func (p *stickyPool[T]) Get() *T {
-	if s := p.kept.Swap(nil); s != nil {
-		return s
+	if k := p.kept.Swap(nil); k != nil {
+		return k.obj
 	}
 	if s, ok := p.pool.Get().(*T); ok {
 		return s
@@ -131,11 +148,34 @@ func (p *stickyPool[T]) Get() *T {
 	return nil
 }
 
-// Put gives s back: to the slot if it is empty and s small enough, else
-// to the pool.
+// Put gives s back: to the slot if s is small enough and larger than
+// the object there (which then goes to the pool), else to the pool.
 func (p *stickyPool[T]) Put(s *T) {
-	if k, ok := any(s).(keeper); ok && k.keep() && p.kept.CompareAndSwap(nil, s) {
+	k, ok := any(s).(keeper)
+	if !ok {
+		p.pool.Put(s)
 		return
 	}
-	p.pool.Put(s)
+	n, small := k.keepSize()
+	if !small {
+		p.pool.Put(s)
+		return
+	}
+	var mine *keptObj[T] // made only if s is to take the slot
+	for {
+		old := p.kept.Load()
+		if old != nil && old.size >= n {
+			p.pool.Put(s)
+			return
+		}
+		if mine == nil {
+			mine = &keptObj[T]{obj: s, size: n}
+		}
+		if p.kept.CompareAndSwap(old, mine) {
+			if old != nil {
+				p.pool.Put(old.obj)
+			}
+			return
+		}
+	}
 }

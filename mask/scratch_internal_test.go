@@ -22,7 +22,7 @@ func TestStickyPool(t *testing.T) {
 	}
 	big := new(frameScratch)
 	big.g.pos = make([]gpos, 0, keepBytes)
-	if big.keep() {
+	if _, ok := big.keepSize(); ok {
 		t.Fatalf("a scratch of %d positions is kept", cap(big.g.pos))
 	}
 	p.Put(big)
@@ -31,7 +31,8 @@ func TestStickyPool(t *testing.T) {
 	if got := p.Get(); got == big {
 		t.Fatal("a scratch too large to keep survived two collections")
 	}
-	// The slot holds one object; the next goes to the pool.
+	// The slot holds one object; the next goes to the pool unless it is
+	// larger (and small enough).
 	a, b := new(minScratch), new(minScratch)
 	var mp stickyPool[minScratch]
 	mp.Put(a)
@@ -39,4 +40,38 @@ func TestStickyPool(t *testing.T) {
 	if got := mp.Get(); got != a {
 		t.Fatalf("Get = %p, want the kept %p", got, a)
 	}
+	mp.Put(a)
+	c := new(minScratch)
+	c.block = make([]int32, 0, 64)
+	mp.Put(c)
+	mp.Put(b)
+	runtime.GC()
+	runtime.GC()
+	if got := mp.Get(); got != c {
+		t.Fatalf("after two collections Get = %p, want the larger %p", got, c)
+	}
 }
+
+// TestScratchPoolKeepsBuilders checks that a vocabulary's scratch pool
+// keeps, across collections, the scratch with the most builders rather
+// than the first given back.
+func TestScratchPoolKeepsBuilders(t *testing.T) {
+	p := &vocabPrep{words: 4, size: 128}
+	bare := p.getScratch()
+	rich := p.getScratch()
+	rich.starts(3)
+	rich.putBuilder(rich.builder())
+	p.putScratch(bare)
+	p.putScratch(rich)
+	runtime.GC()
+	runtime.GC()
+	if got := p.getScratch(); got != rich {
+		t.Fatalf("after two collections got a scratch with %d builders, want the one with %d", len(got.accs)+len(got.free), 4)
+	}
+	huge := p.getScratch()
+	huge.starts(65)
+	if _, ok := huge.keepSize(); ok {
+		t.Fatal("a scratch of 65 builders is small enough to keep")
+	}
+}
+
