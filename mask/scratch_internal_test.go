@@ -3,6 +3,9 @@ package mask
 import (
 	"runtime"
 	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/vocab"
 )
 
 // TestStickyPool checks that a stickyPool keeps one small object across
@@ -75,3 +78,35 @@ func TestScratchPoolKeepsBuilders(t *testing.T) {
 	}
 }
 
+// TestLoopBucketsOf checks the per-class computation of a state's loop
+// buckets against a test of every byte, for every state and row of a
+// grammar with many classes.
+func TestLoopBucketsOf(t *testing.T) {
+	g, err := gbnf.Parse(`root ::= ( [a-f] | [0-9]+ | "\"" [^"\\]* "\"" | [ \t\n]+ | "é" | [\x00-\x1f] )*`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := lettersVocab(t, "\"", "0", "12", " ", "\n")
+	c, err := Compile(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.a
+	if a.nc < 8 {
+		t.Fatalf("only %d classes", a.nc)
+	}
+	for q := range a.states {
+		for r := range a.states {
+			tr := a.row(int32(r))
+			want := uint64(1)<<(vocab.Bucket(255)+1) - 1
+			for b := 0; b < 256; b++ {
+				if tr.next(int(a.classOf[b])) != int32(q) {
+					want &^= 1 << vocab.Bucket(byte(b))
+				}
+			}
+			if got := loopBucketsOf(a, int32(q), tr); got != want {
+				t.Fatalf("state %d, row of %d: %x, want %x", q, r, got, want)
+			}
+		}
+	}
+}

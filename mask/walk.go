@@ -742,14 +742,24 @@ func (w *walker) loopBuckets(q int32) uint64 {
 	if st := &a.states[q]; st.flags&stIterOnly != 0 {
 		row = a.frames[st.frame].start
 	}
-	tr := a.row(row)
+	m := loopBucketsOf(a, q, a.row(row))
+	w.bm.loop[q] = m | maskDone
+	return m
+}
+
+// loopBucketsOf returns the buckets all of whose bytes row steps to q.
+// Classes are byte intervals and buckets grow with the byte, so a class
+// covers the buckets from its first byte's to its last's: one test per
+// class, not per byte (a first use computes it for every tight state it
+// scans).
+func loopBucketsOf(a *automaton, q int32, tr row) uint64 {
 	m := uint64(1)<<(vocab.Bucket(255)+1) - 1
-	for b := 0; b < 256; b++ {
-		if tr.next(int(a.classOf[b])) != q {
-			m &^= 1 << vocab.Bucket(byte(b))
+	for c := 0; c < a.nc; c++ {
+		if tr.next(c) != q {
+			lo, hi := vocab.Bucket(a.classLo[c]), vocab.Bucket(a.classHi[c])
+			m &^= (uint64(2)<<hi - 1) &^ (uint64(1)<<lo - 1)
 		}
 	}
-	w.bm.loop[q] = m | maskDone
 	return m
 }
 
