@@ -32,7 +32,7 @@ type Matcher struct {
 	seen     map[*tokenSet]bool // FillMask: sets already in the mask
 	pseen    map[*tokenSet]bool // planFor: sets already in the plan
 	visit    map[visitKey]bool
-	tmp      []uint32
+	keep     []int32 // FillMask: excluded ids of a set already in the mask (tokenSet.orExclInto)
 	mask     []uint32
 	sets     []*tokenSet
 	bufA     []node
@@ -265,11 +265,7 @@ func (m *Matcher) FillMask(bits []uint32) {
 			continue
 		}
 		if s.excl != nil {
-			if m.tmp == nil {
-				m.tmp = make([]uint32, w)
-			}
-			s.copyInto(m.tmp)
-			orWords(bits, m.tmp)
+			s.orExclInto(bits, &m.keep)
 			continue
 		}
 		s.orInto(bits)

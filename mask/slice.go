@@ -95,10 +95,13 @@ type upToSets struct {
 // (cached with the slice: the sets are shared by every grammar). The
 // first call for a slice makes its sets for every k in one pass, and adds
 // its work units to *work (nil: not counted). A set is a list while it
-// is small, else a bitset of its own: the slice's bitset minus the longer
-// tokens would save memory but cost each mask a second pass over the
-// vocabulary (bench case 02, a string with a maxLength: cold p50 0.8–1.2
-// µs that way, 0.5–0.6 µs this way).
+// is small; the slice's bitset less the longer tokens while those are
+// few; else a bitset of its own. (Bitsets of their own for every k were
+// 127 of 16 KB for a string's class on Llama-3, 2 MB a slice: the
+// vocabulary kept 319 MB after 128 bounded strings of distinct classes,
+// BenchmarkSliceMemory; with exclusions, 12 bitsets and 91 MB. A mask
+// applies such a set in one pass over the vocabulary, also beside
+// another with exclusions: tokenSet.orExclInto.)
 func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32, work *int64) *tokenSet {
 	ids, off := sl.ByChars()
 	if int(k)+1 >= len(off) {
@@ -125,6 +128,9 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32, work *int64) *tokenSet {
 			sets[j] = sliceIn(sl)
 		case n <= thr:
 			sets[j] = &tokenSet{list: ids[:n:n], n: n}
+		case sl.InList == nil && sl.InCount-n <= thr:
+			sets[j] = &tokenSet{bits: sl.In, excl: ids[n:sl.InCount:sl.InCount], n: n}
+			units += int64(sl.InCount - n)
 		default:
 			sets[j] = &tokenSet{bits: slices.Clone(bits), n: n}
 			units += int64(p.words / 32)

@@ -98,6 +98,29 @@ func (s *tokenSet) orInto(dst []uint32) {
 	}
 }
 
+// orExclInto adds a set with exclusions to dst in one pass over the
+// words: its bits, less its excluded ids that dst did not hold already
+// (keep is scratch for those). A mask with two such sets (a bounded
+// string's tokens of up to k characters and a repetition's n cheapest)
+// applied the second by copying it to a buffer first, two passes, and a
+// set builder allocated that buffer each time.
+func (s *tokenSet) orExclInto(dst []uint32, keep *[]int32) {
+	k := (*keep)[:0]
+	for _, id := range s.excl {
+		if hasBit(dst, id) {
+			k = append(k, id)
+		}
+	}
+	orWords(dst, s.bits)
+	for _, id := range s.excl {
+		dst[id>>5] &^= 1 << (uint32(id) & 31)
+	}
+	for _, id := range k {
+		setBit(dst, id)
+	}
+	*keep = k
+}
+
 // copyInto overwrites dst with the set.
 func (s *tokenSet) copyInto(dst []uint32) {
 	if s.bits != nil {
@@ -130,6 +153,7 @@ type setBuilder struct {
 	bits  []uint32
 	ids   []int32
 	dense bool
+	keep  []int32 // addSet's scratch (tokenSet.orExclInto)
 }
 
 // addSet adds every id of s.
@@ -143,9 +167,7 @@ func (b *setBuilder) addSet(s *tokenSet) {
 	if s.excl == nil {
 		orWords(b.bits, s.bits)
 	} else {
-		tmp := make([]uint32, len(b.bits))
-		s.copyInto(tmp)
-		orWords(b.bits, tmp)
+		s.orExclInto(b.bits, &b.keep)
 	}
 	b.dense = true
 }
