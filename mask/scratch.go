@@ -115,16 +115,13 @@ func (p *vocabPrep) putScratch(s *scratch) {
 // after it allocated and cleared the 16 KB builders again, 9% of the
 // first-use samples of a profile of Handwritten/allOfPProp1.)
 type stickyPool[T any] struct {
-	kept atomic.Pointer[keptObj[T]]
-	pool sync.Pool
-}
-
-// keptObj is a stickyPool's kept object with its size, read when it was
-// given back (the object itself may be in use by the time another is
-// compared with it).
-type keptObj[T any] struct {
-	obj  *T
-	size int
+	kept atomic.Pointer[T]
+	// keptSize is the kept object's size, read when it was given back
+	// (the object itself may be in use by then). It is stored after the
+	// object: a Put in between may compare with the size of the one
+	// before, which only makes the slot's choice less exact.
+	keptSize atomic.Int64
+	pool     sync.Pool
 }
 
 // keepBytes bounds the buffers a stickyPool keeps past collections:
@@ -139,8 +136,8 @@ type keeper interface{ keepSize() (int, bool) }
 
 // Get returns the kept object, or one of the pool's, or nil.
 func (p *stickyPool[T]) Get() *T {
-	if k := p.kept.Swap(nil); k != nil {
-		return k.obj
+	if s := p.kept.Swap(nil); s != nil {
+		return s
 	}
 	if s, ok := p.pool.Get().(*T); ok {
 		return s
@@ -161,19 +158,16 @@ func (p *stickyPool[T]) Put(s *T) {
 		p.pool.Put(s)
 		return
 	}
-	var mine *keptObj[T] // made only if s is to take the slot
 	for {
 		old := p.kept.Load()
-		if old != nil && old.size >= n {
+		if old != nil && p.keptSize.Load() >= int64(n) {
 			p.pool.Put(s)
 			return
 		}
-		if mine == nil {
-			mine = &keptObj[T]{obj: s, size: n}
-		}
-		if p.kept.CompareAndSwap(old, mine) {
+		if p.kept.CompareAndSwap(old, s) {
+			p.keptSize.Store(int64(n))
 			if old != nil {
-				p.pool.Put(old.obj)
+				p.pool.Put(old)
 			}
 			return
 		}
