@@ -1186,7 +1186,7 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			}
 		}
 		batch := todo[i : i+size]
-		ps.skip = ps.skip[:0]
+		skip := ps.skipBuf[:0]
 		anySkip := false
 		for _, q := range batch {
 			var sk byteBits
@@ -1198,11 +1198,11 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 					}
 				}
 			}
-			ps.skip = append(ps.skip, sk)
+			skip = append(skip, sk)
 		}
-		if !anySkip {
-			ps.skip = ps.skip[:0:0]
-			ps.skip = nil
+		ps.skipBuf, ps.skip = skip, nil
+		if anySkip {
+			ps.skip = skip
 		}
 		ls, err := w.runLevel1Batch(batch, ps)
 		if err != nil {

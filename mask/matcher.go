@@ -56,6 +56,12 @@ type plan struct {
 	sets []*tokenSet
 }
 
+// planAlloc is a plan and the first sets of its list (newPlan).
+type planAlloc struct {
+	p    plan
+	sets [4]*tokenSet
+}
+
 // NewMatcher returns a matcher at the start of the grammar.
 func (c *Compiled) NewMatcher() *Matcher {
 	m := &Matcher{
@@ -346,7 +352,11 @@ func (m *Matcher) planFor(n node) *plan {
 // newPlan computes and caches the plan of stack top n (planFor's slow
 // path).
 func (m *Matcher) newPlan(n node, key planKey) *plan {
-	p := &plan{}
+	// (The plan with room for a few sets, in one allocation: most
+	// plans have one to four.)
+	pa := &planAlloc{}
+	p := &pa.p
+	p.sets = pa.sets[:0]
 	e := m.c.entryFor(n)
 	clear(m.pseen)
 	clear(m.visit)

@@ -27,6 +27,7 @@ type pwalkState struct {
 	lgrp  []lockGroup  // plockstep's groups
 
 	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or nil
+	skipBuf  []byteBits // skip's buffer, kept when skip is nil
 	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
 	touched  []int32    // tokens with a non-zero accMask
 	patIndex map[uint64]int32
@@ -153,12 +154,23 @@ func (w *walker) runLevel1Batch(qs []int32, ps *pwalkState) ([]*level1, error) {
 	}
 	ps.touched = ps.touched[:0]
 	out := make([]*level1, len(qs))
+	// (The batch's levels and their entries in one allocation.)
+	les := make([]level1Entry, len(qs))
 	for i := range qs {
-		l := &level1{full: w.build(ps.accs[i])}
-		l.plain = &ctxEntry{in: &l.full, cross: uniqueNodes(ps.cross[i])}
-		out[i] = l
+		le := &les[i]
+		le.l.full = w.build(ps.accs[i])
+		le.e = ctxEntry{in: &le.l.full, cross: uniqueNodes(ps.cross[i])}
+		le.l.plain = &le.e
+		out[i] = &le.l
 	}
 	return out, nil
+}
+
+// level1Entry is a plain state's level 1 with its entry, allocated
+// together (runLevel1Batch).
+type level1Entry struct {
+	l level1
+	e ctxEntry
 }
 
 // pvisit explores trie node u with the groups ps.gbuf[glo:ghi].

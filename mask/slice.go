@@ -204,7 +204,8 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	// The loop state: for a repetition, the iteration end most bytes of
 	// the body start lead to (it steps by the start's row); else the end
 	// of the chain of main successors from q, if it loops.
-	chain := []int32{q}
+	var chainBuf [maxSliceChain + 2]int32 // (cloned into the result)
+	chain := append(chainBuf[:0], q)
 	var d int32
 	if f.repeat {
 		if q != f.start || len(st.calls) != 0 {
@@ -253,7 +254,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	var work int64
 	sl := c.v.Slice(k, &work)
 	c.addSliceWork(work)
-	return sliceUse{sl: sl, d: d, chain: chain}, true
+	return sliceUse{sl: sl, d: d, chain: slices.Clone(chain)}, true
 }
 
 // loopClass returns the class of loop state d: the ASCII bytes that lead
