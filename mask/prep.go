@@ -40,6 +40,7 @@ func prepare(v *Vocab) *vocabPrep {
 		words:  (v.Size() + 31) / 32,
 		size:   v.Size(),
 		maxLen: v.MaxTokenLen(),
+		pool:   stickyPool[scratch]{largest: true},
 	}
 	for id := int32(0); int(id) < v.Size(); id++ {
 		switch v.Kind(id) {

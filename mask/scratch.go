@@ -106,16 +106,21 @@ func (p *vocabPrep) putScratch(s *scratch) {
 // buffers gone and allocated them again: in a benchmark of the band of
 // JSONSchemaBench grammars around the compile p95, whose process
 // collects every few compiles, 6% of the automaton's time. The slot
-// keeps the largest object given back that its keepSize says is small
-// enough (keepBytes: a compile of a huge grammar does not pin its
-// buffers for good); a smaller one goes to the pool. (Keeping the first
-// one given back instead, a vocabulary's slot held a scratch without
-// builders that a matcher's deep walk had used, while the eager phase's,
-// with its builders, went to the pool and a collection: a first use
-// after it allocated and cleared the 16 KB builders again, 9% of the
-// first-use samples of a profile of Handwritten/allOfPProp1.)
+// keeps the first object given back while it is empty, or with largest
+// set the largest given back, if its keepSize says it is small enough
+// (keepBytes: a compile of a huge grammar does not pin its buffers for
+// good); the others go to the pool. (A vocabulary's pool keeps the
+// largest: keeping the first, its slot held a scratch without builders
+// that a matcher's deep walk had used, while the eager phase's, with its
+// builders, went to the pool and a collection, and a first use after it
+// allocated and cleared the 16 KB builders again, 9% of the first-use
+// samples of a profile of Handwritten/allOfPProp1. The construction's
+// and the minimization's keep the first, as before: keeping the largest
+// there, a construction scratch of up to 4 MB whose follow lists are
+// pointers every collection scans, showed no gain in corpus runs.)
 type stickyPool[T any] struct {
-	kept atomic.Pointer[T]
+	largest bool // keep the largest object, not the first
+	kept    atomic.Pointer[T]
 	// keptSize is the kept object's size, read when it was given back
 	// (the object itself may be in use by then). It is stored after the
 	// object: a Put in between may compare with the size of the one
@@ -145,8 +150,9 @@ func (p *stickyPool[T]) Get() *T {
 	return nil
 }
 
-// Put gives s back: to the slot if s is small enough and larger than
-// the object there (which then goes to the pool), else to the pool.
+// Put gives s back: to the slot if s is small enough and the slot is
+// empty, or with largest, s larger than the object there (which then
+// goes to the pool); else to the pool.
 func (p *stickyPool[T]) Put(s *T) {
 	k, ok := any(s).(keeper)
 	if !ok {
@@ -160,7 +166,7 @@ func (p *stickyPool[T]) Put(s *T) {
 	}
 	for {
 		old := p.kept.Load()
-		if old != nil && p.keptSize.Load() >= int64(n) {
+		if old != nil && (!p.largest || p.keptSize.Load() >= int64(n)) {
 			p.pool.Put(s)
 			return
 		}

@@ -34,24 +34,30 @@ func TestStickyPool(t *testing.T) {
 	if got := p.Get(); got == big {
 		t.Fatal("a scratch too large to keep survived two collections")
 	}
-	// The slot holds one object; the next goes to the pool unless it is
-	// larger (and small enough).
-	a, b := new(minScratch), new(minScratch)
-	var mp stickyPool[minScratch]
-	mp.Put(a)
-	mp.Put(b)
-	if got := mp.Get(); got != a {
-		t.Fatalf("Get = %p, want the kept %p", got, a)
-	}
-	mp.Put(a)
-	c := new(minScratch)
-	c.block = make([]int32, 0, 64)
-	mp.Put(c)
-	mp.Put(b)
-	runtime.GC()
-	runtime.GC()
-	if got := mp.Get(); got != c {
-		t.Fatalf("after two collections Get = %p, want the larger %p", got, c)
+	// The slot holds one object; the next goes to the pool, also when it
+	// is larger, unless the pool keeps the largest.
+	for _, largest := range []bool{false, true} {
+		a, b := new(minScratch), new(minScratch)
+		mp := &stickyPool[minScratch]{largest: largest}
+		mp.Put(a)
+		mp.Put(b)
+		if got := mp.Get(); got != a {
+			t.Fatalf("largest %v: Get = %p, want the kept %p", largest, got, a)
+		}
+		mp.Put(a)
+		c := new(minScratch)
+		c.block = make([]int32, 0, 64)
+		mp.Put(c)
+		mp.Put(b)
+		runtime.GC()
+		runtime.GC()
+		want := a
+		if largest {
+			want = c
+		}
+		if got := mp.Get(); got != want {
+			t.Fatalf("largest %v: after two collections Get = %p, want %p", largest, got, want)
+		}
 	}
 }
 
@@ -59,7 +65,7 @@ func TestStickyPool(t *testing.T) {
 // keeps, across collections, the scratch with the most builders rather
 // than the first given back.
 func TestScratchPoolKeepsBuilders(t *testing.T) {
-	p := &vocabPrep{words: 4, size: 128}
+	p := &vocabPrep{words: 4, size: 128, pool: stickyPool[scratch]{largest: true}}
 	bare := p.getScratch()
 	rich := p.getScratch()
 	rich.starts(3)
