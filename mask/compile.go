@@ -1186,7 +1186,7 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 			}
 		}
 		batch := todo[i : i+size]
-		skip := ps.skipBuf[:0]
+		ps.skip = ps.skip[:0]
 		anySkip := false
 		for _, q := range batch {
 			var sk byteBits
@@ -1198,11 +1198,10 @@ func (c *Compiled) level1Plain(qs []int32, budgeted bool) error {
 					}
 				}
 			}
-			skip = append(skip, sk)
+			ps.skip = append(ps.skip, sk)
 		}
-		ps.skipBuf, ps.skip = skip, nil
-		if anySkip {
-			ps.skip = skip
+		if !anySkip {
+			ps.skip = ps.skip[:0] // (empty: nothing to skip; the buffer stays)
 		}
 		ls, err := w.runLevel1Batch(batch, ps)
 		if err != nil {

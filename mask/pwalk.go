@@ -26,8 +26,7 @@ type pwalkState struct {
 	lbuf  []node       // plockstep's configurations
 	lgrp  []lockGroup  // plockstep's groups
 
-	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or nil
-	skipBuf  []byteBits // skip's buffer, kept when skip is nil
+	skip     []byteBits // per start: byte classes skipped at depth 0 (borrowed), or empty
 	accMask  []uint64   // per token: the starts that accept it (bit i = starts[i])
 	touched  []int32    // tokens with a non-zero accMask
 	patIndex map[uint64]int32
@@ -334,7 +333,7 @@ func (w *walker) pvisitAt(ps *pwalkState, qs []int32, u int32, glo, ghi, depth i
 				g := ps.gbuf[gi]
 				n := w.buf[g.lo]
 				fs := &fsl[gi-glo]
-				if depth == 0 && ps.skip != nil && ps.skip[bits.TrailingZeros64(g.mask)].has(byte(c)) {
+				if depth == 0 && len(ps.skip) != 0 && ps.skip[bits.TrailingZeros64(g.mask)].has(byte(c)) {
 					// This start borrows its tokens of class c from its
 					// main successor (Compiled.level1Plain).
 					continue

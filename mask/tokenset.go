@@ -83,14 +83,11 @@ func (s *tokenSet) has(id int32) bool {
 	return slices.Contains(s.list, id)
 }
 
-// orInto adds the set to dst. Sets with exclusions must use copyInto.
+// orInto adds the set, which has no exclusions, to dst (a set with
+// exclusions: orExclInto, or copyInto into an empty mask).
 func (s *tokenSet) orInto(dst []uint32) {
 	if s.bits != nil {
 		orWords(dst, s.bits)
-		for _, id := range s.excl {
-			// Only correct when dst had no other bits: see maskPlan.fill.
-			dst[id>>5] &^= 1 << (uint32(id) & 31)
-		}
 		return
 	}
 	for _, id := range s.list {

@@ -87,7 +87,7 @@ func (w *walker) heldBytes() int {
 	}
 	ps := &w.ps
 	n += capBytes(ps.cross) + capBytes(ps.gbuf) + capBytes(ps.fs) + capBytes(ps.lock) +
-		capBytes(ps.lbuf) + capBytes(ps.lgrp) + capBytes(ps.skipBuf) + capBytes(ps.touched) + capBytes(ps.patCount) +
+		capBytes(ps.lbuf) + capBytes(ps.lgrp) + capBytes(ps.skip) + capBytes(ps.touched) + capBytes(ps.patCount) +
 		len(ps.patIndex)*16
 	for _, x := range ps.cross {
 		n += capBytes(x)
