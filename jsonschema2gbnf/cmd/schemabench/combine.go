@@ -77,6 +77,7 @@ type combineMeasure struct {
 var combineMeasures = []combineMeasure{
 	{name: "convert+parse+compile (strict)", strictOnly: true, value: func(c map[string]int64) int64 { return c["convert_us"] + c["parse_us"] + c["compile_us"] }},
 	{name: "Precompute (strict)", strictOnly: true, value: func(c map[string]int64) int64 { return c["precompute_us"] }},
+	{name: "system time of convert+parse+compile (strict; the process's: page faults)", strictOnly: true, value: func(c map[string]int64) int64 { return c["prep_sys_us"] }, optional: "prep_sys_us"},
 	{name: "slowest step (mask + accept)", value: func(c map[string]int64) int64 { return c["slowest_step_us"] }, over: 200},
 	{name: "slowest step that computed no state on first use", value: func(c map[string]int64) int64 { return c["slowest_idle_step_us"] }, over: 200},
 	{name: "first-use time, most in one step", value: func(c map[string]int64) int64 { return c["first_use_us"] }, over: 100},
@@ -149,9 +150,10 @@ func combine(paths []string, w io.Writer) error {
 	return nil
 }
 
-// optionalColumn reports whether name is an optional measure's column.
+// optionalColumn reports whether name is an optional measure's column,
+// or another column files of earlier versions lack.
 func optionalColumn(name string) bool {
-	return slices.ContainsFunc(combineMeasures, func(m combineMeasure) bool { return m.optional == name })
+	return name == "prep_minflt" || slices.ContainsFunc(combineMeasures, func(m combineMeasure) bool { return m.optional == name })
 }
 
 // everyRowHas reports whether every row of a run has column name.

@@ -77,6 +77,25 @@ func TestCombine(t *testing.T) {
 	if err := combine([]string{fl1, r2}, &fb); err != nil || strings.Contains(fb.String(), "machine floor") {
 		t.Errorf("floor in one run only: %v\n%s", err, fb.String())
 	}
+	// The system time and page faults, likewise: older files lack them.
+	if strings.Contains(out, "system time") {
+		t.Errorf("without prep_sys_us:\n%s", out)
+	}
+	sys1 := write("sys1.tsv", "")
+	os.WriteFile(sys1, []byte(strings.TrimSuffix(head, "\n")+"\tprep_sys_us\tprep_minflt\na\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\t900\t300\t70\n"), 0o644)
+	sys2 := write("sys2.tsv", "")
+	os.WriteFile(sys2, []byte(strings.TrimSuffix(head, "\n")+"\tprep_sys_us\tprep_minflt\na\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\t50\t40\t2\n"), 0o644)
+	fb.Reset()
+	if err := combine([]string{sys1, sys2}, &fb); err != nil {
+		t.Fatal(err)
+	}
+	if want := "best of the runs per grammar: p50 40µs, p90 40µs, p95 40µs, p99 40µs, max 40µs"; !strings.Contains(fb.String(), "system time") || !strings.Contains(fb.String(), want) {
+		t.Errorf("with prep_sys_us: missing %q in:\n%s", want, fb.String())
+	}
+	fb.Reset()
+	if err := combine([]string{sys1, r2}, &fb); err != nil || strings.Contains(fb.String(), "system time") {
+		t.Errorf("system time in one run only: %v\n%s", err, fb.String())
+	}
 	if err := combine([]string{r1}, &b); err == nil {
 		t.Error("one file: no error")
 	}
@@ -117,7 +136,7 @@ func TestWriteTimes(t *testing.T) {
 	dir := t.TempDir()
 	rs := []*schemabench.Result{{ID: "d/a", Strict: "ok", ConvertDur: 3 * time.Microsecond, ParseDur: 1, PrepareDur: time.Millisecond, GrammarLen: 7,
 		WalkSlowest: 40 * time.Microsecond, WalkFirstUse: 9, PreDur: time.Millisecond, WalkFirstUseTime: 2 * time.Microsecond,
-		WalkSlowestIdle: 5 * time.Microsecond, WalkFloor: 25 * time.Microsecond}}
+		WalkSlowestIdle: 5 * time.Microsecond, WalkFloor: 25 * time.Microsecond, PrepSys: 6 * time.Microsecond, PrepFaults: 11}}
 	for _, floor := range []bool{true, false} {
 		p := filepath.Join(dir, fmt.Sprintf("t%v.tsv", floor))
 		if err := writeTimes(p, rs, floor); err != nil {
@@ -146,6 +165,9 @@ func TestWriteTimes(t *testing.T) {
 		r := rows["d/a\tstrict"]
 		if r.cols["convert_us"] != 3 || r.cols["slowest_step_us"] != 40 {
 			t.Errorf("floor %v: read %v", floor, r.cols)
+		}
+		if r.cols["prep_sys_us"] != 6 || r.cols["prep_minflt"] != 11 {
+			t.Errorf("floor %v: system time and faults read %v", floor, r.cols)
 		}
 		if v, ok := r.cols["floor_step_us"]; ok != floor || (floor && v != 25) {
 			t.Errorf("floor %v: floor column %v, %v", floor, v, ok)

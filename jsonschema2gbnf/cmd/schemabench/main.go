@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -38,7 +39,7 @@ func main() {
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
 	floor := flag.Bool("floor", true, "with -walks: after each grammar's generations, a collection and as many steps of a fixed arithmetic loop, the slowest of them (the machine floor)")
-	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs) to this TSV file")
+	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs; the process's system time, µs, and minor page faults over convert+parse+compile) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (one sample per 4 KB allocated)")
 	calib := flag.Int("calibrate", 0, "with -accept mask: instead of the table, measure the cost of mask's work units on every Nth grammar (mask.WorkUnitNanos, mask.StateWorkUnits)")
@@ -131,7 +132,8 @@ func main() {
 		o.Filter = func(c *schemabench.Case) bool { return selected(c.ID(), *only) }
 	}
 	rs := schemabench.Run(cases, o)
-	var durs, parse, comp, pre, total, withPre []time.Duration
+	var durs, parse, comp, pre, total, withPre, sys []time.Duration
+	var strictRs []*schemabench.Result
 	prepFail := 0
 	for _, r := range rs {
 		if r.PrepareErr != "" {
@@ -147,6 +149,8 @@ func main() {
 			pre = append(pre, r.PreDur)
 			total = append(total, r.ConvertDur+r.ParseDur+r.PrepareDur)
 			withPre = append(withPre, r.ConvertDur+r.ParseDur+r.PrepareDur+r.PreDur)
+			sys = append(sys, r.PrepSys)
+			strictRs = append(strictRs, r)
 		}
 		if *verbose && (r.Strict != "ok" || len(r.Failures) > 0) {
 			fmt.Printf("%s: strict=%s lenient=%s %s\n", r.ID, r.Strict, r.Lenient, r.StrictErr)
@@ -180,6 +184,8 @@ func main() {
 		fmt.Printf("  convert+parse+compile:  %s; %d grammars over a mask.Compile limit (instances not checked)\n", pcts(total), prepFail)
 		fmt.Printf("  Precompute (the engine overlaps it with the prompt): %s\n", pcts(pre))
 		fmt.Printf("  convert+parse+compile+precompute: %s\n", pcts(withPre))
+		fmt.Printf("  system time of the process in convert+parse+compile (page faults of memory it had not touched or had given back): %s\n", pcts(sys))
+		fmt.Printf("  %s\n", slowestUsage(strictRs))
 		if wk != nil && len(wk.Max) > 0 {
 			fmt.Printf("random generations right after compile (%d per grammar, up to %d steps; n=%d grammars):\n", wk.Walks, wk.Steps, len(wk.Max))
 			fmt.Printf("  first mask:             %s\n", pcts(wk.First))
@@ -193,6 +199,27 @@ func main() {
 			}
 		}
 	}
+}
+
+// slowestUsage sums the system time and page faults of the 1% slowest
+// preparations (convert+parse+compile) against their time, and the faults
+// of all of them.
+func slowestUsage(rs []*schemabench.Result) string {
+	prep := func(r *schemabench.Result) time.Duration { return r.ConvertDur + r.ParseDur + r.PrepareDur }
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(x, y *schemabench.Result) int { return cmp.Compare(prep(y), prep(x)) })
+	var faults int64
+	for _, r := range rs {
+		faults += r.PrepFaults
+	}
+	n := max(1, len(rs)/100)
+	var t, st time.Duration
+	var f int64
+	for _, r := range rs[:n] {
+		t, st, f = t+prep(r), st+r.PrepSys, f+r.PrepFaults
+	}
+	return fmt.Sprintf("minor page faults: %d in all; the %d slowest by convert+parse+compile took %v, %v of it system time, with %d faults",
+		faults, n, t.Round(time.Millisecond), st.Round(time.Millisecond), f)
 }
 
 // convertOnly times the strict conversion of every case (those that
@@ -317,7 +344,7 @@ func writeDump(dir string, rs []*schemabench.Result) error {
 
 // timesHeader names the columns of a -times file (-combine reads them
 // by name).
-var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us", "slowest_idle_step_us", "floor_step_us"}
+var timesHeader = []string{"id", "grammar", "convert_us", "parse_us", "compile_us", "grammar_bytes", "slowest_step_us", "first_use_units", "precompute_us", "first_use_us", "slowest_idle_step_us", "floor_step_us", "prep_sys_us", "prep_minflt"}
 
 // writeTimes writes the per-phase times of the strict conversions as TSV;
 // with walks, also the lenient grammars of schemas strict mode rejects
@@ -328,7 +355,7 @@ func writeTimes(path string, rs []*schemabench.Result, floor bool) error {
 	var b strings.Builder
 	head := timesHeader
 	if !floor {
-		head = slices.DeleteFunc(slices.Clone(head), optionalColumn)
+		head = slices.DeleteFunc(slices.Clone(head), func(name string) bool { return name == "floor_step_us" })
 	}
 	b.WriteString(strings.Join(head, "\t") + "\n")
 	for _, r := range rs {
@@ -344,6 +371,7 @@ func writeTimes(path string, rs []*schemabench.Result, floor bool) error {
 			"grammar_bytes": int64(r.GrammarLen), "slowest_step_us": r.WalkSlowest.Microseconds(), "first_use_units": r.WalkFirstUse,
 			"precompute_us": r.PreDur.Microseconds(), "first_use_us": r.WalkFirstUseTime.Microseconds(),
 			"slowest_idle_step_us": r.WalkSlowestIdle.Microseconds(), "floor_step_us": r.WalkFloor.Microseconds(),
+			"prep_sys_us": r.PrepSys.Microseconds(), "prep_minflt": r.PrepFaults,
 		}
 		cols := []string{r.ID, mode}
 		for _, name := range head[2:] {

@@ -100,12 +100,29 @@ func Load(dir string) ([]*Case, error) {
 // reading the prompt (mask: the eager precomputation, see
 // mask.Options.Deferred), done before Accept returns and timed apart.
 // The default is the reference Earley recognizer.
-type Accept func(g *gbnf.Grammar, start time.Time) (accept func(doc []byte) bool, pre time.Duration, err error)
+type Accept func(g *gbnf.Grammar, start time.Time) (accept func(doc []byte) bool, pre Part, err error)
+
+// Part is what a part of the preparation took: its time, and the
+// process's system time and minor page faults meanwhile (procUsage).
+type Part struct {
+	Dur, Sys time.Duration
+	Faults   int64
+}
+
+// measure runs f and returns what it took.
+func measure(f func()) Part {
+	sys0, flt0 := procUsage()
+	t0 := time.Now()
+	f()
+	d := time.Since(t0)
+	sys1, flt1 := procUsage()
+	return Part{Dur: d, Sys: sys1 - sys0, Faults: flt1 - flt0}
+}
 
 // Earley is the reference acceptance check.
-func Earley(g *gbnf.Grammar, _ time.Time) (func([]byte) bool, time.Duration, error) {
+func Earley(g *gbnf.Grammar, _ time.Time) (func([]byte) bool, Part, error) {
 	r := earley.New(g)
-	return r.Accepts, 0, nil
+	return r.Accepts, Part{}, nil
 }
 
 // Matcher returns the acceptance check of the token-mask automaton over
@@ -182,17 +199,15 @@ func (w *Walks) Run(r *Result) {
 // generations (w may be nil; see Walks.Run). The eager budget counts from
 // the start of the conversion (mask.Options.Start), as in the engine.
 func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
-	return func(g *gbnf.Grammar, start time.Time) (func([]byte) bool, time.Duration, error) {
+	return func(g *gbnf.Grammar, start time.Time) (func([]byte) bool, Part, error) {
 		opt := opt
 		opt.Start = start
 		opt.Deferred = true
 		cm, err := mask.CompileWith(g, v, opt)
 		if err != nil {
-			return nil, 0, err
+			return nil, Part{}, err
 		}
-		t0 := time.Now()
-		err = cm.Precompute(opt.Done)
-		pre := time.Since(t0)
+		pre := measure(func() { err = cm.Precompute(opt.Done) })
 		if err != nil {
 			return nil, pre, err
 		}
@@ -310,6 +325,13 @@ type Result struct {
 	PreDur     time.Duration `json:"-"` // the part a decoder overlaps with the prompt (mask: Precompute)
 	PrepareErr string        `json:"-"` // Accept could not prepare the grammar (mask: a compile limit)
 	GrammarLen int           `json:"-"`
+	// The process's system CPU time and minor page faults over the strict
+	// conversion, the parse and Accept's preparation without PreDur (its
+	// threads': the collector's workers too). Memory the process had not
+	// touched, or had given back to the system, costs a fault per page
+	// (about 9 µs each on this project's VMs).
+	PrepSys    time.Duration `json:"-"`
+	PrepFaults int64         `json:"-"`
 	// With Walks: the slowest step and the most first-use work units in
 	// one step (Walks.Run).
 	WalkSlowest      time.Duration `json:"-"`
@@ -406,9 +428,10 @@ func RunOne(c *Case, o Options) *Result {
 		o.Parse = gbnf.Parse
 	}
 	r := &Result{ID: c.ID()}
-	start := time.Now()
-	g, err := jsonschema2gbnf.Convert(c.Schema, o.Convert...)
-	r.ConvertDur = time.Since(start)
+	var g string
+	var err error
+	conv := measure(func() { g, err = jsonschema2gbnf.Convert(c.Schema, o.Convert...) })
+	r.ConvertDur, r.PrepSys, r.PrepFaults = conv.Dur, conv.Sys, conv.Faults
 	r.Strict = Kind(err)
 	if err != nil {
 		r.StrictErr = err.Error()
@@ -428,9 +451,10 @@ func RunOne(c *Case, o Options) *Result {
 		return r
 	}
 	r.GrammarLen = len(src)
-	tp := time.Now()
-	gr, perr := o.Parse(src)
-	r.ParseDur = time.Since(tp)
+	var gr *gbnf.Grammar
+	var perr error
+	parse := measure(func() { gr, perr = o.Parse(src) })
+	r.ParseDur, r.PrepSys, r.PrepFaults = parse.Dur, r.PrepSys+parse.Sys, r.PrepFaults+parse.Faults
 	if perr != nil {
 		// a grammar gbnf cannot read is a converter bug: report it as such
 		msg := perr.Error()
@@ -451,8 +475,12 @@ func RunOne(c *Case, o Options) *Result {
 	t0 := time.Now()
 	// The preparation began r.ConvertDur+r.ParseDur ago, not counting the
 	// lenient conversion run in between (only the engine's path is timed).
-	accept, pre, aerr := o.Accept(gr, t0.Add(-(r.ConvertDur + r.ParseDur)))
-	r.PrepareDur, r.PreDur = time.Since(t0)-pre, pre
+	var accept func([]byte) bool
+	var pre Part
+	var aerr error
+	all := measure(func() { accept, pre, aerr = o.Accept(gr, t0.Add(-(r.ConvertDur + r.ParseDur))) })
+	r.PrepareDur, r.PreDur = all.Dur-pre.Dur, pre.Dur
+	r.PrepSys, r.PrepFaults = r.PrepSys+all.Sys-pre.Sys, r.PrepFaults+all.Faults-pre.Faults
 	if o.AfterPrepare != nil {
 		o.AfterPrepare(r)
 	}

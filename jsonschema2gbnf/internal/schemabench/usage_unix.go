@@ -1,0 +1,18 @@
+//go:build unix
+
+package schemabench
+
+import (
+	"syscall"
+	"time"
+)
+
+// procUsage returns the process's system CPU time and minor page faults
+// so far (all its threads: the collector's workers too).
+func procUsage() (sys time.Duration, minflt int64) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Stime.Nano()), int64(ru.Minflt)
+}
