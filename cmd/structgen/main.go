@@ -32,13 +32,31 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/structgen/structgen/internal/madvfree"
 )
 
 func main() {
+	if longRunning(os.Args[1:]) {
+		// Returns only when the program is not run again (see madvfree).
+		if err := madvfree.Reexec(); err != nil {
+			fmt.Fprintln(os.Stderr, "structgen: free memory goes back to the system at once (Go's default):", err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// longRunning reports whether the command compiles grammars over a long
+// life (serve, bench): there a free page the runtime gives back to the
+// system costs a fault when a later compilation takes it again, so they
+// run with GODEBUG=madvdontneed=0 unless GODEBUG says otherwise
+// (internal/madvfree). A one-shot command starts with fresh memory
+// anyway.
+func longRunning(args []string) bool {
+	return len(args) > 0 && (args[0] == "serve" || args[0] == "bench")
 }
 
 // Exit statuses.

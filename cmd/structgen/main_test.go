@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -368,6 +369,28 @@ func TestBench(t *testing.T) {
 	r := runCLI(t, "", "bench", "--cases", "03", "--compiles", "1", "--passes", "2")
 	if r.code != 0 || !strings.Contains(r.stdout, "03-arith-ebnf") {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// bench ran itself again with free pages given back lazily (unless
+	// the test's own GODEBUG decides it)
+	if runtime.GOOS == "linux" && !strings.Contains(os.Getenv("GODEBUG"), "madvdontneed") && !strings.Contains(r.stdout, "with MADV_FREE") {
+		t.Errorf("bench did not run with MADV_FREE:\n%s", r.stdout)
+	}
+}
+
+func TestLongRunning(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"serve", "--model", "m.gguf"}, true},
+		{[]string{"bench"}, true},
+		{[]string{"--schema", "s.json"}, false},
+		{[]string{"grammar", "--schema", "bench"}, false},
+	} {
+		if got := longRunning(tc.args); got != tc.want {
+			t.Errorf("longRunning(%q) = %v", tc.args, got)
+		}
 	}
 }
 

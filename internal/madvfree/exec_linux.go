@@ -1,0 +1,24 @@
+package madvfree
+
+import (
+	"os"
+	"syscall"
+)
+
+const supported = true
+
+// reexec runs the running program again with GODEBUG set to godebug.
+func reexec(godebug string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	env := os.Environ()
+	kept := env[:0]
+	for _, kv := range env {
+		if len(kv) < 8 || kv[:8] != "GODEBUG=" {
+			kept = append(kept, kv)
+		}
+	}
+	return syscall.Exec(exe, os.Args, append(kept, "GODEBUG="+godebug))
+}

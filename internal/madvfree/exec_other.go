@@ -1,0 +1,7 @@
+//go:build !linux
+
+package madvfree
+
+const supported = false
+
+func reexec(string) error { return nil }
