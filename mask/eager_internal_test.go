@@ -55,7 +55,7 @@ x ::= "d" | "(" x ")"`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs, _, err := lowerGrammar(g, v, false, nil)
+	defs, _, err := lowerGrammar(g, v, false, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,13 +77,13 @@ func writeEager(h hash.Hash, c *Compiled) {
 // without the eager part (tests and benchmarks only); it returns the
 // number of states before and after minimization.
 func BuildAutomaton(g *gbnf.Grammar, v *Vocab) (states, unminimized int, err error) {
-	defs, lw, err := lowerGrammar(g, v, false, nil)
+	defs, lw, err := lowerGrammar(g, v, false, nil, 0)
 	if err != nil {
 		return 0, 0, err
 	}
 	a, err := buildAutomaton(defs, maxStates/4, nil)
 	if err != nil && isStateLimit(err) {
-		if defs, _, err = lowerGrammar(g, v, true, lw); err != nil {
+		if defs, _, err = lowerGrammar(g, v, true, lw, 0); err != nil {
 			return 0, 0, err
 		}
 		a, err = buildAutomaton(defs, maxStates, nil)

@@ -339,6 +339,7 @@ type lowerer struct {
 	inlining  []bool
 	atoms     []int8 // per rule: 1 an atom (see atom), 2 not, 0 not known yet, 3 being decided
 	loopDepth int    // repetitions around the node being lowered
+	positions int    // of the frames made so far (see lowerGrammar's maxPositions)
 
 	// label marks the rules of right-linear sets: sets of mutually
 	// recursive rules that refer to each other only in tail position
@@ -409,13 +410,20 @@ const (
 	inlineDupBudget = 2048
 )
 
+// errPositionCap is lowerGrammar's error when the frames' positions
+// pass its maxPositions.
+var errPositionCap = errors.New("mask: more automaton positions than the unrolled lowering is tried with")
+
 // lowerGrammar lowers g. With noUnroll, only repetitions up to one copy
 // are unrolled (the fallback when unrolling blows up the automaton). The
 // rules' rewritten bodies and their analysis, which do not depend on
 // noUnroll, are taken from prev if it is not nil (the fallback's second
 // lowering: a quarter of Handwritten/allany20's); the lowerer is returned
-// for that.
-func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer) ([]*frameDef, *lowerer, error) {
+// for that, also with errPositionCap: with maxPositions > 0 the lowering
+// stops as soon as its frames hold more positions than that (counted as
+// frames are made, so it stops exactly when the finished lowering would
+// have more).
+func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer, maxPositions int) ([]*frameDef, *lowerer, error) {
 	n := len(g.Rules)
 	l := &lowerer{
 		g:         g,
@@ -467,6 +475,10 @@ func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer) ([]*f
 		}
 		if f.body.size() > MaxPositions {
 			return nil, nil, &Error{Pos: f.pos, Msg: fmt.Sprintf("rule %s is too large: more than %d automaton positions after inlining (limit MaxPositions)", f.name, MaxPositions)}
+		}
+		l.positions += f.body.size()
+		if maxPositions > 0 && l.positions > maxPositions {
+			return nil, l, errPositionCap
 		}
 	}
 	return l.frames, l, l.err
@@ -1581,6 +1593,7 @@ func (l *lowerer) lowerRepeat(nd *gbnf.Node, last *gbnf.Node) *rx {
 			name = fmt.Sprintf("repeat@%d:%d{%d,}", nd.Pos.Line, nd.Pos.Col, m)
 		}
 		l.frames = append(l.frames, &frameDef{name: name, repeat: true, min: m, max: n, body: body, pos: nd.Pos, bodyKey: bodyKey})
+		l.positions += body.size()
 	}
 	call := &rx{op: rxCall, frame: fi, leaves: 1}
 	if m == 0 {

@@ -1,9 +1,12 @@
 package mask
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/structgen/structgen/gbnf"
 )
 
 // TestClassRxRanges checks that a class's one-byte characters are one
@@ -38,4 +41,62 @@ func TestClassRxRanges(t *testing.T) {
 	if k1.String() == k2.String() {
 		t.Errorf("[a-cx-z] and [a-z] have the same key %q", k1.String())
 	}
+}
+
+// TestLowerPositionCap checks that lowerGrammar's maxPositions stops the
+// lowering exactly when its frames would hold more positions than that
+// (a cap at the total lowers everything, the same frames; one below
+// stops), and that the lowerer it returns then serves the fallback
+// lowering as a fresh one would.
+func TestLowerPositionCap(t *testing.T) {
+	v := lettersVocab(t, "a", "b", "{", "}")
+	for _, src := range []string{
+		`root ::= "{" (kv ("," kv)*)? "}"
+kv ::= [a-z]{1,4} ":" (num | root)
+num ::= "-"? [0-9]{1,3} ("." [0-9]+)?`,
+		`root ::= a b c
+a ::= [a-z]{2,5} "x" a | "y"
+b ::= ("k" [0-9]{3})* "." [a-f]{0,6}
+c ::= "(" c ")" | [xyz]{3} b`,
+		`root ::= ([a-z] [0-9]{2,3}){1,20} | "z"`,
+	} {
+		g, err := gbnf.Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs, _, err := lowerGrammar(g, v, false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, d := range defs {
+			total += d.body.size()
+		}
+		at, _, err := lowerGrammar(g, v, false, nil, total)
+		if err != nil || !slices.Equal(frameKeys(at), frameKeys(defs)) {
+			t.Errorf("%s\ncap %d (the total): %v, frames %q; want %q", src, total, err, frameKeys(at), frameKeys(defs))
+		}
+		_, lw, err := lowerGrammar(g, v, false, nil, total-1)
+		if err != errPositionCap || lw == nil {
+			t.Errorf("%s\ncap %d (one below the total): %v, lowerer %v", src, total-1, err, lw != nil)
+			continue
+		}
+		reused, _, err1 := lowerGrammar(g, v, true, lw, 0)
+		fresh, _, err2 := lowerGrammar(g, v, true, nil, 0)
+		if err1 != nil || err2 != nil || !slices.Equal(frameKeys(reused), frameKeys(fresh)) {
+			t.Errorf("%s\nfallback after the cap: %v %q; fresh: %v %q", src, err1, frameKeys(reused), err2, frameKeys(fresh))
+		}
+	}
+}
+
+// frameKeys describes frames: name, bounds and body.
+func frameKeys(defs []*frameDef) []string {
+	var out []string
+	for _, d := range defs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %v %d %d ", d.name, d.repeat, d.min, d.max)
+		d.body.key(&b)
+		out = append(out, b.String())
+	}
+	return out
 }
