@@ -420,9 +420,9 @@ var errPositionCap = errors.New("mask: more automaton positions than the unrolle
 // noUnroll, are taken from prev if it is not nil (the fallback's second
 // lowering: a quarter of Handwritten/allany20's); the lowerer is returned
 // for that, also with errPositionCap: with maxPositions > 0 the lowering
-// stops as soon as its frames hold more positions than that (counted as
-// frames are made, so it stops exactly when the finished lowering would
-// have more).
+// stops after the first rule frame at which its frames (with the
+// repetition frames made so far) hold more positions than that, which
+// happens exactly when the finished lowering would hold more.
 func lowerGrammar(g *gbnf.Grammar, v *Vocab, noUnroll bool, prev *lowerer, maxPositions int) ([]*frameDef, *lowerer, error) {
 	n := len(g.Rules)
 	l := &lowerer{

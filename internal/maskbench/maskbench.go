@@ -431,7 +431,7 @@ func runCase(bc *benchcases.Case, v *mask.Vocab, opt Options) *Result {
 func WriteTable(w io.Writer, prep time.Duration, rs []*Result, peerName string) {
 	fmt.Fprintf(w, "Vocabulary preparation (Llama-3, 128,256 ids; once per vocabulary): %.1f ms\n", ms(prep))
 	if m := madvfree.Mode(); m != "" {
-		// compiles of fresh grammars reuse freed pages without a fault or not
+		// whether the runs' compiles take back freed pages without faults
 		fmt.Fprintf(w, "Free heap pages go back to the system with %s (GODEBUG madvdontneed; internal/madvfree).\n", m)
 	}
 	fmt.Fprintln(w)
