@@ -2,6 +2,7 @@ package madvfree
 
 import (
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -16,7 +17,7 @@ func reexec(godebug string) error {
 	env := os.Environ()
 	kept := env[:0]
 	for _, kv := range env {
-		if len(kv) < 8 || kv[:8] != "GODEBUG=" {
+		if !strings.HasPrefix(kv, "GODEBUG=") {
 			kept = append(kept, kv)
 		}
 	}

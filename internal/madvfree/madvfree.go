@@ -32,13 +32,23 @@ import (
 // Setting is the GODEBUG setting Reexec adds.
 const Setting = "madvdontneed=0"
 
+// madvSetting returns the value GODEBUG gives madvdontneed (the last
+// one, as the runtime reads it) and whether it gives one.
+func madvSetting(godebug string) (string, bool) {
+	v, ok := "", false
+	for _, f := range strings.Split(godebug, ",") {
+		if k, val, _ := strings.Cut(f, "="); strings.TrimSpace(k) == "madvdontneed" {
+			v, ok = val, true
+		}
+	}
+	return v, ok
+}
+
 // godebugWith returns GODEBUG with Setting added, and false when GODEBUG
 // already decides madvdontneed (then it is returned unchanged).
 func godebugWith(godebug string) (string, bool) {
-	for _, f := range strings.Split(godebug, ",") {
-		if k, _, _ := strings.Cut(f, "="); strings.TrimSpace(k) == "madvdontneed" {
-			return godebug, false
-		}
+	if _, ok := madvSetting(godebug); ok {
+		return godebug, false
 	}
 	if godebug == "" {
 		return Setting, true
@@ -68,12 +78,7 @@ func Mode() string {
 	if !supported {
 		return ""
 	}
-	v := ""
-	for _, f := range strings.Split(os.Getenv("GODEBUG"), ",") {
-		if k, val, _ := strings.Cut(f, "="); strings.TrimSpace(k) == "madvdontneed" {
-			v = val // the last one wins, as in the runtime
-		}
-	}
+	v, _ := madvSetting(os.Getenv("GODEBUG"))
 	if v == "0" {
 		return "MADV_FREE"
 	}

@@ -57,44 +57,36 @@ func TestCombine(t *testing.T) {
 	if err := combine([]string{r1, short}, &b); err == nil || !strings.Contains(err.Error(), "no column parse_us") {
 		t.Errorf("missing columns: %v", err)
 	}
-	// A file of the version before the machine floor's column combines,
-	// without that measure; with it in every run, the measure is there.
-	if !strings.Contains(out, "first-use time") || strings.Contains(out, "machine floor") {
-		t.Errorf("without floor_step_us:\n%s", out)
-	}
-	fl1 := write("fl1.tsv", "")
-	os.WriteFile(fl1, []byte(strings.TrimSuffix(head, "\n")+"\tfloor_step_us\na\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\t900\t250\n"), 0o644)
-	fl2 := write("fl2.tsv", "")
-	os.WriteFile(fl2, []byte(strings.TrimSuffix(head, "\n")+"\tfloor_step_us\na\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\t50\t40\n"), 0o644)
-	var fb bytes.Buffer
-	if err := combine([]string{fl1, fl2}, &fb); err != nil {
-		t.Fatal(err)
-	}
-	if want := "best of the runs per grammar: p50 40µs, p90 40µs, p95 40µs, p99 40µs, max 40µs; 0 at 200 µs or more"; !strings.Contains(fb.String(), "machine floor") || !strings.Contains(fb.String(), want) {
-		t.Errorf("with floor_step_us: missing %q in:\n%s", want, fb.String())
-	}
-	fb.Reset()
-	if err := combine([]string{fl1, r2}, &fb); err != nil || strings.Contains(fb.String(), "machine floor") {
-		t.Errorf("floor in one run only: %v\n%s", err, fb.String())
-	}
-	// The system time and page faults, likewise: older files lack them.
-	if strings.Contains(out, "system time") {
-		t.Errorf("without prep_sys_us:\n%s", out)
-	}
-	sys1 := write("sys1.tsv", "")
-	os.WriteFile(sys1, []byte(strings.TrimSuffix(head, "\n")+"\tprep_sys_us\tprep_minflt\na\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\t900\t300\t70\n"), 0o644)
-	sys2 := write("sys2.tsv", "")
-	os.WriteFile(sys2, []byte(strings.TrimSuffix(head, "\n")+"\tprep_sys_us\tprep_minflt\na\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\t50\t40\t2\n"), 0o644)
-	fb.Reset()
-	if err := combine([]string{sys1, sys2}, &fb); err != nil {
-		t.Fatal(err)
-	}
-	if want := "best of the runs per grammar: p50 40µs, p90 40µs, p95 40µs, p99 40µs, max 40µs"; !strings.Contains(fb.String(), "system time") || !strings.Contains(fb.String(), want) {
-		t.Errorf("with prep_sys_us: missing %q in:\n%s", want, fb.String())
-	}
-	fb.Reset()
-	if err := combine([]string{sys1, r2}, &fb); err != nil || strings.Contains(fb.String(), "system time") {
-		t.Errorf("system time in one run only: %v\n%s", err, fb.String())
+	// Files of the versions before an optional measure's columns (the
+	// machine floor; the system time and page faults) combine without
+	// that measure; with its columns in every run, the measure is there.
+	for _, oc := range []struct {
+		name, cols, vals1, vals2, want string
+	}{
+		{"machine floor", "floor_step_us", "250", "40", "best of the runs per grammar: p50 40µs, p90 40µs, p95 40µs, p99 40µs, max 40µs; 0 at 200 µs or more"},
+		{"system time", "prep_sys_us\tprep_minflt", "300\t70", "40\t2", "best of the runs per grammar: p50 40µs, p90 40µs, p95 40µs, p99 40µs, max 40µs"},
+	} {
+		if !strings.Contains(out, "first-use time") || strings.Contains(out, oc.name) {
+			t.Errorf("without %s:\n%s", oc.cols, out)
+		}
+		with := func(name, row, vals string) string {
+			p := filepath.Join(dir, name)
+			os.WriteFile(p, []byte(strings.TrimSuffix(head, "\n")+"\t"+oc.cols+"\n"+row+"\t"+vals+"\n"), 0o644)
+			return p
+		}
+		o1 := with(oc.cols+"1.tsv", "a\tstrict\t1\t1\t1\t10\t900\t0\t5\t0\t900", oc.vals1)
+		o2 := with(oc.cols+"2.tsv", "a\tstrict\t1\t1\t1\t10\t20\t0\t5\t0\t50", oc.vals2)
+		var fb bytes.Buffer
+		if err := combine([]string{o1, o2}, &fb); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fb.String(), oc.name) || !strings.Contains(fb.String(), oc.want) {
+			t.Errorf("with %s: missing %q in:\n%s", oc.cols, oc.want, fb.String())
+		}
+		fb.Reset()
+		if err := combine([]string{o1, r2}, &fb); err != nil || strings.Contains(fb.String(), oc.name) {
+			t.Errorf("%s in one run only: %v\n%s", oc.name, err, fb.String())
+		}
 	}
 	if err := combine([]string{r1}, &b); err == nil {
 		t.Error("one file: no error")
