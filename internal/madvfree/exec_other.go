@@ -5,3 +5,5 @@ package madvfree
 const supported = false
 
 func reexec(string) error { return nil }
+
+func minorFaults() int64 { return 0 }

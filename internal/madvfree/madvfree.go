@@ -22,6 +22,10 @@
 // //go:debug line or go.mod may set either); Reexec runs the program
 // anew with it. An explicit madvdontneed in GODEBUG, either value, is
 // kept: GODEBUG=madvdontneed=1 turns this off.
+//
+// Pretouch goes one step further for the first growth of the heap: it
+// touches heap pages at start and drops them, so that no compilation
+// later faults them in (pages given back with MADV_FREE stay).
 package madvfree
 
 import (
