@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/structgen/structgen/internal/madvfree"
 	"github.com/structgen/structgen/jsonschema2gbnf/internal/schemabench"
 )
 
@@ -163,6 +164,20 @@ func TestWriteTimes(t *testing.T) {
 		}
 		if v, ok := r.cols["floor_step_us"]; ok != floor || (floor && v != 25) {
 			t.Errorf("floor %v: floor column %v, %v", floor, v, ok)
+		}
+	}
+}
+
+func TestPretouchNote(t *testing.T) {
+	for _, tc := range []struct {
+		r    madvfree.PretouchResult
+		want string
+	}{
+		{madvfree.PretouchResult{}, "heap not pretouched"},
+		{madvfree.PretouchResult{Bytes: 256 << 20, Faults: 65_600, Took: 771400 * time.Microsecond}, "heap pretouched as in structgen serve: 256 MiB, 65600 faults, 771ms"},
+	} {
+		if got := pretouchNote(tc.r); got != tc.want {
+			t.Errorf("pretouchNote(%+v) = %q, want %q", tc.r, got, tc.want)
 		}
 	}
 }
