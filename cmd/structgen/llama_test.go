@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,6 +146,21 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustValidate(t, v, res.Choices[0].Message.Content)
+	// The heap is pretouched while the model loads (--pretouch's
+	// default), with MADV_FREE unless the test's GODEBUG decides.
+	wantPretouch := runtime.GOOS == "linux" && !strings.Contains(os.Getenv("GODEBUG"), "madvdontneed")
+	for pretouched := false; wantPretouch && !pretouched; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited: %s", strings.Join(log, "\n"))
+			}
+			log = append(log, l)
+			pretouched = strings.Contains(l, `"msg":"heap pretouched"`)
+		case <-time.After(time.Minute):
+			t.Fatalf("no pretouch line: %s", strings.Join(log, "\n"))
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

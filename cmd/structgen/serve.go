@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/engine"
+	"github.com/structgen/structgen/internal/madvfree"
 	"github.com/structgen/structgen/sampling/cpu"
 	"github.com/structgen/structgen/server"
 )
@@ -35,6 +36,7 @@ type serveCmd struct {
 	ReasoningBudget int           `help:"Default thinking budget of reasoning models in tokens (-1: unlimited, 0: off)." default:"-1"`
 	DrainTimeout    time.Duration `help:"On SIGTERM, how long running requests may finish before they are cancelled." default:"30s"`
 	LogFormat       string        `help:"Log format: text or json." enum:"text,json" default:"text"`
+	Pretouch        int           `help:"Bytes of heap to touch at start, while the model loads, so that compilations growing the heap up to that size take no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"268435456" placeholder:"BYTES"`
 
 	Temperature   float32 `help:"Default sampling temperature (0: greedy)." default:"0.8"`
 	TopK          int     `help:"Default top-k (0: off)." default:"40"`
@@ -52,6 +54,8 @@ func (c *serveCmd) Run(e *env) error {
 		return usagef("--parallel %d: want 1..%d", c.Parallel, maxParallel)
 	case c.Context < 0 || c.Threads < 0 || c.MaxQueue < 0 || c.GrammarCache < 0 || c.CompileTimeout < 0 || c.MaxBody < 0 || c.MaxGrammar < 0 || c.MaxTokens < 0 || c.DrainTimeout < 0:
 		return usagef("--ctx, --threads, --max-queue, --grammar-cache, --compile-timeout, --max-body, --max-grammar-bytes, --max-tokens and --drain-timeout must not be negative")
+	case c.Pretouch < 0 || c.Pretouch > madvfree.MaxPretouch:
+		return usagef("--pretouch %d: want 0..%d bytes", c.Pretouch, madvfree.MaxPretouch)
 	case c.ReasoningBudget < -1:
 		return usagef("--reasoning-budget %d: want -1 (unlimited), 0 (off) or a number of tokens", c.ReasoningBudget)
 	case c.MaxQueue > engine.MaxQueueLimit:
@@ -89,6 +93,10 @@ func (c *serveCmd) Run(e *env) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln, c.DrainTimeout) }()
 
+	// The heap's first growth to the size a large compilation needs
+	// would otherwise fault in every page (internal/madvfree).
+	go pretouch(log, c.Pretouch)
+
 	// /health answers 503 until the model is loaded.
 	mo := modelOptions{ContextSize: c.Context, Sequences: c.Parallel, Threads: c.Threads}
 	if isTerminal(os.Stderr) && e.stderr == os.Stderr {
@@ -115,4 +123,19 @@ func (c *serveCmd) Run(e *env) error {
 	srv.SetEngine(eng)
 	log.Info("ready", "model", name, "load_ms", time.Since(start).Milliseconds(), "sequences", m.Sequences(), "context", m.ContextSize(), "vocab", m.VocabSize())
 	return <-errc
+}
+
+// pretouch runs madvfree.Pretouch(n) and logs what it did.
+func pretouch(log *slog.Logger, n int) {
+	r, err := madvfree.Pretouch(n)
+	switch {
+	case err != nil:
+		log.Warn("heap not pretouched", "err", err)
+	case r.Bytes > 0:
+		log.Info("heap pretouched", "bytes", r.Bytes, "faults", r.Faults, "ms", r.Took.Milliseconds())
+	case n > 0 && madvfree.Mode() == "":
+		log.Info("heap not pretouched: the pages would not stay (MADV_FREE is Linux's)")
+	case n > 0:
+		log.Info("heap not pretouched: free memory goes back with MADV_DONTNEED (GODEBUG madvdontneed=1), which would give the pages back")
+	}
 }
