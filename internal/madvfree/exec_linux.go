@@ -30,5 +30,5 @@ func minorFaults() int64 {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return ru.Minflt
+	return int64(ru.Minflt)
 }

@@ -69,7 +69,7 @@ func reuseFaults() int64 {
 	touch()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	sink = nil
-	return ru1.Minflt - ru0.Minflt
+	return int64(ru1.Minflt - ru0.Minflt)
 }
 
 // TestReexec runs the helper twice: with GODEBUG empty, Reexec runs it
@@ -165,7 +165,7 @@ func TestPretouchHelper(t *testing.T) {
 	}
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	sink = nil
-	fmt.Printf("%s touched=%d pretouch_faults=%d faults=%d\n", Mode(), r.Bytes, r.Faults, ru1.Minflt-ru0.Minflt)
+	fmt.Printf("%s touched=%d pretouch_faults=%d faults=%d\n", Mode(), r.Bytes, r.Faults, int64(ru1.Minflt-ru0.Minflt))
 	os.Exit(0)
 }
 

@@ -7,18 +7,19 @@ import (
 	"time"
 )
 
-// DefaultPretouch is how much heap structgen serve, structgen bench and
-// schemabench touch at start (Pretouch): 256 MiB, the default size of
+// DefaultPretouch is how much heap structgen serve and schemabench touch
+// at start (Pretouch): 256 MiB, the default size of
 // the server's grammar cache, and above the largest heap a compilation
 // of the JSONSchemaBench sample reaches (about 190 MB while
 // Github_ultra/o48661, the largest grammar, compiles).
 const DefaultPretouch = 256 << 20
 
-// MaxPretouch bounds Pretouch's size: 4 GiB, 20 times the largest heap
-// the corpus's compilations reach; a larger size is more likely a
-// mistyped flag than a plan, and the allocation would take the
-// machine's memory before anything could report it.
-const MaxPretouch = 4 << 30
+// MaxPretouch bounds Pretouch's size: 1 GiB, five times the largest heap
+// the corpus's compilations reach and four times the grammar cache's
+// default; a larger size is more likely a mistyped flag than a plan, and
+// the allocation would take the machine's memory before anything could
+// report it. (It also fits a 32-bit int.)
+const MaxPretouch = 1 << 30
 
 // A PretouchResult is what Pretouch did.
 type PretouchResult struct {
@@ -41,9 +42,10 @@ type PretouchResult struct {
 // the memory. With Go's default (MADV_DONTNEED) the scavenger would
 // unmap them again, so Pretouch does nothing there, nor for n <= 0. The
 // price: the resident size reported includes the n bytes until the
-// kernel reclaims them. 256 MiB take about 0.8 s on the machines this
+// kernel reclaims them. 256 MiB take 0.8–1.1 s on the machines this
 // project is measured on (a fault per page); the server runs it while
 // the model loads.
+//
 // It fails only for n above MaxPretouch.
 func Pretouch(n int) (PretouchResult, error) {
 	if n > MaxPretouch {
