@@ -168,15 +168,19 @@ const (
 	// states (128 tools' calls: 10,800 states) took twice the time its
 	// units said.
 	StateWorkUnits = 150
-	// DefaultEagerWork is about 13.5 ms of precomputation on one core (see
+	// DefaultEagerWork is about 27 ms of precomputation on one core (see
 	// WorkUnitNanos): enough for every state of the five bench grammars
 	// (the largest, the order schema, needs 1.2 million units; the rest
-	// goes to its deeper levels), and for
-	// every state of 85% of the JSONSchemaBench grammars (1,720 of 2,020,
-	// counted at stop 25; their median needs 209,000 units, stop 21's
-	// count); larger grammars leave the rest
-	// to first use, which slices make cheap (see slice.go).
-	DefaultEagerWork = 1_500_000
+	// goes to their deeper levels), and for everything, deeper levels
+	// included, of about 90% of the JSONSchemaBench grammars (the work
+	// that takes: p85 1.87 million units, p90 3.2 million); larger
+	// grammars leave the rest to first use, which slices make cheap (see
+	// slice.go). It was 1.5 million up to stop 47: doubled, the corpus's
+	// costliest first use per grammar went from p99 110-140 µs to 90-100
+	// µs (schemabench -walks 3, four runs against three) and its
+	// Precompute from p99 47-59 ms to 70-76; four times (6 million) gave
+	// first uses no cheaper (90 µs) for a Precompute p99 of 124 ms.
+	DefaultEagerWork = 3_000_000
 	// WorkUnitNanos is the measured cost of one work unit on the
 	// development machine: the median over the eager compilations of
 	// every 7th JSONSchemaBench grammar (-calibrate 7 above; fastest of
@@ -194,7 +198,7 @@ const (
 	WorkUnitNanos = 9
 	// DefaultEagerTimeout is the safety net of the eager part: however
 	// little work is done, it stops this long after it started. It is
-	// over 30 times what DefaultEagerWork takes on one free core, so that
+	// over 18 times what DefaultEagerWork takes on one free core, so that
 	// it cuts in only on a machine far slower or busier than expected,
 	// where a bounded compile matters more than determinism.
 	DefaultEagerTimeout = 500 * time.Millisecond

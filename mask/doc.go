@@ -100,7 +100,7 @@
 // 95% and 27 ms for 99% of them, about 0.4 s for the largest, 167,669
 // states),
 // then the level-1 sets until DefaultEagerWork units of work are done
-// (about 13.5 ms of one core; work is counted, not timed, so the same
+// (about 27 ms of one core; work is counted, not timed, so the same
 // grammar gets the same precomputed states on any machine under any
 // load); the root's start goes first whatever the budget (every
 // generation's first mask needs it), then the states whose walks look
