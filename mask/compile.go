@@ -172,8 +172,9 @@ const (
 	// WorkUnitNanos): enough for every state of the five bench grammars
 	// (the largest, the order schema, needs 1.2 million units; the rest
 	// goes to their deeper levels), and for everything, deeper levels
-	// included, of about 90% of the JSONSchemaBench grammars (the work
-	// that takes: p85 1.87 million units, p90 3.2 million); larger
+	// included, of 85-90% of the JSONSchemaBench grammars (the work that
+	// takes, counted at stop 30: p85 1.87 million units, p90 3.2
+	// million); larger
 	// grammars leave the rest to first use, which slices make cheap (see
 	// slice.go). It was 1.5 million up to stop 47: doubled, the corpus's
 	// costliest first use per grammar went from p99 110-140 µs to 90-100
