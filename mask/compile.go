@@ -174,9 +174,8 @@ const (
 	// goes to their deeper levels), and for everything, deeper levels
 	// included, of 85-90% of the JSONSchemaBench grammars (the work that
 	// takes, counted at stop 30: p85 1.87 million units, p90 3.2
-	// million); larger
-	// grammars leave the rest to first use, which slices make cheap (see
-	// slice.go). It was 1.5 million up to stop 47: doubled, the corpus's
+	// million); larger grammars leave the rest to first use, which slices
+	// make cheap (see slice.go). It was 1.5 million up to stop 47: doubled, the corpus's
 	// costliest first use per grammar went from p99 110-140 µs to 90-100
 	// µs (schemabench -walks 3, four runs against three) and its
 	// Precompute from p99 47-59 ms to 70-76; four times (6 million) gave

@@ -23,12 +23,3 @@ func reexec(godebug string) error {
 	}
 	return syscall.Exec(exe, os.Args, append(kept, "GODEBUG="+godebug))
 }
-
-// minorFaults returns the process's minor page faults so far.
-func minorFaults() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return int64(ru.Minflt)
-}

@@ -5,5 +5,3 @@ package madvfree
 const supported = false
 
 func reexec(string) error { return nil }
-
-func minorFaults() int64 { return 0 }

@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -52,24 +51,27 @@ var sink [][]byte
 // reuseFaults touches 64 MB, gives it back (debug.FreeOSMemory), and
 // returns the minor faults of touching 64 MB again.
 func reuseFaults() int64 {
-	touch := func() {
-		for range 64 {
-			b := make([]byte, 1<<20)
-			for i := 0; i < len(b); i += 4096 {
-				b[i] = 1
-			}
-			sink = append(sink, b)
-		}
-	}
-	touch()
+	touchFaults(64)
 	sink = nil
 	debug.FreeOSMemory()
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	touch()
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	n := touchFaults(64)
 	sink = nil
-	return int64(ru1.Minflt - ru0.Minflt)
+	return n
+}
+
+// touchFaults allocates mb MB in 1 MB objects (kept in sink), writes a
+// byte per 4 KB page, and returns the minor faults that took.
+func touchFaults(mb int) int64 {
+	_, f0 := ProcUsage()
+	for range mb {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		sink = append(sink, b)
+	}
+	_, f1 := ProcUsage()
+	return f1 - f0
 }
 
 // TestReexec runs the helper twice: with GODEBUG empty, Reexec runs it
@@ -154,18 +156,9 @@ func TestPretouchHelper(t *testing.T) {
 		fmt.Println(err)
 		os.Exit(3)
 	}
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	for range 48 {
-		b := make([]byte, 1<<20)
-		for i := 0; i < len(b); i += 4096 {
-			b[i] = 1
-		}
-		sink = append(sink, b)
-	}
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	faults := touchFaults(48)
 	sink = nil
-	fmt.Printf("%s touched=%d pretouch_faults=%d faults=%d\n", Mode(), r.Bytes, r.Faults, int64(ru1.Minflt-ru0.Minflt))
+	fmt.Printf("%s touched=%d pretouch_faults=%d faults=%d\n", Mode(), r.Bytes, r.Faults, faults)
 	os.Exit(0)
 }
 

@@ -55,7 +55,7 @@ func Pretouch(n int) (PretouchResult, error) {
 		return PretouchResult{}, nil
 	}
 	t0 := time.Now()
-	f0 := minorFaults()
+	_, f0 := ProcUsage()
 	b := make([]byte, n)
 	page := os.Getpagesize()
 	for i := 0; i < len(b); i += page {
@@ -64,7 +64,8 @@ func Pretouch(n int) (PretouchResult, error) {
 	pretouchSink = b[len(b)-1]
 	b = nil
 	runtime.GC()
-	return PretouchResult{Bytes: n, Faults: minorFaults() - f0, Took: time.Since(t0)}, nil
+	_, f1 := ProcUsage()
+	return PretouchResult{Bytes: n, Faults: f1 - f0, Took: time.Since(t0)}, nil
 }
 
 // pretouchSink keeps the touches from being optimized away.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
+	"github.com/structgen/structgen/internal/madvfree"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/mask"
 )
@@ -103,7 +104,8 @@ func Load(dir string) ([]*Case, error) {
 type Accept func(g *gbnf.Grammar, start time.Time) (accept func(doc []byte) bool, pre Part, err error)
 
 // Part is what a part of the preparation took: its time, and the
-// process's system time and minor page faults meanwhile (procUsage).
+// process's system time and minor page faults meanwhile
+// (madvfree.ProcUsage).
 type Part struct {
 	Dur, Sys time.Duration
 	Faults   int64
@@ -111,11 +113,11 @@ type Part struct {
 
 // measure runs f and returns what it took.
 func measure(f func()) Part {
-	sys0, flt0 := procUsage()
+	sys0, flt0 := madvfree.ProcUsage()
 	t0 := time.Now()
 	f()
 	d := time.Since(t0)
-	sys1, flt1 := procUsage()
+	sys1, flt1 := madvfree.ProcUsage()
 	return Part{Dur: d, Sys: sys1 - sys0, Faults: flt1 - flt0}
 }
 

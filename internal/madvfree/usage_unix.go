@@ -1,15 +1,15 @@
 //go:build unix
 
-package schemabench
+package madvfree
 
 import (
 	"syscall"
 	"time"
 )
 
-// procUsage returns the process's system CPU time and minor page faults
+// ProcUsage returns the process's system CPU time and minor page faults
 // so far (all its threads: the collector's workers too).
-func procUsage() (sys time.Duration, minflt int64) {
+func ProcUsage() (sys time.Duration, minflt int64) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0, 0
