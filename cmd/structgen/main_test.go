@@ -372,8 +372,19 @@ func TestBench(t *testing.T) {
 	}
 	// bench ran itself again with free pages given back lazily (unless
 	// the test's own GODEBUG decides it)
-	if runtime.GOOS == "linux" && !strings.Contains(os.Getenv("GODEBUG"), "madvdontneed") && !strings.Contains(r.stdout, "with MADV_FREE") {
-		t.Errorf("bench did not run with MADV_FREE:\n%s", r.stdout)
+	if runtime.GOOS == "linux" && !strings.Contains(os.Getenv("GODEBUG"), "madvdontneed") {
+		if !strings.Contains(r.stdout, "with MADV_FREE") {
+			t.Errorf("bench did not run with MADV_FREE:\n%s", r.stdout)
+		}
+		// and touched its heap first, as serve does (--pretouch's default)
+		if !strings.Contains(r.stdout, "Heap pretouched before the runs, as serve does (--pretouch): 256 MiB, ") {
+			t.Errorf("bench did not pretouch its heap:\n%s", r.stdout)
+		}
+	}
+	for _, bad := range []string{"--pretouch=-1", "--pretouch=1073741825"} {
+		if r := runCLI(t, "", "bench", bad); r.code != exitUsage || !strings.Contains(r.stderr, "want 0..1073741824 bytes") {
+			t.Errorf("bench %s: exit %d, stderr %q", bad, r.code, r.stderr)
+		}
 	}
 }
 

@@ -54,12 +54,13 @@ func (c *serveCmd) Run(e *env) error {
 		return usagef("--parallel %d: want 1..%d", c.Parallel, maxParallel)
 	case c.Context < 0 || c.Threads < 0 || c.MaxQueue < 0 || c.GrammarCache < 0 || c.CompileTimeout < 0 || c.MaxBody < 0 || c.MaxGrammar < 0 || c.MaxTokens < 0 || c.DrainTimeout < 0:
 		return usagef("--ctx, --threads, --max-queue, --grammar-cache, --compile-timeout, --max-body, --max-grammar-bytes, --max-tokens and --drain-timeout must not be negative")
-	case c.Pretouch < 0 || c.Pretouch > madvfree.MaxPretouch:
-		return usagef("--pretouch %d: want 0..%d bytes", c.Pretouch, madvfree.MaxPretouch)
 	case c.ReasoningBudget < -1:
 		return usagef("--reasoning-budget %d: want -1 (unlimited), 0 (off) or a number of tokens", c.ReasoningBudget)
 	case c.MaxQueue > engine.MaxQueueLimit:
 		return usagef("--max-queue %d: want at most %d", c.MaxQueue, engine.MaxQueueLimit)
+	}
+	if err := checkPretouch(c.Pretouch); err != nil {
+		return err
 	}
 	p := cpu.LlamaDefaults()
 	p.Temperature, p.TopK, p.TopP, p.MinP, p.RepeatPenalty = c.Temperature, c.TopK, c.TopP, c.MinP, c.RepeatPenalty
@@ -123,6 +124,15 @@ func (c *serveCmd) Run(e *env) error {
 	srv.SetEngine(eng)
 	log.Info("ready", "model", name, "load_ms", time.Since(start).Milliseconds(), "sequences", m.Sequences(), "context", m.ContextSize(), "vocab", m.VocabSize())
 	return <-errc
+}
+
+// checkPretouch checks a --pretouch size (serve, bench): a usage error
+// unless 0..madvfree.MaxPretouch.
+func checkPretouch(n int) error {
+	if n < 0 || n > madvfree.MaxPretouch {
+		return usagef("--pretouch %d: want 0..%d bytes", n, madvfree.MaxPretouch)
+	}
+	return nil
 }
 
 // pretouch runs madvfree.Pretouch(n) and logs what it did.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGodebugWith(t *testing.T) {
@@ -210,5 +211,20 @@ func skipHugePages(t *testing.T) {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err == nil && strings.Contains(string(b), "[always]") {
 		t.Skip("transparent huge pages are always on: faults are not per 4 KB page")
+	}
+}
+
+func TestPretouchResultString(t *testing.T) {
+	for _, tc := range []struct {
+		r    PretouchResult
+		want string
+	}{
+		{PretouchResult{}, "nothing touched"},
+		{PretouchResult{Bytes: 256 << 20, Faults: 65_600, Took: 771400 * time.Microsecond}, "256 MiB, 65600 faults, 771ms"},
+		{PretouchResult{Bytes: 3 << 20, Faults: 768, Took: 2600 * time.Microsecond}, "3 MiB, 768 faults, 3ms"},
+	} {
+		if got := tc.r.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q, want %q", tc.r, got, tc.want)
+		}
 	}
 }

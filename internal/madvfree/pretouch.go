@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// DefaultPretouch is how much heap structgen serve and schemabench touch
-// at start (Pretouch): 256 MiB, the default size of the server's grammar
+// DefaultPretouch is how much heap structgen serve, structgen bench and
+// schemabench touch at start (Pretouch): 256 MiB, the default size of the server's grammar
 // cache, and above the largest heap schemabench reaches over the
 // JSONSchemaBench sample (about 190 MB, while Github_ultra/o48661, the
 // largest grammar, compiles).
@@ -26,6 +26,15 @@ type PretouchResult struct {
 	Bytes  int           // touched (0: nothing done)
 	Faults int64         // minor page faults taken (what later growth is spared)
 	Took   time.Duration // including the collection after
+}
+
+// String says what was done, e.g. "256 MiB, 65600 faults, 771ms", or
+// "nothing touched".
+func (r PretouchResult) String() string {
+	if r.Bytes == 0 {
+		return "nothing touched"
+	}
+	return fmt.Sprintf("%d MiB, %d faults, %v", r.Bytes>>20, r.Faults, r.Took.Round(time.Millisecond))
 }
 
 // Pretouch touches n bytes of fresh heap, drops them and collects, so

@@ -400,5 +400,5 @@ func pretouchNote(r madvfree.PretouchResult) string {
 	if r.Bytes == 0 {
 		return "heap not pretouched"
 	}
-	return fmt.Sprintf("heap pretouched as in structgen serve: %d MiB, %d faults, %v", r.Bytes>>20, r.Faults, r.Took.Round(time.Millisecond))
+	return "heap pretouched as in structgen serve: " + r.String()
 }
