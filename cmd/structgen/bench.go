@@ -60,9 +60,9 @@ func (c *benchCmd) Run(e *env) error {
 		dir = d
 	}
 	// Before the vocabulary and the runs, as serve does while its model
-	// loads: without it a cold pass's first steps on a fresh compilation
-	// take page faults where the heap grows (02-order-schema: 20-30 in
-	// a pass, its p99 step 15-50 µs instead of 4-7).
+	// loads: without it a cold pass on a fresh compilation takes page
+	// faults where the heap grows (up to 32 a pass; the worst run's p99
+	// of 02 and 04 per round 25-41 µs instead of 6-24, README stop 49).
 	pt, err := madvfree.Pretouch(c.Pretouch)
 	if err != nil {
 		return err
