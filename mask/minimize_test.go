@@ -17,12 +17,19 @@ import (
 // byte classes, so that a group's label set takes several words. Every
 // other pair of automata keeps the label sets as interval lists
 // (sparseLabelWords 0), as a root frame calling hundreds of rules does.
+// In every other quadruple refine's hash of the label sets takes two
+// values only, so that sets that differ collide (psiHash).
 func TestMinimalPartitionRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	ms := new(minScratch) // reused, as minimize reuses them across automata
 	defer func(old int) { sparseLabelWords = old }(sparseLabelWords)
+	defer func(old func([]uint64) uint64) { psiHash = old }(psiHash)
 	for iter := range 3000 {
 		sparseLabelWords = []int{4, 0}[iter/2%2]
+		psiHash = hashWords
+		if iter/4%2 == 1 {
+			psiHash = func(ws []uint64) uint64 { return hashWords(ws) & 1 }
+		}
 		n := 1 + r.IntN(60)
 		nc := 1 + r.IntN(4)
 		if iter%5 == 4 {
