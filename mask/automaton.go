@@ -583,8 +583,8 @@ type frameScratch struct {
 	first   []int32
 	last    []int32
 	states  setTable  // (flags, position set) → state; entry i is the frame's i-th state
-	targets setTable  // position set → state reached (memo of target)
-	single  []int32   // per position p: the state reached by {p}, plus one (0: not yet)
+	targets setTable  // position set (of two or more) → state reached (memo of target)
+	single  []int32   // per position p: the state reached by {p}, plus one (0: not yet); target's memo of one position
 	stamp   []uint32  // per position: gen when last added to next
 	gen     uint32    // stamp generation
 	next    []int32   // the positions after a set (target's buffer)
@@ -768,8 +768,20 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 	// the union of their follow sets. It depends only on ps, so it is
 	// memoized for the whole frame.
 	target := func(ps []int32) (int32, error) {
-		if len(ps) == 1 && s.single[ps[0]] > 0 {
-			return s.single[ps[0]] - 1, nil
+		if len(ps) == 1 {
+			// One position (most targets): memoized by position, its
+			// follow set is the state's (sorted, without duplicates).
+			p := ps[0]
+			if s.single[p] > 0 {
+				return s.single[p] - 1, nil
+			}
+			final := g.last[p]
+			t, err := intern(g.follow[p], boolTag(final, tagFinal)|boolTag(final && g.noPop[p], tagNoPop))
+			if err != nil {
+				return 0, err
+			}
+			s.single[p] = t + 1
+			return t, nil
 		}
 		t, ok, h := s.targets.lookup(0, ps)
 		if ok {
@@ -799,9 +811,6 @@ func (a *automaton) buildFrame(fi int32, d *frameDef) error {
 			return 0, err
 		}
 		s.targets.insert(0, ps, h, t)
-		if len(ps) == 1 {
-			s.single[ps[0]] = t + 1
-		}
 		return t, nil
 	}
 	// group calls f with the positions of each run of equal keys of es
