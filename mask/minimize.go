@@ -181,8 +181,18 @@ type minScratch struct {
 	blkRound       []int32
 	blkFirst       []int32
 	touchedStates  []sortKey
-	gIvStart       []int32  // sparse label sets: per group, its intervals in gIv
-	gIv            []uint64 // sparse label sets: intervals, first label << 32 | last
+	grouped        []sortKey // groupTouched's result (swapped with touchedStates)
+	blkSeen        []int32   // groupTouched's per block: the round it was counted in
+	blkCnt         []int32   // groupTouched's per block: its count, then its place
+	blkOrder       []int32   // groupTouched's blocks in order of first appearance
+	partTab        []int32   // groupParts's hash table: part plus one
+	partOf         []int32   // groupParts's per state: its part
+	partRep        []int32   // groupParts's per part: its first state
+	partH          []uint64  // groupParts's per part: the hash
+	partCnt        []int32   // groupParts's per part: its count, then its place
+	partBuf        []sortKey // groupParts's copy of a block's states
+	gIvStart       []int32   // sparse label sets: per group, its intervals in gIv
+	gIv            []uint64  // sparse label sets: intervals, first label << 32 | last
 	pend           []psiPart
 	psiStart       []int32 // sparse label sets: per state, its ψ's place in psi
 	psiLen         []int32
@@ -562,6 +572,10 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 	// state then.
 	blkRound, blkFirst := resize(ms.blkRound, n), resize(ms.blkFirst, n)
 	clear(blkRound)
+	// groupTouched's: per block, the round it was last counted in, and
+	// its count, then where its states go.
+	blkSeen, blkCnt := resize(ms.blkSeen, n), resize(ms.blkCnt, n)
+	clear(blkSeen)
 	round := int32(0)
 	touched := ms.touchedStates[:0]
 	for len(work) > 0 {
@@ -610,40 +624,27 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 			}
 			continue
 		}
-		// Group the touched states by block and ψ: sorted by block, ψ's
-		// hash and state (integers only: comparing the sets themselves in
-		// the sort was 25% of refine on the automata of the compile p95
-		// band, the hashes' sort is 14%); a run of equal hashes whose
-		// sets differ (a collision) is then sorted by the sets.
+		// Group the touched states by block and ψ, in time linear in
+		// them (groupTouched; a sort comparing the sets was 25% of
+		// refine on the automata of the compile p95 band). Where two
+		// different sets of one block share a hash, sort by the sets.
 		for i := range touched {
 			touched[i].h = psiHash(psiOf(touched[i].p))
 		}
-		slices.SortFunc(touched, func(x, y sortKey) int {
-			// (not cmp.Or: it would evaluate every comparison)
-			if x.block != y.block {
-				return cmp.Compare(x.block, y.block)
-			}
-			if x.h != y.h {
-				return cmp.Compare(x.h, y.h)
-			}
-			return cmp.Compare(x.p, y.p)
-		})
-		for i := 0; i < len(touched); {
-			j := i + 1
-			collision := false
-			for j < len(touched) && touched[j].block == touched[i].block && touched[j].h == touched[i].h {
-				collision = collision || !slices.Equal(psiOf(touched[j].p), psiOf(touched[i].p))
-				j++
-			}
-			if collision {
-				slices.SortFunc(touched[i:j], func(x, y sortKey) int {
-					if c := slices.Compare(psiOf(x.p), psiOf(y.p)); c != 0 {
-						return c
-					}
-					return cmp.Compare(x.p, y.p)
-				})
-			}
-			i = j
+		if grouped, ok := ms.groupTouched(touched, blkSeen, blkCnt, round, psiOf); ok {
+			touched, ms.grouped = grouped, touched // (two lists, swapped)
+		} else {
+			slices.SortFunc(touched, func(x, y sortKey) int {
+				// (not cmp.Or: it would compare the label sets of
+				// states of different blocks too)
+				if x.block != y.block {
+					return cmp.Compare(x.block, y.block)
+				}
+				if c := slices.Compare(psiOf(x.p), psiOf(y.p)); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.p, y.p)
+			})
 		}
 		// Split each block with touched states into its parts of equal ψ.
 		for i := 0; i < len(touched); {
@@ -678,9 +679,106 @@ func (ms *minScratch) refine(e *labeledEdges, lo, hi int, init, out []int32) int
 		}
 	}
 	ms.work, ms.psi, ms.stamp, ms.touchedStates = work, psi, stamp, touched
-	ms.blkRound, ms.blkFirst = blkRound, blkFirst
+	ms.blkRound, ms.blkFirst, ms.blkSeen, ms.blkCnt = blkRound, blkFirst, blkSeen, blkCnt
 	copy(out, blocks.setOf[:n])
 	return blocks.sets
+}
+
+// groupTouched orders the states a splitter touched (in a round where
+// some block splits in more than one part; k.h is the hash of ψ(k.p)) by
+// block, the blocks in order of first appearance, and within a block by
+// part of equal ψ (groupParts), in time linear in them: by counting, and
+// a hash table of the parts per block. It returns the ordered list (in
+// ms.grouped's memory) and false if two different label sets of one
+// block share a hash (the caller then sorts by the sets).
+func (ms *minScratch) groupTouched(touched []sortKey, blkSeen, blkCnt []int32, round int32, psiOf func(int32) []uint64) ([]sortKey, bool) {
+	order := ms.blkOrder[:0]
+	for _, k := range touched {
+		if blkSeen[k.block] != round {
+			blkSeen[k.block], blkCnt[k.block] = round, 0
+			order = append(order, k.block)
+		}
+		blkCnt[k.block]++
+	}
+	ms.blkOrder = order
+	at := int32(0)
+	for _, c := range order {
+		at, blkCnt[c] = at+blkCnt[c], at
+	}
+	out := resizeKeys(ms.grouped, len(touched))
+	for _, k := range touched {
+		out[blkCnt[k.block]] = k
+		blkCnt[k.block]++
+	}
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].block == out[i].block {
+			j++
+		}
+		if j-i > 1 && !ms.groupParts(out[i:j], psiOf) {
+			return out, false
+		}
+		i = j
+	}
+	return out, true
+}
+
+// groupParts orders the touched states of one block by part of equal ψ,
+// parts in order of first appearance, through a hash table of their
+// hashes; false if two different sets share a hash.
+func (ms *minScratch) groupParts(seg []sortKey, psiOf func(int32) []uint64) bool {
+	size := 4
+	for size < 2*len(seg) {
+		size <<= 1
+	}
+	mask := uint64(size - 1)
+	tab := resize(ms.partTab, size)
+	clear(tab)
+	ms.partTab = tab
+	partOf := resize(ms.partOf, len(seg))
+	ms.partOf = partOf
+	ms.partRep, ms.partH, ms.partCnt = ms.partRep[:0], ms.partH[:0], ms.partCnt[:0]
+	for i, k := range seg {
+		slot := k.h & mask
+		for {
+			pi := tab[slot] - 1
+			if pi < 0 {
+				pi = int32(len(ms.partRep))
+				tab[slot] = pi + 1
+				ms.partRep, ms.partH, ms.partCnt = append(ms.partRep, k.p), append(ms.partH, k.h), append(ms.partCnt, 0)
+			} else if ms.partH[pi] != k.h {
+				slot = (slot + 1) & mask
+				continue
+			} else if !slices.Equal(psiOf(k.p), psiOf(ms.partRep[pi])) {
+				return false
+			}
+			partOf[i] = pi
+			ms.partCnt[pi]++
+			break
+		}
+	}
+	if len(ms.partCnt) == 1 {
+		return true
+	}
+	at := int32(0)
+	for pi, c := range ms.partCnt {
+		at, ms.partCnt[pi] = at+c, at
+	}
+	buf := append(ms.partBuf[:0], seg...)
+	ms.partBuf = buf
+	for i, k := range buf {
+		seg[ms.partCnt[partOf[i]]] = k
+		ms.partCnt[partOf[i]]++
+	}
+	return true
+}
+
+// resizeKeys is resize for a list of sortKey.
+func resizeKeys(s []sortKey, n int) []sortKey {
+	if cap(s) < n {
+		return make([]sortKey, n)
+	}
+	return s[:n]
 }
 
 // sortKey is a state touched by a splitter, with its block (and, once
