@@ -157,7 +157,7 @@ func (a *rxArena) list(k int) []*rx {
 	}
 	if len(a.lists) < k {
 		a.nL++
-		a.lists = make([]*rx, min(64<<min(a.nL, 10), rxChunkMax))
+		a.lists = make([]*rx, max(k, min(64<<min(a.nL, 10), rxChunkMax)))
 	}
 	out := a.lists[:0:k]
 	a.lists = a.lists[k:]

@@ -100,3 +100,43 @@ func frameKeys(defs []*frameDef) []string {
 	}
 	return out
 }
+
+// rxArena.list hands out empty lists with room for exactly what was
+// asked, apart from each other, whatever the size and the chunk left:
+// a list longer than a fresh chunk (an alternation of hundreds as the
+// first list a lowering asks for) included.
+func TestRxArenaList(t *testing.T) {
+	var a rxArena
+	var lists [][]*rx
+	nodes := make([]rx, 4000)
+	for i, k := range []int{200, 1, 129, 512, 513, 3000, 1, 128, 64, 2048, 7, 511} {
+		l := a.list(k)
+		if len(l) != 0 || cap(l) != k {
+			t.Fatalf("list %d (%d): len %d cap %d", i, k, len(l), cap(l))
+		}
+		for j := range k {
+			l = append(l, &nodes[j])
+		}
+		lists = append(lists, l)
+	}
+	for i, l := range lists {
+		for j, x := range l {
+			if x != &nodes[j] {
+				t.Fatalf("list %d entry %d overwritten", i, j)
+			}
+		}
+	}
+	// A grammar whose first list is an alternation of 300.
+	var alts []string
+	for i := range 300 {
+		alts = append(alts, fmt.Sprintf(`"k%d"`, i))
+	}
+	g, err := gbnf.Parse("root ::= " + strings.Join(alts, " | "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, _, err := lowerGrammar(g, lettersVocab(t), false, nil, 0)
+	if err != nil || len(defs) != 1 || len(defs[0].body.subs) != 300 {
+		t.Fatalf("lowering: %v", err)
+	}
+}

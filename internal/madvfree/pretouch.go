@@ -8,10 +8,10 @@ import (
 )
 
 // DefaultPretouch is how much heap structgen serve, structgen bench and
-// schemabench touch at start (Pretouch): 256 MiB, the default size of the server's grammar
-// cache, and above the largest heap schemabench reaches over the
-// JSONSchemaBench sample (about 190 MB, while Github_ultra/o48661, the
-// largest grammar, compiles).
+// schemabench touch at start (Pretouch): 256 MiB, the default size of
+// the server's grammar cache, and above the largest heap schemabench
+// reaches over the JSONSchemaBench sample (about 190 MB, while
+// Github_ultra/o48661, the largest grammar, compiles).
 const DefaultPretouch = 256 << 20
 
 // MaxPretouch bounds Pretouch's size: 1 GiB, five times the largest heap
