@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/llama3vocab"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 	"github.com/structgen/structgen/jsonschema2gbnf/internal/schemabench"
+	"github.com/structgen/structgen/mask"
 )
 
 // BenchmarkConvertBench converts the two bench schemas (02 order, 04 wide).
@@ -74,4 +76,71 @@ func BenchmarkConvertCorpus(b *testing.B) {
 	b.ReportMetric(pct(parse, 50), "parse-p50-µs")
 	b.ReportMetric(pct(parse, 95), "parse-p95-µs")
 	b.ReportMetric(float64(len(sample)), "schemas")
+}
+
+// BenchmarkCompileBand converts, parses and compiles (the automaton:
+// mask.Options.Deferred, against Llama-3) the corpus schemas whose
+// strict grammars rank between the 90th and the 99th percentile by size
+// (those within mask.Compile's limits), a fixed stand-in for
+// schemabench's compile p95 band (most of that band's time is the
+// automaton), and reports each phase's total per pass.
+func BenchmarkCompileBand(b *testing.B) {
+	shared := sharedtest.Dir(b)
+	cases, err := schemabench.Load(sharedtest.Path(b, "corpus", "jsonschemabench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := llama3vocab.Load(shared)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mask.PrepareVocab(v)
+	type sized struct {
+		schema []byte
+		n      int
+	}
+	var all []sized
+	for _, c := range cases {
+		if g, err := jsonschema2gbnf.Convert(c.Schema); err == nil {
+			all = append(all, sized{c.Schema, len(g)})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].n < all[j].n })
+	var band []sized
+	for _, s := range all[len(all)*90/100 : len(all)*99/100] {
+		src, _ := jsonschema2gbnf.Convert(s.schema)
+		if g, err := gbnf.Parse(src); err == nil {
+			if _, err := mask.CompileWith(g, v, mask.Options{Deferred: true}); err == nil {
+				band = append(band, s)
+			}
+		}
+	}
+	b.ReportAllocs()
+	var conv, parse, comp time.Duration
+	for b.Loop() {
+		for _, s := range band {
+			t0 := time.Now()
+			src, err := jsonschema2gbnf.Convert(s.schema)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t2 := time.Now()
+			_, err = mask.CompileWith(g, v, mask.Options{Deferred: true})
+			t3 := time.Now()
+			if err != nil {
+				b.Fatal(err)
+			}
+			conv, parse, comp = conv+t1.Sub(t0), parse+t2.Sub(t1), comp+t3.Sub(t2)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(conv.Milliseconds())/n, "convert-ms/pass")
+	b.ReportMetric(float64(parse.Milliseconds())/n, "parse-ms/pass")
+	b.ReportMetric(float64(comp.Milliseconds())/n, "automaton-ms/pass")
+	b.ReportMetric(float64(len(band)), "schemas")
 }
