@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/structgen/structgen/internal/chunks"
 )
 
 // lowerer builds the IR, checking what the syntax cannot: references,
@@ -35,30 +37,11 @@ type lowerer struct {
 	// The rules, the nodes, their Subs and their Runes and Ranges are
 	// cut from chunks: one allocation for many. stack holds the parts of
 	// the sequences and alternatives being lowered.
-	ruleChunks chunks[Rule]
-	nodes      chunks[Node]
-	ptrs       chunks[*Node]
-	runes      chunks[rune]
+	ruleChunks chunks.Chunks[Rule]
+	nodes      chunks.Chunks[Node]
+	ptrs       chunks.Chunks[*Node]
+	runes      chunks.Chunks[rune]
 	stack      []*Node
-}
-
-// chunks hands out slices cut from larger allocations, which grow from
-// 16 to 1024 elements as they are used up: small for small grammars.
-type chunks[T any] struct {
-	free []T
-	n    int // chunks allocated
-}
-
-// take cuts k elements. The slice's capacity is its length, so that
-// appending to it never writes into a neighbour's.
-func (c *chunks[T]) take(k int) []T {
-	if len(c.free) < k {
-		c.n++
-		c.free = make([]T, max(k, 16<<min(c.n/2, 6)))
-	}
-	out := c.free[:k:k]
-	c.free = c.free[k:]
-	return out
 }
 
 // node returns a new node in the current chunk. The callers fill it in
@@ -66,14 +49,14 @@ func (c *chunks[T]) take(k int) []T {
 // pointer fields while the collector runs (bulkBarrierPreWrite, a sixth
 // of Parse's instructions on Handwritten/allany20's grammar).
 func (l *lowerer) node(op Op, p Pos) *Node {
-	n := &l.nodes.take(1)[0]
+	n := &l.nodes.Take(1)[0]
 	n.Op, n.Pos = op, p
 	return n
 }
 
 // subs moves stack[base:] into a slice of its own.
 func (l *lowerer) subs(base int) []*Node {
-	out := l.ptrs.take(len(l.stack) - base)
+	out := l.ptrs.Take(len(l.stack) - base)
 	copy(out, l.stack[base:])
 	l.stack = l.stack[:base]
 	return out
@@ -127,7 +110,7 @@ func (l *lowerer) declare(name string, p Pos) *Rule {
 		l.errs.add(p, "more than %d rules (MaxRules)", MaxRules)
 		return nil
 	}
-	r := &l.ruleChunks.take(1)[0]
+	r := &l.ruleChunks.Take(1)[0]
 	r.ID, r.Name = RuleID(len(l.rules)), name
 	l.ids[name] = r.ID
 	l.rules = append(l.rules, r)
@@ -385,7 +368,7 @@ func (l *lowerer) literal(text string, p Pos) *Node {
 		return nil
 	}
 	n := l.node(OpLiteral, p)
-	n.Runes = l.runes.take(len(runes))
+	n.Runes = l.runes.Take(len(runes))
 	copy(n.Runes, runes)
 	return n
 }
@@ -432,7 +415,7 @@ func (l *lowerer) class(off int, p Pos) *Node {
 	if !normalized(ranges) {
 		ranges = NormalizeRanges(ranges)
 	}
-	out := l.runes.take(len(ranges))
+	out := l.runes.Take(len(ranges))
 	copy(out, ranges)
 	n := l.node(OpClass, p)
 	n.Negated, n.Ranges = negated, out

@@ -95,32 +95,31 @@ func BenchmarkCompileBand(b *testing.B) {
 		b.Fatal(err)
 	}
 	mask.PrepareVocab(v)
-	type sized struct {
+	type converted struct {
 		schema []byte
-		n      int
+		src    string
 	}
-	var all []sized
+	var all []converted
 	for _, c := range cases {
-		if g, err := jsonschema2gbnf.Convert(c.Schema); err == nil {
-			all = append(all, sized{c.Schema, len(g)})
+		if src, err := jsonschema2gbnf.Convert(c.Schema); err == nil {
+			all = append(all, converted{c.Schema, src})
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].n < all[j].n })
-	var band []sized
-	for _, s := range all[len(all)*90/100 : len(all)*99/100] {
-		src, _ := jsonschema2gbnf.Convert(s.schema)
-		if g, err := gbnf.Parse(src); err == nil {
+	sort.SliceStable(all, func(i, j int) bool { return len(all[i].src) < len(all[j].src) })
+	var band [][]byte
+	for _, c := range all[len(all)*90/100 : len(all)*99/100] {
+		if g, err := gbnf.Parse(c.src); err == nil {
 			if _, err := mask.CompileWith(g, v, mask.Options{Deferred: true}); err == nil {
-				band = append(band, s)
+				band = append(band, c.schema)
 			}
 		}
 	}
 	b.ReportAllocs()
 	var conv, parse, comp time.Duration
 	for b.Loop() {
-		for _, s := range band {
+		for _, schema := range band {
 			t0 := time.Now()
-			src, err := jsonschema2gbnf.Convert(s.schema)
+			src, err := jsonschema2gbnf.Convert(schema)
 			if err != nil {
 				b.Fatal(err)
 			}

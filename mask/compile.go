@@ -175,11 +175,12 @@ const (
 	// included, of 85-90% of the JSONSchemaBench grammars (the work that
 	// takes, counted at stop 30: p85 1.87 million units, p90 3.2
 	// million); larger grammars leave the rest to first use, which slices
-	// make cheap (see slice.go). It was 1.5 million up to stop 47: doubled, the corpus's
-	// costliest first use per grammar went from p99 110-140 µs to 90-100
-	// µs (schemabench -walks 3, four runs against three) and its
-	// Precompute from p99 47-59 ms to 70-76; four times (6 million) gave
-	// first uses no cheaper (90 µs) for a Precompute p99 of 124 ms.
+	// make cheap (see slice.go). It was 1.5 million up to stop 47:
+	// doubled, the corpus's costliest first use per grammar went from p99
+	// 110-140 µs to 90-100 µs (schemabench -walks 3, four runs against
+	// three) and its Precompute from p99 47-59 ms to 70-76; four times (6
+	// million) gave first uses no cheaper (90 µs) for a Precompute p99 of
+	// 124 ms.
 	DefaultEagerWork = 3_000_000
 	// WorkUnitNanos is the measured cost of one work unit on the
 	// development machine: the median over the eager compilations of

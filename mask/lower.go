@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/chunks"
 )
 
 // Lowering turns a *gbnf.Grammar into frames: regular expressions over
@@ -125,44 +126,24 @@ var (
 const flattenMax = 16
 
 // rxArena hands out the lowering's rx nodes and their lists of
-// subexpressions from larger allocations: a lowering makes thousands of
-// small ones (on the compile p95 band, a quarter of the allocations of
-// convert and compile together). A list has room for exactly what it was
-// asked for, so an append past it copies it elsewhere.
+// subexpressions from larger allocations (chunks): a lowering makes
+// thousands of small ones (on the compile p95 band, a quarter of the
+// allocations of convert and compile together). A list has room for
+// exactly what it was asked for, so an append past it copies it
+// elsewhere.
 type rxArena struct {
-	nodes      []rx
-	lists      []*rx
-	nNodes, nL int // chunks allocated so far
+	nodes chunks.Chunks[rx]
+	lists chunks.Chunks[*rx]
 }
 
-// rxChunkMax is the most nodes (or list entries) in one chunk: chunks
-// grow from 16 to it, so that a small grammar allocates little.
-const rxChunkMax = 2048
-
 func (a *rxArena) node(r rx) *rx {
-	if len(a.nodes) == 0 {
-		a.nNodes++
-		a.nodes = make([]rx, min(16<<min(a.nNodes, 10), rxChunkMax))
-	}
-	n := &a.nodes[0]
+	n := &a.nodes.Take(1)[0]
 	*n = r
-	a.nodes = a.nodes[1:]
 	return n
 }
 
 // list returns an empty list with room for k entries.
-func (a *rxArena) list(k int) []*rx {
-	if k > rxChunkMax/4 {
-		return make([]*rx, 0, k)
-	}
-	if len(a.lists) < k {
-		a.nL++
-		a.lists = make([]*rx, max(k, min(64<<min(a.nL, 10), rxChunkMax)))
-	}
-	out := a.lists[:0:k]
-	a.lists = a.lists[k:]
-	return out
-}
+func (a *rxArena) list(k int) []*rx { return a.lists.Take(k)[:0] }
 
 func (a *rxArena) seq(subs []*rx) *rx {
 	n := 0 // the length of out, counted first: one allocation
