@@ -23,7 +23,7 @@ type benchCmd struct {
 	Runs       int           `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
 	Busy       bool          `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
 	Pretouch   int           `help:"Bytes of heap to touch before the runs, as serve does at start, so that the cold passes' heap growth takes no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"268435456" placeholder:"BYTES"`
-	StallProbe time.Duration `help:"Before the runs (beside the busy process with --busy), measure for this long how often the machine holds up a thread that only reads the clock for more than 250 µs, e.g. 10s." placeholder:"DURATION"`
+	StallProbe time.Duration `help:"Before the runs, measure for this long how often the machine holds up a thread that only reads the clock for more than 250 µs, with the other CPUs idle, then as long again beside a busy process on another CPU (pinned where the system allows), e.g. 5s." placeholder:"DURATION"`
 	Shared     string        `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
 	Verbose    bool          `short:"v" help:"Log progress to stderr."`
 }
@@ -38,7 +38,7 @@ func (c *benchCmd) Run(e *env) error {
 	if err := checkPretouch(c.Pretouch); err != nil {
 		return err
 	}
-	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy, StallProbe: c.StallProbe}
+	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy}
 	for _, s := range c.Cases {
 		opt.Cases = append(opt.Cases, strings.Split(s, ",")...)
 	}
@@ -59,6 +59,20 @@ func (c *benchCmd) Run(e *env) error {
 		}
 		dir = d
 	}
+	// First, while the process has nothing else to do: with the
+	// collector working through the vocabulary's garbage on another CPU
+	// the "idle" probe would not be.
+	var stalls *maskbench.StallReport
+	if c.StallProbe > 0 {
+		if c.Verbose {
+			fmt.Fprintf(e.stderr, "stall probe: %v with the other CPUs idle, %v beside a busy process\n", c.StallProbe, c.StallProbe)
+		}
+		r, err := maskbench.ProbeMachine(c.StallProbe, maskbench.TargetColdMax*time.Microsecond)
+		if err != nil {
+			return fmt.Errorf("bench: stall probe: %w", err)
+		}
+		stalls = &r
+	}
 	// Before the vocabulary and the runs, as serve does while its model
 	// loads: without it a cold pass on a fresh compilation takes page
 	// faults where the heap grows (up to 32 a pass; the worst run's p99
@@ -67,7 +81,7 @@ func (c *benchCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prep, rs, stalls, err := maskbench.Run(dir, opt)
+	prep, rs, err := maskbench.Run(dir, opt)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -82,7 +96,7 @@ func (c *benchCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "Heap pretouched before the runs, as serve does (--pretouch): %s.\n", pt)
 	}
 	maskbench.WriteTable(e.stdout, prep, rs, peerName)
-	maskbench.WriteStalls(e.stdout, stalls, c.Busy)
+	maskbench.WriteStalls(e.stdout, stalls)
 	for _, r := range rs {
 		if r.Err != nil {
 			return fmt.Errorf("bench: case %s: %w", r.Case, r.Err)

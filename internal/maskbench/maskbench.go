@@ -49,11 +49,7 @@ type Options struct {
 	PeerSteps int      // at most this many peer mask steps per case (each costs tens of ms); default 100
 	Runs      int      // cold passes on fresh compilations per case (the first is the full measurement); default 1
 	Busy      bool     // keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs
-	// StallProbe, if positive, measures the machine before the runs (and
-	// beside the busy process, with Busy): a loop that only reads the
-	// clock, for this long (see ProbeStalls).
-	StallProbe time.Duration
-	Log        io.Writer
+	Log       io.Writer
 }
 
 // Cold-pass targets (DESIGN.md): per case, in every run.
@@ -150,7 +146,7 @@ type Result struct {
 }
 
 // Run measures the cases. sharedDir is the ../shared folder.
-func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, stalls *Stalls, err error) {
+func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, err error) {
 	if opt.Compiles <= 0 {
 		opt.Compiles = 5
 	}
@@ -167,24 +163,19 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 	}
 	cases, err := benchcases.Load(filepath.Join(sharedDir, "bench"))
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, err
 	}
 	v, err := llama3vocab.Load(sharedDir)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, err
 	}
 	prep = mask.PrepareVocab(v)
 	if opt.Busy {
-		stop, err := busyLoop()
+		stop, err := busyLoop(-1)
 		if err != nil {
-			return 0, nil, nil, err
+			return 0, nil, err
 		}
 		defer stop()
-	}
-	if opt.StallProbe > 0 {
-		logf("stall probe: %v", opt.StallProbe)
-		p := ProbeStalls(opt.StallProbe, TargetColdMax*time.Microsecond)
-		stalls = &p
 	}
 	for run := 0; run < max(opt.Runs, 1); run++ {
 		k := 0
@@ -217,22 +208,30 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 			logf("run %d done", run+1)
 		}
 	}
-	return prep, results, stalls, nil
+	return prep, results, nil
 }
 
 // busyLoop starts a CPU-bound process (a shell loop), which keeps a core
-// busy until the returned function kills it. A process, not a goroutine:
-// a spinning goroutine would also delay this process's garbage
-// collector, which a busy neighbour does not.
-func busyLoop() (stop func(), err error) {
+// busy until the returned function kills it; pinned to CPU cpu if cpu
+// is not negative. A process, not a goroutine: a spinning goroutine
+// would also delay this process's garbage collector, which a busy
+// neighbour does not.
+func busyLoop(cpu int) (stop func(), err error) {
 	cmd := exec.Command("sh", "-c", "while :; do :; done")
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("busy loop: %w", err)
 	}
-	return func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	}, nil
+	}
+	if cpu >= 0 {
+		if err := pinProcess(cmd.Process.Pid, cpu); err != nil {
+			stop()
+			return nil, fmt.Errorf("busy loop: %w", err)
+		}
+	}
+	return stop, nil
 }
 
 // coldPass compiles the case once more and times FillMask on the first
@@ -546,20 +545,36 @@ func writeSlowSteps(w io.Writer, rs []*Result) {
 	}
 }
 
-// WriteStalls writes what ProbeStalls measured.
-func WriteStalls(w io.Writer, s *Stalls, busy bool) {
-	if s == nil {
+// WriteStalls writes what ProbeMachine measured.
+func WriteStalls(w io.Writer, r *StallReport) {
+	if r == nil {
 		return
 	}
-	beside := ""
-	if busy {
-		beside = ", beside the busy process"
+	where, beside := "not pinned (no CPU affinity here, or one CPU allowed)", "a busy process"
+	if r.Pinned {
+		where, beside = fmt.Sprintf("its thread pinned to CPU %d", r.ProbeCPU), fmt.Sprintf("a busy process pinned to CPU %d", r.BusyCPU)
 	}
-	fmt.Fprintf(w, "\nStall probe (%.1f s%s): a loop on one thread that only reads the clock (%.2f µs a read) was held up %d times for over %.0f µs, %.2f per second, the longest %.0f µs", s.Duration.Seconds(), beside, us(s.Duration)/float64(max(s.Reads, 1)), s.Count, us(s.Over), float64(s.Count)/s.Duration.Seconds(), us(s.Max))
-	if s.OnCPU >= 0 {
-		fmt.Fprintf(w, "; %d of them with the thread's CPU time running on through at least half the gap (not preempted in this system: the virtual CPU was not running, or the kernel worked on the thread's behalf)", s.OnCPU)
+	fmt.Fprintf(w, "\nStall probe: a loop that only reads the clock (%.2f µs a read), %s, %.1f s with the other CPUs idle and %.1f s beside %s, was held up over %.0f µs %s with the others idle and %s beside the busy process.",
+		us(r.Idle.Duration)/float64(max(r.Idle.Reads, 1)), where, r.Idle.Duration.Seconds(), r.Beside.Duration.Seconds(), beside, us(r.Idle.Over), stallCount(r.Idle), stallCount(r.Beside))
+	if r.Idle.OnCPU >= 0 {
+		fmt.Fprintf(w, " \"On CPU\": the thread's CPU time ran on through at least half the gap, so this system did not preempt it (the virtual CPU was not running, or the kernel worked on the thread's behalf).")
 	}
-	fmt.Fprintln(w, ".")
+	if r.Coupled() {
+		fmt.Fprintf(w, " Work on another CPU holds this one up: these CPUs are not independent (virtual CPUs sharing physical ones), so whatever runs beside the timed steps (the busy process, the collector after a compile) lengthens some of them, whatever they compute.")
+	}
+	fmt.Fprintln(w)
+}
+
+// stallCount formats one probe's count, rate and longest gap.
+func stallCount(s Stalls) string {
+	out := fmt.Sprintf("%d times (%.2f a second", s.Count, float64(s.Count)/max(s.Duration.Seconds(), 1e-9))
+	if s.Count > 0 {
+		out += fmt.Sprintf(", the longest %.0f µs", us(s.Max))
+		if s.OnCPU >= 0 {
+			out += fmt.Sprintf(", %d on CPU", s.OnCPU)
+		}
+	}
+	return out + ")"
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

@@ -14,7 +14,7 @@ import (
 // the tables mention every case.
 func TestRun(t *testing.T) {
 	dir := sharedtest.Dir(t)
-	prep, rs, _, err := Run(dir, Options{Compiles: 1, Passes: 2, Runs: 2})
+	prep, rs, err := Run(dir, Options{Compiles: 1, Passes: 2, Runs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,67 @@ func TestSlowSteps(t *testing.T) {
 	}
 }
 
-// TestProbeStalls checks the probe's counts are consistent (it cannot
-// check the machine's stalls themselves).
+// TestProbeStalls checks the probes' counts are consistent (it cannot
+// check the machine's stalls themselves), and that the paired probe pins
+// its loop and the busy process to two CPUs where it can.
 func TestProbeStalls(t *testing.T) {
 	s := ProbeStalls(20*time.Millisecond, 250*time.Microsecond)
-	if s.Duration < 20*time.Millisecond || s.Reads < 100 || s.Count < 0 || s.OnCPU > s.Count || s.Count > 0 && s.Max <= s.Over {
-		t.Errorf("inconsistent probe: %+v", s)
+	consistent(t, "ProbeStalls", s)
+	r, err := ProbeMachine(20*time.Millisecond, 250*time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	WriteStalls(&b, &s, true)
-	if !strings.Contains(b.String(), "beside the busy process") || !strings.Contains(b.String(), "per second") {
-		t.Errorf("report: %s", b.String())
+	consistent(t, "idle", r.Idle)
+	consistent(t, "beside", r.Beside)
+	if _, _, two := cpuPair(); two != r.Pinned || r.Pinned && r.ProbeCPU == r.BusyCPU {
+		t.Errorf("pinned %v to CPUs %d and %d, cpuPair says two CPUs: %v", r.Pinned, r.ProbeCPU, r.BusyCPU, two)
+	}
+}
+
+func consistent(t *testing.T, name string, s Stalls) {
+	t.Helper()
+	if s.Duration < 20*time.Millisecond || s.Reads < 100 || s.Count < 0 || s.OnCPU > s.Count || s.Count > 0 && s.Max <= s.Over {
+		t.Errorf("%s: inconsistent probe: %+v", name, s)
+	}
+}
+
+// TestWriteStalls checks the report and its verdict on whether work on
+// another CPU holds the probe's CPU up.
+func TestWriteStalls(t *testing.T) {
+	probe := func(n, on int) Stalls {
+		return Stalls{Duration: 5 * time.Second, Reads: 1e7, Over: 250 * time.Microsecond, Count: n, OnCPU: on, Max: time.Millisecond}
+	}
+	for _, c := range []struct {
+		name          string
+		idle, beside  Stalls
+		pinned        bool
+		coupled       bool
+		want, notWant []string
+	}{
+		{"coupled", probe(2, 1), probe(36, 30), true, true, []string{"its thread pinned to CPU 0", "beside a busy process pinned to CPU 1,", "2 times (0.40 a second, the longest 1000 µs, 1 on CPU)", "36 times (7.20 a second", "not independent"}, nil},
+		{"off CPU", probe(2, 1), probe(36, 3), true, false, nil, []string{"not independent"}},
+		{"few", probe(0, 0), probe(4, 4), true, false, []string{"0 times (0.00 a second)"}, []string{"not independent"}},
+		{"from none", probe(3, 0), probe(5, 5), true, true, []string{"not independent"}, nil},
+		{"below the ratio", probe(9, 4), probe(11, 11), true, false, nil, []string{"not independent"}},
+		{"unpinned", probe(1, 0), probe(20, 10), false, true, []string{"not pinned", "beside a busy process, was", "not independent"}, []string{"CPU 0"}},
+		{"no CPU time", probe(2, -1), probe(12, -1), true, true, []string{"not independent"}, []string{"on CPU"}},
+		{"no CPU time, few", probe(2, -1), probe(4, -1), true, false, nil, []string{"not independent"}},
+	} {
+		r := StallReport{Idle: c.idle, Beside: c.beside, Pinned: c.pinned, ProbeCPU: 0, BusyCPU: 1}
+		if r.Coupled() != c.coupled {
+			t.Errorf("%s: Coupled() = %v", c.name, r.Coupled())
+		}
+		var b bytes.Buffer
+		WriteStalls(&b, &r)
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: no %q in:\n%s", c.name, w, b.String())
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: %q in:\n%s", c.name, w, b.String())
+			}
+		}
 	}
 }
