@@ -15,7 +15,7 @@ import (
 // grammar text, and accepts the documents.
 func TestPeerAgrees(t *testing.T) {
 	dir := sharedtest.Dir(t)
-	prep, rs, _, err := maskbench.Run(dir, maskbench.Options{Compiles: 1, Passes: 1, Peer: New(), PeerSteps: 8})
+	prep, rs, err := maskbench.Run(dir, maskbench.Options{Compiles: 1, Passes: 1, Peer: New(), PeerSteps: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
