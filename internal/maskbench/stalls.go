@@ -26,7 +26,7 @@ type Stalls struct {
 // VM, against 0.07 µs for the monotonic clock through the vDSO), and a
 // loop of system calls is held up differently from the computation of a
 // mask step — on that VM 1 a second with or without a busy process on
-// the other CPU, where a loop without them saw 0-0.2 a second with the
+// the other CPU, where a loop without them saw 0-0.4 a second with the
 // other CPU idle and 3-7 beside the busy process.
 const cpuEvery = 50 * time.Microsecond
 
