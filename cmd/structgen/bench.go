@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/structgen/structgen/internal/gcfloor"
 	"github.com/structgen/structgen/internal/madvfree"
 	"github.com/structgen/structgen/internal/maskbench"
 	"github.com/structgen/structgen/internal/sharedtest"
@@ -22,7 +23,8 @@ type benchCmd struct {
 	PeerSteps  int           `help:"At most this many peer mask steps per case." default:"100"`
 	Runs       int           `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
 	Busy       bool          `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
-	Pretouch   int           `help:"Bytes of heap to touch before the runs, as serve does at start, so that the cold passes' heap growth takes no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"268435456" placeholder:"BYTES"`
+	Pretouch   int           `help:"Bytes of heap to touch before the runs, as serve does at start, so that the cold passes' heap growth takes no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"536870912" placeholder:"BYTES"`
+	GCFloor    int           `name:"gc-floor" help:"Bytes the heap may grow by past its live size before the garbage collector runs, at least, as serve sets (0: GOGC alone)." default:"268435456" placeholder:"BYTES"`
 	StallProbe time.Duration `help:"Before the runs, measure for this long how often the machine holds up a thread that only reads the clock for more than 250 µs, with the other CPUs idle, then as long again beside a busy process on another CPU (pinned where the system allows), e.g. 5s." placeholder:"DURATION"`
 	Shared     string        `help:"The shared folder holding bench/ and corpus/ (default: ../shared beside the repository, or $STRUCTGEN_SHARED)." placeholder:"DIR"`
 	Verbose    bool          `short:"v" help:"Log progress to stderr."`
@@ -35,7 +37,10 @@ func (c *benchCmd) Run(e *env) error {
 	if c.StallProbe < 0 {
 		return usagef("--stall-probe must not be negative")
 	}
-	if err := checkPretouch(c.Pretouch); err != nil {
+	if err := checkHeapFlags(c.Pretouch, c.GCFloor); err != nil {
+		return err
+	}
+	if err := gcfloor.Set(c.GCFloor); err != nil {
 		return err
 	}
 	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy}
@@ -94,6 +99,9 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	if pt.Bytes > 0 {
 		fmt.Fprintf(e.stdout, "Heap pretouched before the runs, as serve does (--pretouch): %s.\n", pt)
+	}
+	if c.GCFloor > 0 {
+		fmt.Fprintf(e.stdout, "The heap grows by at least %d MiB past its live size before a collection, as serve sets (--gc-floor).\n", c.GCFloor>>20)
 	}
 	maskbench.WriteTable(e.stdout, prep, rs, peerName)
 	maskbench.WriteStalls(e.stdout, stalls)

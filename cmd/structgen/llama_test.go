@@ -170,7 +170,8 @@ func TestServe(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after SIGTERM: %v\n%s", err, strings.Join(log, "\n"))
 	}
-	if all := strings.Join(log, "\n"); !strings.Contains(all, `"msg":"draining"`) || !strings.Contains(all, `"msg":"request"`) {
+	// (and the collector's floor set first, --gc-floor's default)
+	if all := strings.Join(log, "\n"); !strings.Contains(all, `"msg":"draining"`) || !strings.Contains(all, `"msg":"request"`) || !strings.Contains(all, `"gc_floor":268435456`) {
 		t.Errorf("log:\n%s", all)
 	}
 }

@@ -377,12 +377,16 @@ func TestBench(t *testing.T) {
 			t.Errorf("bench did not run with MADV_FREE:\n%s", r.stdout)
 		}
 		// and touched its heap first, as serve does (--pretouch's default)
-		if !strings.Contains(r.stdout, "Heap pretouched before the runs, as serve does (--pretouch): 256 MiB, ") {
+		if !strings.Contains(r.stdout, "Heap pretouched before the runs, as serve does (--pretouch): 512 MiB, ") {
 			t.Errorf("bench did not pretouch its heap:\n%s", r.stdout)
 		}
 	}
-	for _, bad := range []string{"--pretouch=-1", "--pretouch=1073741825"} {
-		if r := runCLI(t, "", "bench", bad); r.code != exitUsage || !strings.Contains(r.stderr, "want 0..1073741824 bytes") {
+	// and set the collector's floor, as serve does (--gc-floor's default)
+	if !strings.Contains(r.stdout, "The heap grows by at least 256 MiB past its live size before a collection, as serve sets (--gc-floor).") {
+		t.Errorf("bench did not set the GC floor:\n%s", r.stdout)
+	}
+	for _, bad := range []string{"--pretouch=-1", "--pretouch=1073741825", "--gc-floor=-1", "--gc-floor=1073741825"} {
+		if r := runCLI(t, "", "bench", bad); r.code != exitUsage || !strings.Contains(r.stderr, "want 0..1073741824 bytes") || !strings.Contains(r.stderr, strings.SplitN(bad, "=", 2)[0]) {
 			t.Errorf("bench %s: exit %d, stderr %q", bad, r.code, r.stderr)
 		}
 	}

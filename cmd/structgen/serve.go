@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/structgen/structgen/engine"
+	"github.com/structgen/structgen/internal/gcfloor"
 	"github.com/structgen/structgen/internal/madvfree"
 	"github.com/structgen/structgen/sampling/cpu"
 	"github.com/structgen/structgen/server"
@@ -36,7 +37,8 @@ type serveCmd struct {
 	ReasoningBudget int           `help:"Default thinking budget of reasoning models in tokens (-1: unlimited, 0: off)." default:"-1"`
 	DrainTimeout    time.Duration `help:"On SIGTERM, how long running requests may finish before they are cancelled." default:"30s"`
 	LogFormat       string        `help:"Log format: text or json." enum:"text,json" default:"text"`
-	Pretouch        int           `help:"Bytes of heap to touch at start, while the model loads, so that compilations growing the heap up to that size take no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"268435456" placeholder:"BYTES"`
+	Pretouch        int           `help:"Bytes of heap to touch at start, while the model loads, so that compilations growing the heap up to that size take no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"536870912" placeholder:"BYTES"`
+	GCFloor         int           `name:"gc-floor" help:"Bytes the heap may grow by past its live size before the garbage collector runs, at least (GOGC adjusted after each collection): fewer collections while compiling and decoding (0: GOGC alone)." default:"268435456" placeholder:"BYTES"`
 
 	Temperature   float32 `help:"Default sampling temperature (0: greedy)." default:"0.8"`
 	TopK          int     `help:"Default top-k (0: off)." default:"40"`
@@ -59,7 +61,10 @@ func (c *serveCmd) Run(e *env) error {
 	case c.MaxQueue > engine.MaxQueueLimit:
 		return usagef("--max-queue %d: want at most %d", c.MaxQueue, engine.MaxQueueLimit)
 	}
-	if err := checkPretouch(c.Pretouch); err != nil {
+	if err := checkHeapFlags(c.Pretouch, c.GCFloor); err != nil {
+		return err
+	}
+	if err := gcfloor.Set(c.GCFloor); err != nil {
 		return err
 	}
 	p := cpu.LlamaDefaults()
@@ -90,7 +95,7 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	log.Info("listening", "addr", "http://"+ln.Addr().String(), "model", c.Model)
+	log.Info("listening", "addr", "http://"+ln.Addr().String(), "model", c.Model, "gc_floor", c.GCFloor)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln, c.DrainTimeout) }()
 
@@ -126,11 +131,15 @@ func (c *serveCmd) Run(e *env) error {
 	return <-errc
 }
 
-// checkPretouch checks a --pretouch size (serve, bench): a usage error
-// unless 0..madvfree.MaxPretouch.
-func checkPretouch(n int) error {
-	if n < 0 || n > madvfree.MaxPretouch {
-		return usagef("--pretouch %d: want 0..%d bytes", n, madvfree.MaxPretouch)
+// checkHeapFlags checks the --pretouch and --gc-floor sizes (serve,
+// bench): a usage error unless 0..madvfree.MaxPretouch and
+// 0..gcfloor.MaxFloor.
+func checkHeapFlags(pretouch, floor int) error {
+	if pretouch < 0 || pretouch > madvfree.MaxPretouch {
+		return usagef("--pretouch %d: want 0..%d bytes", pretouch, madvfree.MaxPretouch)
+	}
+	if floor < 0 || floor > gcfloor.MaxFloor {
+		return usagef("--gc-floor %d: want 0..%d bytes", floor, gcfloor.MaxFloor)
 	}
 	return nil
 }

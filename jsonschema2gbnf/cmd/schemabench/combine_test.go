@@ -181,3 +181,17 @@ func TestPretouchNote(t *testing.T) {
 		}
 	}
 }
+
+func TestFloorNote(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{0, "no GC floor"},
+		{256 << 20, "GC floor 256 MiB as in structgen serve"},
+	} {
+		if got := floorNote(tc.n); got != tc.want {
+			t.Errorf("floorNote(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

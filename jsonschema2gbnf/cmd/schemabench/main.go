@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/structgen/structgen/internal/gcfloor"
 	"github.com/structgen/structgen/internal/llama3vocab"
 	"github.com/structgen/structgen/internal/madvfree"
 	"github.com/structgen/structgen/internal/sharedtest"
@@ -53,6 +54,7 @@ func main() {
 	runs := flag.Int("runs", 0, "convert-only mode: time the strict conversions alone, this many passes over the corpus; print each pass's percentiles, their min/median/max, and the allocations per pass (-times: each schema's fastest time)")
 	dump := flag.String("dump", "", "write every schema's strict and lenient output (grammar or error) to this folder, to compare converter versions (diff -r)")
 	pretouch := flag.Int("pretouch", madvfree.DefaultPretouch, "bytes of heap to touch at start, as structgen serve does (madvfree.Pretouch; with MADV_FREE only), so that the heap's growth up to that size takes no page faults; 0: off")
+	gcFloor := flag.Int("gc-floor", gcfloor.DefaultFloor, "bytes the heap may grow by past its live size before the garbage collector runs, at least, as structgen serve sets (gcfloor.Set); 0: GOGC alone")
 	combineFiles := flag.String("combine", "", "instead of a run: read the -times files of several runs (comma-separated) and print each run's percentiles and those of every grammar's best value over the runs")
 	flag.Parse()
 	if *combineFiles != "" {
@@ -61,6 +63,10 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if err := gcfloor.Set(*gcFloor); err != nil {
+		fmt.Fprintln(os.Stderr, "schemabench:", err)
+		os.Exit(2)
 	}
 	pt, err := madvfree.Pretouch(*pretouch)
 	if err != nil {
@@ -189,7 +195,7 @@ func main() {
 	if len(durs) == 0 {
 		return
 	}
-	fmt.Printf("\ntimes per schema (strict, converted; n=%d; %s):\n", len(durs), pretouchNote(pt))
+	fmt.Printf("\ntimes per schema (strict, converted; n=%d; %s; %s):\n", len(durs), pretouchNote(pt), floorNote(gcfloor.Floor()))
 	fmt.Printf("  convert:                %s\n", pcts(durs))
 	if *accept == "mask" && *instances {
 		fmt.Printf("  gbnf.Parse:             %s\n", pcts(parse))
@@ -393,6 +399,14 @@ func writeTimes(path string, rs []*schemabench.Result, floor bool) error {
 		b.WriteString(strings.Join(cols, "\t") + "\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// floorNote says which GC floor the run had, for the times' heading.
+func floorNote(n int) string {
+	if n == 0 {
+		return "no GC floor"
+	}
+	return fmt.Sprintf("GC floor %d MiB as in structgen serve", n>>20)
 }
 
 // pretouchNote says what the run's Pretouch did, for the times' heading.
