@@ -100,8 +100,8 @@ func (c *benchCmd) Run(e *env) error {
 	if pt.Bytes > 0 {
 		fmt.Fprintf(e.stdout, "Heap pretouched before the runs, as serve does (--pretouch): %s.\n", pt)
 	}
-	if c.GCFloor > 0 {
-		fmt.Fprintf(e.stdout, "The heap grows by at least %d MiB past its live size before a collection, as serve sets (--gc-floor).\n", c.GCFloor>>20)
+	if f := gcfloor.Floor(); f > 0 {
+		fmt.Fprintf(e.stdout, "The heap grows by at least %d MiB past its live size before a collection, as serve sets (--gc-floor).\n", f>>20)
 	}
 	maskbench.WriteTable(e.stdout, prep, rs, peerName)
 	maskbench.WriteStalls(e.stdout, stalls)

@@ -95,7 +95,7 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	log.Info("listening", "addr", "http://"+ln.Addr().String(), "model", c.Model, "gc_floor", c.GCFloor)
+	log.Info("listening", "addr", "http://"+ln.Addr().String(), "model", c.Model, "gc_floor", gcfloor.Floor())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln, c.DrainTimeout) }()
 

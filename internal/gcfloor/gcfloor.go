@@ -67,10 +67,10 @@ func Set(n int) error {
 	if floor == 0 && n > 0 {
 		base = readInt("/gc/gogc:percent")
 	}
-	floor = int64(n)
 	if base <= 0 {
-		return nil // GOGC=off, or never set
+		return nil // GOGC=off (or never set and n is 0): no floor, Floor() 0
 	}
+	floor = int64(n)
 	adjust()
 	if n > 0 && !armed {
 		armed = true
@@ -79,7 +79,7 @@ func Set(n int) error {
 	return nil
 }
 
-// Floor returns the floor in bytes (0: none).
+// Floor returns the floor in bytes (0: none, or GOGC=off).
 func Floor() int {
 	mu.Lock()
 	defer mu.Unlock()

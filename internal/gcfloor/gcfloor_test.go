@@ -115,3 +115,19 @@ func TestPretouchCovers(t *testing.T) {
 		t.Errorf("DefaultPretouch %d < DefaultFloor %d + %d", madvfree.DefaultPretouch, DefaultFloor, corpusLive)
 	}
 }
+
+// TestGOGCOff checks that with the collector off Set leaves it off and
+// reports no floor, then gives GOGC back.
+func TestGOGCOff(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(old)
+	if err := Set(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	if Floor() != 0 || readInt("/gc/gogc:percent") != -1 {
+		t.Errorf("GOGC=off: Set(64 MiB) gave floor %d, GOGC %d", Floor(), readInt("/gc/gogc:percent"))
+	}
+	if err := Set(0); err != nil {
+		t.Fatal(err)
+	}
+}
