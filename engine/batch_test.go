@@ -899,6 +899,42 @@ func precomputeEndsAfterFill(t *testing.T, overlap bool) {
 	}
 }
 
+// A generation submitted after the scheduler's admission looked at an
+// empty queue and before the loop saw the queue again (the caller of the
+// generation that just ended, submitting its next) is admitted: it used
+// to fail as not fitting an idle cache (TestStatsSettledWhenDone, once
+// in a few hundred runs under load).
+func TestSubmitAfterAdmit(t *testing.T) {
+	e := newEngine(t, newFakeModel())
+	var once sync.Once
+	errc := make(chan error, 1)
+	engine.AfterAdmit(t, func(groups int) {
+		if groups != 0 {
+			return
+		}
+		once.Do(func() {
+			go func() {
+				_, err := e.Generate(context.Background(), "y", engine.WithMaxTokens(2))
+				errc <- err
+			}()
+			for deadline := time.Now().Add(10 * time.Second); e.SchedulerStats().Queued == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		})
+	})
+	if _, err := e.Generate(context.Background(), "x", engine.WithMaxTokens(2)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("the generation queued between admit and the loop's look at the queue: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the generation queued between admit and the loop's look at the queue never ended")
+	}
+}
+
 // A generation's end is seen in the scheduler's gauges by the time its
 // caller has the result: the group used to be closed before Active and
 // Cells were updated, and a caller reading SchedulerStats right after

@@ -44,6 +44,13 @@ func NoCompileGrace(t *testing.T) {
 // (its runs wait for their grammars' precomputation), then waits until
 // those precomputations have ended, before the scheduler looks for one
 // to wait for: the moment a precomputation ends between the two.
+// AfterAdmit calls f(number of running groups) after each of the
+// scheduler's admissions, on its loop, until the test ends.
+func AfterAdmit(t *testing.T, f func(groups int)) {
+	afterAdmitHook = func(s *scheduler) { f(len(s.groups)) }
+	t.Cleanup(func() { afterAdmitHook = nil })
+}
+
 func OnEmptyBatch(t *testing.T, f func()) {
 	emptyBatchHook = func(s *scheduler) {
 		f()

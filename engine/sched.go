@@ -232,13 +232,25 @@ func (s *scheduler) loop() {
 	}
 	defer close(jobs)
 	for {
-		s.admit()
+		blocked := s.admit()
+		if afterAdmitHook != nil {
+			afterAdmitHook(s)
+		}
 		if len(s.groups) == 0 {
 			s.mu.Lock()
 			if len(s.queue) == 0 {
 				s.running = false
 				s.mu.Unlock()
 				return
+			}
+			if !blocked {
+				// Queued after admit looked (the caller of a generation
+				// that just ended, submitting the next): admit it now.
+				// It used to fail here as not fitting an idle cache
+				// (TestStatsSettledWhenDone, once in a few hundred
+				// runs under load).
+				s.mu.Unlock()
+				continue
 			}
 			// An idle cache admits any group submit accepted; should the
 			// head still not fit, fail it rather than spin.
@@ -394,8 +406,9 @@ func (s *scheduler) waitMasks() time.Duration {
 // prompt cache, the group's first sequence is the free one whose kept
 // prompt shares the longest prefix with the group's, and kept prompts are
 // dropped, least recently used first, when their cells or sequences are
-// needed.
-func (s *scheduler) admit() {
+// needed. It reports whether it stopped at a group that did not fit
+// (false: the queue is empty).
+func (s *scheduler) admit() (blocked bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The gauges, however the loop ends: submit's queue bound reads
@@ -418,7 +431,7 @@ func (s *scheduler) admit() {
 			}
 		}
 		if len(g.runs) > free {
-			return
+			return true
 		}
 		// Kept prompts give their cells back as needed (the reused one
 		// hands its cells to the run that reuses it).
@@ -429,7 +442,7 @@ func (s *scheduler) admit() {
 			}
 		}
 		if s.used-kept+need > s.cells {
-			return
+			return true
 		}
 		s.queue = s.queue[1:]
 		reuse, n := s.bestPrefix(g.prompt)
@@ -458,6 +471,7 @@ func (s *scheduler) admit() {
 		s.groups = append(s.groups, g)
 		s.stats.Admitted++
 	}
+	return false
 }
 
 // keptBy is the cells the prompt kept in seq holds (0 for none or -1).
@@ -688,6 +702,10 @@ func (r *run) precomputed() bool {
 	}
 	return true
 }
+
+// afterAdmitHook, when set (tests), is called after each admit, before the
+// loop looks at the queue.
+var afterAdmitHook func(s *scheduler)
 
 // emptyBatchHook, when set (tests), is called when fill found nothing to
 // decode, before the scheduler looks for a precomputation to wait for.
