@@ -47,8 +47,9 @@ func NoCompileGrace(t *testing.T) {
 // AfterAdmit calls f(number of running groups) after each of the
 // scheduler's admissions, on its loop, until the test ends.
 func AfterAdmit(t *testing.T, f func(groups int)) {
-	afterAdmitHook = func(s *scheduler) { f(len(s.groups)) }
-	t.Cleanup(func() { afterAdmitHook = nil })
+	h := func(s *scheduler) { f(len(s.groups)) }
+	afterAdmitHook.Store(&h)
+	t.Cleanup(func() { afterAdmitHook.Store(nil) })
 }
 
 func OnEmptyBatch(t *testing.T, f func()) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -233,8 +234,8 @@ func (s *scheduler) loop() {
 	defer close(jobs)
 	for {
 		blocked := s.admit()
-		if afterAdmitHook != nil {
-			afterAdmitHook(s)
+		if h := afterAdmitHook.Load(); h != nil {
+			(*h)(s)
 		}
 		if len(s.groups) == 0 {
 			s.mu.Lock()
@@ -704,8 +705,9 @@ func (r *run) precomputed() bool {
 }
 
 // afterAdmitHook, when set (tests), is called after each admit, before the
-// loop looks at the queue.
-var afterAdmitHook func(s *scheduler)
+// loop looks at the queue. (Atomic: a test's cleanup clears it while the
+// loop may still be on its way out.)
+var afterAdmitHook atomic.Pointer[func(s *scheduler)]
 
 // emptyBatchHook, when set (tests), is called when fill found nothing to
 // decode, before the scheduler looks for a precomputation to wait for.
