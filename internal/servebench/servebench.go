@@ -32,6 +32,7 @@
 package servebench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -57,6 +59,32 @@ type Config struct {
 	Schema  json.RawMessage // sent as "format"; outputs are validated against it
 	Options map[string]any  // Ollama options (temperature, top_k, num_predict…); "seed" is set per request
 	Seed    int             // request i of a run has seed Seed+i
+	// Fresh gives each request's schema a "$comment" no other request of
+	// the process has (freshSchema), so the server converts and compiles
+	// it while the other requests decode instead of finding it in its
+	// grammar cache: what a server sees when its clients send different
+	// schemas. Outputs are validated against Schema (a comment changes
+	// nothing).
+	Fresh bool
+}
+
+// freshSeq numbers the fresh schemas of the process.
+var freshSeq atomic.Int64
+
+// freshSchema returns schema with "$comment": "servebench schema n" as
+// its first member; schema unchanged where it is not a JSON object (a
+// boolean schema has no members).
+func freshSchema(schema json.RawMessage, n int64) json.RawMessage {
+	body := bytes.TrimSpace(schema)
+	if len(body) < 2 || body[0] != '{' {
+		return schema
+	}
+	rest := bytes.TrimSpace(body[1:])
+	out := fmt.Appendf(nil, `{"$comment":"servebench schema %d"`, n)
+	if rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
 
 // Outcome is how a request ended.
@@ -203,10 +231,14 @@ func One(ctx context.Context, client *api.Client, cfg Config, v *Validator, seed
 	}
 	opts["seed"] = seed
 	stream := true
+	format := cfg.Schema
+	if cfg.Fresh {
+		format = freshSchema(format, freshSeq.Add(1))
+	}
 	req := &api.ChatRequest{
 		Model:    cfg.Model,
 		Messages: []api.Message{{Role: "user", Content: cfg.Prompt}},
-		Format:   cfg.Schema,
+		Format:   format,
 		Options:  opts,
 		Stream:   &stream,
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -196,5 +197,47 @@ func TestFirstModel(t *testing.T) {
 	}
 	if _, err := FirstModel(context.Background(), newClient(t, &fakeServer{})); err == nil {
 		t.Error("no error for a server without models")
+	}
+}
+
+func TestFreshSchema(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"type":"object"}`, `{"$comment":"servebench schema 7","type":"object"}`},
+		{" {\n  \"type\": \"string\"\n}\n", `{"$comment":"servebench schema 7","type": "string"
+}`},
+		{`{}`, `{"$comment":"servebench schema 7"}`},
+		{`{ }`, `{"$comment":"servebench schema 7"}`},
+		{`true`, `true`},
+		{``, ``},
+	} {
+		got := string(freshSchema(json.RawMessage(tc.in), 7))
+		if got != tc.want {
+			t.Errorf("freshSchema(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if tc.in != "" && !json.Valid([]byte(got)) {
+			t.Errorf("freshSchema(%q) = %q: not JSON", tc.in, got)
+		}
+	}
+}
+
+// TestRunFresh: with Fresh every request's format is the schema with a
+// comment of its own, and the outputs are still checked against it.
+func TestRunFresh(t *testing.T) {
+	f := &fakeServer{model: "m"}
+	cfg := Config{Model: "m", Prompt: "p", Schema: json.RawMessage(testSchema), Fresh: true}
+	res, err := Run(context.Background(), newClient(t, f), cfg, validator(t), 2, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range f.requests {
+		var doc map[string]any
+		if err := json.Unmarshal(r.Format, &doc); err != nil || !strings.HasPrefix(fmt.Sprint(doc["$comment"]), "servebench schema ") {
+			t.Errorf("format %s: %v", r.Format, err)
+		}
+		seen[string(r.Format)] = true
+	}
+	if len(seen) != 6 || len(res.Samples) != 6 {
+		t.Errorf("%d distinct formats over %d requests, %d samples", len(seen), len(f.requests), len(res.Samples))
 	}
 }

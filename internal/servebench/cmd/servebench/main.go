@@ -82,6 +82,7 @@ func run(ctx context.Context) error {
 		threads      = flag.Int("threads", 1, "CPU threads of each server's model (Ollama num_thread, structgen --threads; 0: their defaults)")
 		newEngine    = flag.Bool("ollama-new-engine", false, "serve with Ollama's Go engine (OLLAMA_NEW_ENGINE=1) instead of its llama.cpp runner")
 		serveArgs    = flag.String("serve-args", "", "more arguments for structgen serve, space-separated")
+		fresh        = flag.Bool("fresh", false, `give every request's schema a "$comment" of its own, so each server converts and compiles it while the other requests decode (not from its grammar cache)`)
 		samplesOut   = flag.String("samples", "", "write every request (outcome, tokens, output) as JSON lines to this file")
 	)
 	flag.Parse()
@@ -156,12 +157,16 @@ func run(ctx context.Context) error {
 		"temperature": *temperature, "top_k": *topK, "top_p": *topP, "min_p": *minP,
 		"repeat_penalty": 1.0, "num_predict": *numPredict,
 	}
-	fmt.Printf("schema %s, prompt %q, num_predict %d, temperature %g, top_k %d, top_p %g, min_p %g, repeat_penalty 1, %d threads per server, %d context cells per sequence, %d runs of concurrency × %d requests\n",
-		filepath.Base(schemaPath), *prompt, *numPredict, *temperature, *topK, *topP, *minP, *threads, *ctxPerSeq, *runs, *perClient)
+	freshNote := ""
+	if *fresh {
+		freshNote = " (a fresh copy per request: -fresh)"
+	}
+	fmt.Printf("schema %s%s, prompt %q, num_predict %d, temperature %g, top_k %d, top_p %g, min_p %g, repeat_penalty 1, %d threads per server, %d context cells per sequence, %d runs of concurrency × %d requests\n",
+		filepath.Base(schemaPath), freshNote, *prompt, *numPredict, *temperature, *topK, *topP, *minP, *threads, *ctxPerSeq, *runs, *perClient)
 	fmt.Printf("machine: %d cores (%s/%s), load average %s at the start\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, loadavg())
 
 	b := &bench{servers: servers, validator: validator, runs: *runs, perClient: *perClient, loadLo: 1e9,
-		cfg: servebench.Config{Prompt: *prompt, Schema: schema, Options: options, Seed: *seed}}
+		cfg: servebench.Config{Prompt: *prompt, Schema: schema, Options: options, Seed: *seed, Fresh: *fresh}}
 	for _, modelArg := range strings.Split(*modelsArg, ",") {
 		var gguf, label string
 		var cleanup func()
