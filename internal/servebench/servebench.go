@@ -32,7 +32,6 @@
 package servebench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,20 +70,22 @@ type Config struct {
 // freshSeq numbers the fresh schemas of the process.
 var freshSeq atomic.Int64
 
-// freshSchema returns schema with "$comment": "servebench schema n" as
-// its first member; schema unchanged where it is not a JSON object (a
-// boolean schema has no members).
+// freshSchema returns schema with its top-level "$comment" (an
+// annotation: it changes nothing the schema accepts) set to "servebench
+// schema n", replacing one it had (a second would be a duplicate key,
+// which structgen rejects); schema unchanged where it is not a JSON
+// object (a boolean schema has no members).
 func freshSchema(schema json.RawMessage, n int64) json.RawMessage {
-	body := bytes.TrimSpace(schema)
-	if len(body) < 2 || body[0] != '{' {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(schema, &doc) != nil || doc == nil {
 		return schema
 	}
-	rest := bytes.TrimSpace(body[1:])
-	out := fmt.Appendf(nil, `{"$comment":"servebench schema %d"`, n)
-	if rest[0] != '}' {
-		out = append(out, ',')
+	doc["$comment"] = json.RawMessage(fmt.Sprintf(`"servebench schema %d"`, n))
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return schema
 	}
-	return append(out, rest...)
+	return out
 }
 
 // Outcome is how a request ended.

@@ -203,11 +203,11 @@ func TestFirstModel(t *testing.T) {
 func TestFreshSchema(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"type":"object"}`, `{"$comment":"servebench schema 7","type":"object"}`},
-		{" {\n  \"type\": \"string\"\n}\n", `{"$comment":"servebench schema 7","type": "string"
-}`},
+		{" {\n  \"type\": \"string\"\n}\n", `{"$comment":"servebench schema 7","type":"string"}`},
 		{`{}`, `{"$comment":"servebench schema 7"}`},
-		{`{ }`, `{"$comment":"servebench schema 7"}`},
+		{`{"$comment":"mine","type":"null"}`, `{"$comment":"servebench schema 7","type":"null"}`},
 		{`true`, `true`},
+		{`null`, `null`},
 		{``, ``},
 	} {
 		got := string(freshSchema(json.RawMessage(tc.in), 7))
