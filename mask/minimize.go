@@ -213,9 +213,9 @@ func (ms *minScratch) keepSize() (int, bool) {
 
 // resize returns s with length n, reallocated if too short (the contents
 // are not kept).
-func resize(s []int32, n int) []int32 {
+func resize[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]int32, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }
@@ -705,7 +705,7 @@ func (ms *minScratch) groupTouched(touched []sortKey, blkSeen, blkCnt []int32, r
 	for _, c := range order {
 		at, blkCnt[c] = at+blkCnt[c], at
 	}
-	out := resizeKeys(ms.grouped, len(touched))
+	out := resize(ms.grouped, len(touched))
 	for _, k := range touched {
 		out[blkCnt[k.block]] = k
 		blkCnt[k.block]++
@@ -771,14 +771,6 @@ func (ms *minScratch) groupParts(seg []sortKey, psiOf func(int32) []uint64) bool
 		ms.partCnt[partOf[i]]++
 	}
 	return true
-}
-
-// resizeKeys is resize for a list of sortKey.
-func resizeKeys(s []sortKey, n int) []sortKey {
-	if cap(s) < n {
-		return make([]sortKey, n)
-	}
-	return s[:n]
 }
 
 // sortKey is a state touched by a splitter, with its block (and, once

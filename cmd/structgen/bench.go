@@ -37,10 +37,7 @@ func (c *benchCmd) Run(e *env) error {
 	if c.StallProbe < 0 {
 		return usagef("--stall-probe must not be negative")
 	}
-	if err := checkHeapFlags(c.Pretouch, c.GCFloor); err != nil {
-		return err
-	}
-	if err := gcfloor.Set(c.GCFloor); err != nil {
+	if err := heapFlags(c.Pretouch, c.GCFloor); err != nil {
 		return err
 	}
 	opt := maskbench.Options{Compiles: c.Compiles, Passes: c.Passes, PeerSteps: c.PeerSteps, Runs: c.Runs, Busy: c.Busy}

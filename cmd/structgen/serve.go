@@ -61,10 +61,7 @@ func (c *serveCmd) Run(e *env) error {
 	case c.MaxQueue > engine.MaxQueueLimit:
 		return usagef("--max-queue %d: want at most %d", c.MaxQueue, engine.MaxQueueLimit)
 	}
-	if err := checkHeapFlags(c.Pretouch, c.GCFloor); err != nil {
-		return err
-	}
-	if err := gcfloor.Set(c.GCFloor); err != nil {
+	if err := heapFlags(c.Pretouch, c.GCFloor); err != nil {
 		return err
 	}
 	p := cpu.LlamaDefaults()
@@ -131,14 +128,15 @@ func (c *serveCmd) Run(e *env) error {
 	return <-errc
 }
 
-// checkHeapFlags checks the --pretouch and --gc-floor sizes (serve,
-// bench): a usage error unless 0..madvfree.MaxPretouch and
-// 0..gcfloor.MaxFloor.
-func checkHeapFlags(pretouch, floor int) error {
+// heapFlags checks the --pretouch size and sets the collector's floor
+// (--gc-floor) first thing (serve, bench): a usage error for a size out
+// of range (0..madvfree.MaxPretouch, 0..gcfloor.MaxFloor, which
+// gcfloor.Set checks).
+func heapFlags(pretouch, floor int) error {
 	if pretouch < 0 || pretouch > madvfree.MaxPretouch {
 		return usagef("--pretouch %d: want 0..%d bytes", pretouch, madvfree.MaxPretouch)
 	}
-	if floor < 0 || floor > gcfloor.MaxFloor {
+	if gcfloor.Set(floor) != nil {
 		return usagef("--gc-floor %d: want 0..%d bytes", floor, gcfloor.MaxFloor)
 	}
 	return nil

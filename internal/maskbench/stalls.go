@@ -154,26 +154,20 @@ func probePinned(d, over time.Duration, cpu int, pin bool) (Stalls, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
+		var r result
+		defer func() { done <- r }()
 		runtime.LockOSThread()
+		restore := func() error { return nil }
 		if pin {
-			restore, err := pinThread(cpu)
-			if err != nil {
+			if restore, r.err = pinThread(cpu); r.err != nil {
 				runtime.UnlockOSThread()
-				done <- result{err: err}
 				return
 			}
-			s := ProbeStalls(d, over)
-			if err := restore(); err != nil {
-				done <- result{s, err} // (locked: the thread ends with the goroutine)
-				return
-			}
-			runtime.UnlockOSThread()
-			done <- result{s: s}
-			return
 		}
-		s := ProbeStalls(d, over)
-		runtime.UnlockOSThread()
-		done <- result{s: s}
+		r.s = ProbeStalls(d, over)
+		if r.err = restore(); r.err == nil {
+			runtime.UnlockOSThread()
+		} // (else still locked: the thread ends with the goroutine)
 	}()
 	r := <-done
 	return r.s, r.err
