@@ -47,7 +47,7 @@ func TestSet(t *testing.T) {
 	const n = 64 << 20
 	for _, tc := range []struct {
 		floor        int
-		minGC, maxGC uint32 // collections over 48 MB of garbage (no floor: from the headroom, below)
+		minGC, maxGC uint32 // collections over 48 MB of garbage
 	}{
 		{n, 0, 1},
 		{0, 2, 1 << 20},
@@ -68,16 +68,12 @@ func TestSet(t *testing.T) {
 		if tc.floor == 0 && readInt("/gc/gogc:percent") != gogc {
 			t.Errorf("Set(0) left GOGC at %d, was %d", readInt("/gc/gogc:percent"), gogc)
 		}
-		minGC := tc.minGC
-		if tc.floor == 0 {
-			// GOGC's headroom is the live heap, which varies with what
-			// the binary holds (a fixed 4 failed once under .ci/run):
-			// 48 MB take about 48 MB / headroom collections (half of
-			// that at least: the goal moves with each one).
-			minGC = max(minGC, uint32(int64(48<<20)/max(goal-live, 1)/2))
-		}
-		if c := collections(48); c < minGC || c > tc.maxGC {
-			t.Errorf("floor %d: %d collections over 48 MB of garbage (heap goal %d, %d live), want %d..%d", tc.floor, c, goal, live, minGC, tc.maxGC)
+		// (Without a floor the count depends on timing as well: a
+		// cycle's mark runs while the allocation goes on past the goal,
+		// and on a loaded machine 48 MB over a 4 MB goal took 3 to 12;
+		// the goal above is the exact check, this the coarse one.)
+		if c := collections(48); c < tc.minGC || c > tc.maxGC {
+			t.Errorf("floor %d: %d collections over 48 MB of garbage (heap goal %d, %d live), want %d..%d", tc.floor, c, goal, live, tc.minGC, tc.maxGC)
 		}
 	}
 	for _, bad := range []int{-1, MaxFloor + 1} {
