@@ -81,7 +81,7 @@ var combineMeasures = []combineMeasure{
 	{name: "slowest step (mask + accept)", value: func(c map[string]int64) int64 { return c["slowest_step_us"] }, over: 200},
 	{name: "slowest step that computed no state on first use", value: func(c map[string]int64) int64 { return c["slowest_idle_step_us"] }, over: 200},
 	{name: "first-use time, most in one step", value: func(c map[string]int64) int64 { return c["first_use_us"] }, over: 100},
-	{name: "machine floor: slowest fixed arithmetic step, as many as the generations took", value: func(c map[string]int64) int64 { return c["floor_step_us"] }, over: 200, optional: "floor_step_us"},
+	{name: "machine floor: slowest fixed arithmetic step, as many and as long in all as the generations' steps", value: func(c map[string]int64) int64 { return c["floor_step_us"] }, over: 200, optional: "floor_step_us"},
 }
 
 // combine reads the -times files of several runs over the same corpus

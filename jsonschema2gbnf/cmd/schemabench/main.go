@@ -46,7 +46,7 @@ func main() {
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
-	floor := flag.Bool("floor", true, "with -walks: after each grammar's generations, a collection and as many steps of a fixed arithmetic loop, the slowest of them (the machine floor)")
+	floor := flag.Bool("floor", true, "with -walks: after each grammar's generations, a collection and steps of a fixed arithmetic loop, as many and for as long in all as the generations' timed steps, the slowest of them (the machine floor)")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs; the process's system time, µs, and minor page faults over convert+parse+compile) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file (one sample per 4 KB allocated)")
@@ -214,7 +214,7 @@ func main() {
 			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
 			fmt.Printf("  first-use time (mask.Compiled.LazyTime), the most in one step per grammar: %s\n", pcts(wk.FirstUseTime))
 			if *floor {
-				fmt.Printf("  machine floor: a collection, then as many steps of a fixed arithmetic loop (~0.5 µs, no memory) as the generations took, the slowest per grammar: %s\n", pcts(wk.Floor))
+				fmt.Printf("  machine floor: a collection, then steps of a fixed arithmetic loop (~0.5 µs, no memory), as many and for as long in all as the generations' timed steps, the slowest per grammar: %s\n", pcts(wk.Floor))
 			}
 		}
 	}

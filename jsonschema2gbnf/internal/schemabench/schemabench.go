@@ -162,13 +162,19 @@ type Walks struct {
 	// computations on first use took in one step.
 	FirstUseTime []time.Duration
 	// Floor is, per grammar, the machine's share of Max: after the
-	// generations, a collection as before them, then as many steps of a
-	// fixed arithmetic loop (floorStep, about half a microsecond, no
-	// memory) as they took, and the slowest of them. It is what the
-	// hypervisor, other processes and the runtime do to steps of no work
-	// at all, in the same conditions and as many as the grammar's own
-	// slowest step was the slowest of: a percentile of Max or Idle is
-	// not expected below the same percentile of Floor in the same run.
+	// generations, a collection as before them, then steps of a fixed
+	// arithmetic loop (floorStep, about half a microsecond, no memory),
+	// at least as many as the generations took and for at least as long
+	// in all as their timed steps took, and the slowest of them. It is
+	// what the hypervisor, other processes and the runtime do to steps
+	// of no work at all, in the same conditions and over the same time
+	// as the grammar's own steps: the interruptions that lengthen a step
+	// come at a rate per second (on this project's VMs about 1,300 a
+	// second over 30 µs, 15-20 over 100 µs, whatever the loop computes),
+	// so a floor of as many half-microsecond steps as the generations'
+	// steps of 1-3 µs would see a third to a sixth of them. A percentile
+	// of Max or Idle is not expected below the same percentile of Floor
+	// in the same run.
 	Floor []time.Duration
 
 	last *mask.Compiled // the grammar prepared last, not yet walked
@@ -181,11 +187,11 @@ func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
-	first, slowest, idle, most, mostTime, steps := w.run(w.last)
+	first, slowest, idle, most, mostTime, steps, timed := w.run(w.last)
 	var floor time.Duration
 	if !w.NoFloor {
 		runtime.GC()
-		floor = slowestFloorStep(steps)
+		floor, _, _ = slowestFloorStep(steps, timed)
 	}
 	r.WalkSlowest, r.WalkSlowestIdle, r.WalkFirstUse, r.WalkFirstUseTime, r.WalkFloor = slowest, idle, most, mostTime, floor
 	w.Floor = append(w.Floor, floor)
@@ -232,7 +238,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // garbage (every conversion and compile before) would otherwise be
 // collected during the steps, charging mark assists and pauses of the
 // whole corpus to whichever grammar happens to be walking.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most int64, mostTime time.Duration, steps int) {
+func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most int64, mostTime time.Duration, steps int, timed time.Duration) {
 	runtime.GC()
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
@@ -269,6 +275,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most
 			err := m.Accept(tok)
 			d += time.Since(t1)
 			steps++
+			timed += d
 			slowest = max(slowest, d)
 			if _, u2 := cm.LazyWork(); u2 == u0 {
 				idle = max(idle, d)
@@ -278,7 +285,7 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most
 			}
 		}
 	}
-	return first, slowest, idle, most, mostTime, steps
+	return first, slowest, idle, most, mostTime, steps, timed
 }
 
 // floorStep is one step of the machine floor (Walks.Floor): a xorshift
@@ -289,22 +296,25 @@ const floorStep = 300
 // floorSink keeps the floor's arithmetic from being optimized away.
 var floorSink uint64
 
-// slowestFloorStep times n steps of floorStep rounds each and returns
-// the slowest.
-func slowestFloorStep(n int) time.Duration {
-	var slowest time.Duration
+// slowestFloorStep times steps of floorStep rounds, at least n of them
+// and until they took at least total in all (their timed parts), and
+// returns the slowest, how many ran and their time in all.
+func slowestFloorStep(n int, total time.Duration) (slowest time.Duration, ran int, timed time.Duration) {
 	x := uint64(88172645463325252)
-	for range n {
+	for ran < n || timed < total {
 		t0 := time.Now()
 		for range floorStep {
 			x ^= x << 13
 			x ^= x >> 7
 			x ^= x << 17
 		}
-		slowest = max(slowest, time.Since(t0))
+		d := time.Since(t0)
+		slowest = max(slowest, d)
+		timed += d
+		ran++
 	}
 	floorSink += x
-	return slowest
+	return slowest, ran, timed
 }
 
 // Result is the outcome for one schema.
