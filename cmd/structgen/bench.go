@@ -22,7 +22,7 @@ type benchCmd struct {
 	Peer       bool          `help:"Also run llama.cpp's grammar engine on the same grammar and tokens (llama.cpp builds)."`
 	PeerSteps  int           `help:"At most this many peer mask steps per case." default:"100"`
 	Runs       int           `help:"Cold passes on fresh compilations per case (the spread over the runs is checked against the targets)." default:"1"`
-	Busy       bool          `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs."`
+	Busy       bool          `help:"Keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs, pinned to another CPU than theirs where the system allows."`
 	Pretouch   int           `help:"Bytes of heap to touch before the runs, as serve does at start, so that the cold passes' heap growth takes no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"536870912" placeholder:"BYTES"`
 	GCFloor    int           `name:"gc-floor" help:"Bytes the heap may grow by past its live size before the garbage collector runs, at least, as serve sets (0: GOGC alone)." default:"268435456" placeholder:"BYTES"`
 	StallProbe time.Duration `help:"Before the runs, measure for this long how often the machine holds up a thread that only reads the clock for more than 250 µs, with the other CPUs idle, then as long again beside a busy process on another CPU (pinned where the system allows), e.g. 5s." placeholder:"DURATION"`
@@ -99,6 +99,9 @@ func (c *benchCmd) Run(e *env) error {
 	}
 	if f := gcfloor.Floor(); f > 0 {
 		fmt.Fprintf(e.stdout, "The heap grows by at least %d MiB past its live size before a collection, as serve sets (--gc-floor).\n", f>>20)
+	}
+	if c.Busy {
+		fmt.Fprintf(e.stdout, "A CPU-bound process ran beside the runs (--busy): %s.\n", maskbench.BusyPlacement())
 	}
 	maskbench.WriteTable(e.stdout, prep, rs, peerName)
 	maskbench.WriteStalls(e.stdout, stalls)

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/maskbench"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/jsonschema2gbnf"
 )
@@ -384,6 +385,10 @@ func TestBench(t *testing.T) {
 	// and set the collector's floor, as serve does (--gc-floor's default)
 	if !strings.Contains(r.stdout, "The heap grows by at least 256 MiB past its live size before a collection, as serve sets (--gc-floor).") {
 		t.Errorf("bench did not set the GC floor:\n%s", r.stdout)
+	}
+	// --busy says where the busy process and the runs were
+	if r := runCLI(t, "", "bench", "--cases", "03", "--compiles", "1", "--passes", "2", "--busy"); r.code != 0 || !strings.Contains(r.stdout, "A CPU-bound process ran beside the runs (--busy): "+maskbench.BusyPlacement()+".") {
+		t.Errorf("--busy: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	for _, bad := range []string{"--pretouch=-1", "--pretouch=1073741825", "--gc-floor=-1", "--gc-floor=1073741825"} {
 		if r := runCLI(t, "", "bench", bad); r.code != exitUsage || !strings.Contains(r.stderr, "want 0..1073741824 bytes") || !strings.Contains(r.stderr, strings.SplitN(bad, "=", 2)[0]) {

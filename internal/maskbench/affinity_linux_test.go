@@ -1,6 +1,7 @@
 package maskbench
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -41,5 +42,47 @@ func TestPinThread(t *testing.T) {
 	}
 	if _, err := pinThread(1 << 20); err == nil {
 		t.Error("pinning to CPU 1<<20 did not fail")
+	}
+}
+
+// TestOnPinnedThread checks that onPinnedThread runs f on a thread bound
+// to the one CPU (or, unpinned, with the process's affinity), and not at
+// all when the thread cannot be pinned; and that BusyPlacement names the
+// CPUs Run pins to.
+func TestOnPinnedThread(t *testing.T) {
+	cpu, busy, ok := cpuPair()
+	if !ok {
+		t.Skip("fewer than two CPUs allowed")
+	}
+	var proc unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &proc); err != nil {
+		t.Fatal(err)
+	}
+	for _, pin := range []bool{true, false} {
+		var in unix.CPUSet
+		ran := false
+		err := onPinnedThread(cpu, pin, func() {
+			ran = true
+			if err := unix.SchedGetaffinity(0, &in); err != nil {
+				t.Error(err)
+			}
+		})
+		if err != nil || !ran {
+			t.Fatalf("pin %v: ran %v, %v", pin, ran, err)
+		}
+		if pin && (in.Count() != 1 || !in.IsSet(cpu)) {
+			t.Errorf("pinned to CPU %d, the thread's affinity has %d CPUs", cpu, in.Count())
+		}
+		if !pin && in.Count() < 2 {
+			t.Errorf("unpinned, the thread's affinity has %d CPUs", in.Count())
+		}
+	}
+	ran := false
+	if err := onPinnedThread(1<<20, true, func() { ran = true }); err == nil || ran {
+		t.Errorf("CPU 1<<20: ran %v, error %v", ran, err)
+	}
+	want := fmt.Sprintf("the process pinned to CPU %d, the runs' thread to CPU %d", busy, cpu)
+	if got := BusyPlacement(); got != want {
+		t.Errorf("BusyPlacement() = %q, want %q", got, want)
 	}
 }

@@ -48,7 +48,7 @@ type Options struct {
 	Peer      Peer     // optional peer engine
 	PeerSteps int      // at most this many peer mask steps per case (each costs tens of ms); default 100
 	Runs      int      // cold passes on fresh compilations per case (the first is the full measurement); default 1
-	Busy      bool     // keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs
+	Busy      bool     // keep a CPU-bound process (sh -c 'while :; do :; done') running during the runs, it and the runs pinned to CPUs of their own where allowed (BusyPlacement)
 	Log       io.Writer
 }
 
@@ -170,13 +170,46 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 		return 0, nil, err
 	}
 	prep = mask.PrepareVocab(v)
-	if opt.Busy {
-		stop, err := busyLoop(-1)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer stop()
+	runs := func() {
+		results = runAll(cases, v, opt, logf)
 	}
+	if !opt.Busy {
+		runs()
+		return prep, results, nil
+	}
+	// The busy process on a CPU of its own and the runs on another (the
+	// target's "a CPU-bound process on the other core"): left to the
+	// scheduler, the process shares the runs' CPU at times, and a step
+	// waits out its time slice (1-4 ms; README, stop 51).
+	runCPU, busyCPU, pin := cpuPair()
+	if !pin {
+		busyCPU = -1
+	}
+	stop, err := busyLoop(busyCPU)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer stop()
+	if err := onPinnedThread(runCPU, pin, runs); err != nil {
+		return 0, nil, err
+	}
+	return prep, results, nil
+}
+
+// BusyPlacement says where Run puts the busy process and the runs with
+// Options.Busy.
+func BusyPlacement() string {
+	runCPU, busyCPU, ok := cpuPair()
+	if !ok {
+		return "not pinned (no CPU affinity here, or one CPU allowed)"
+	}
+	return fmt.Sprintf("the process pinned to CPU %d, the runs' thread to CPU %d", busyCPU, runCPU)
+}
+
+// runAll runs the cases: the full measurement, then the further cold
+// passes of opt.Runs.
+func runAll(cases []*benchcases.Case, v *mask.Vocab, opt Options, logf func(string, ...any)) []*Result {
+	var results []*Result
 	for run := 0; run < max(opt.Runs, 1); run++ {
 		k := 0
 		for _, bc := range cases {
@@ -208,7 +241,7 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 			logf("run %d done", run+1)
 		}
 	}
-	return prep, results, nil
+	return results
 }
 
 // busyLoop starts a CPU-bound process (a shell loop), which keeps a core

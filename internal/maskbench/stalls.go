@@ -144,33 +144,37 @@ func ProbeMachine(d, over time.Duration) (StallReport, error) {
 }
 
 // probePinned runs ProbeStalls on a goroutine of its own, its thread
-// pinned to cpu if pin. Where the thread's earlier affinity cannot be
-// given back, the goroutine ends still locked to the thread, and the
-// runtime then ends the thread instead of reusing it pinned.
+// pinned to cpu if pin (onPinnedThread).
 func probePinned(d, over time.Duration, cpu int, pin bool) (Stalls, error) {
-	type result struct {
-		s   Stalls
-		err error
-	}
-	done := make(chan result, 1)
+	var s Stalls
+	err := onPinnedThread(cpu, pin, func() { s = ProbeStalls(d, over) })
+	return s, err
+}
+
+// onPinnedThread runs f on a goroutine locked to its thread, the thread
+// pinned to cpu if pin, and waits for it. Where the thread's earlier
+// affinity cannot be given back, the goroutine ends still locked to the
+// thread, and the runtime then ends the thread instead of reusing it
+// pinned. f does not run if the thread cannot be pinned.
+func onPinnedThread(cpu int, pin bool, f func()) error {
+	done := make(chan error, 1)
 	go func() {
-		var r result
-		defer func() { done <- r }()
+		var err error
+		defer func() { done <- err }()
 		runtime.LockOSThread()
 		restore := func() error { return nil }
 		if pin {
-			if restore, r.err = pinThread(cpu); r.err != nil {
+			if restore, err = pinThread(cpu); err != nil {
 				runtime.UnlockOSThread()
 				return
 			}
 		}
-		r.s = ProbeStalls(d, over)
-		if r.err = restore(); r.err == nil {
+		f()
+		if err = restore(); err == nil {
 			runtime.UnlockOSThread()
 		} // (else still locked: the thread ends with the goroutine)
 	}()
-	r := <-done
-	return r.s, r.err
+	return <-done
 }
 
 // SlowStep is a cold step over TargetColdMax.
