@@ -108,6 +108,10 @@ func TestServe(t *testing.T) {
 			t.Fatalf("no listening line: %s", strings.Join(log, "\n"))
 		}
 	}
+	// /health is 503 until the model is loaded and the heap touched
+	// (--pretouch's default, with MADV_FREE unless the test's GODEBUG
+	// decides): the "heap pretouched" line comes before "ready".
+	wantPretouch := runtime.GOOS == "linux" && !strings.Contains(os.Getenv("GODEBUG"), "madvdontneed")
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get(addr + "/health")
@@ -124,6 +128,21 @@ func TestServe(t *testing.T) {
 			t.Fatal("never ready")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	for pretouched, ready := false, false; !ready; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited: %s", strings.Join(log, "\n"))
+			}
+			log = append(log, l)
+			pretouched = pretouched || strings.Contains(l, `"msg":"heap pretouched"`)
+			if ready = strings.Contains(l, `"msg":"ready"`); ready && (wantPretouch != pretouched || !strings.Contains(l, `"heap_wait_ms":`)) {
+				t.Errorf("ready before the heap was pretouched (want it first: %v):\n%s", wantPretouch, strings.Join(log, "\n"))
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("no ready line: %s", strings.Join(log, "\n"))
+		}
 	}
 	resp, err := http.Post(addr+"/v1/chat/completions", "application/json", strings.NewReader(
 		`{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":60,"response_format":{"type":"json_schema","json_schema":{"name":"p","schema":`+personSchema+`}}}`))
@@ -146,21 +165,6 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustValidate(t, v, res.Choices[0].Message.Content)
-	// The heap is pretouched while the model loads (--pretouch's
-	// default), with MADV_FREE unless the test's GODEBUG decides.
-	wantPretouch := runtime.GOOS == "linux" && !strings.Contains(os.Getenv("GODEBUG"), "madvdontneed")
-	for pretouched := false; wantPretouch && !pretouched; {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve exited: %s", strings.Join(log, "\n"))
-			}
-			log = append(log, l)
-			pretouched = strings.Contains(l, `"msg":"heap pretouched"`)
-		case <-time.After(time.Minute):
-			t.Fatalf("no pretouch line: %s", strings.Join(log, "\n"))
-		}
-	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

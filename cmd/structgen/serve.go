@@ -98,7 +98,11 @@ func (c *serveCmd) Run(e *env) error {
 
 	// The heap's first growth to the size a large compilation needs
 	// would otherwise fault in every page (internal/madvfree).
-	go pretouch(log, c.Pretouch)
+	touched := make(chan struct{})
+	go func() {
+		pretouch(log, c.Pretouch)
+		close(touched)
+	}()
 
 	// /health answers 503 until the model is loaded.
 	mo := modelOptions{ContextSize: c.Context, Sequences: c.Parallel, Threads: c.Threads}
@@ -123,8 +127,17 @@ func (c *serveCmd) Run(e *env) error {
 		<-errc
 		return err
 	}
+	// Ready once the heap is touched too: a model that loads faster (a
+	// small one) would otherwise take its first requests while the
+	// pretouch works on another CPU, which on a 2-core VM slows both
+	// (README, stop 50).
+	loaded := time.Now()
+	select {
+	case <-touched:
+	case <-ctx.Done():
+	}
 	srv.SetEngine(eng)
-	log.Info("ready", "model", name, "load_ms", time.Since(start).Milliseconds(), "sequences", m.Sequences(), "context", m.ContextSize(), "vocab", m.VocabSize())
+	log.Info("ready", "model", name, "load_ms", loaded.Sub(start).Milliseconds(), "heap_wait_ms", time.Since(loaded).Milliseconds(), "sequences", m.Sequences(), "context", m.ContextSize(), "vocab", m.VocabSize())
 	return <-errc
 }
 
