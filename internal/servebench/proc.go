@@ -112,7 +112,7 @@ type StructgenOptions struct {
 }
 
 // StartStructgen starts structgen serve on a free loopback port and waits
-// until GET /health answers 200 (the model is loaded).
+// until GET /health answers 200 (the model is loaded and the heap touched).
 func StartStructgen(ctx context.Context, o StructgenOptions) (*Proc, error) {
 	dir, addr, err := scratch("structgen")
 	if err != nil {
