@@ -179,8 +179,10 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 	}
 	// The busy process on a CPU of its own and the runs on another (the
 	// target's "a CPU-bound process on the other core"): left to the
-	// scheduler, the process shares the runs' CPU at times, and a step
-	// waits out its time slice (1-4 ms; README, stop 51).
+	// scheduler, the process may share the runs' CPU, and a step then
+	// waits out its time slice (README, stop 51: pinned or not, about
+	// half the rounds on a 2-core VM still see one step held up by the
+	// machine).
 	runCPU, busyCPU, pin := cpuPair()
 	if !pin {
 		busyCPU = -1

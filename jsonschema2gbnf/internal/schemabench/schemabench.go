@@ -169,7 +169,7 @@ type Walks struct {
 	// what the hypervisor, other processes and the runtime do to steps
 	// of no work at all, in the same conditions and over the same time
 	// as the grammar's own steps: the interruptions that lengthen a step
-	// come at a rate per second (on this project's VMs about 1,300 a
+	// come at a rate per second (on stop 51's 2-core VM about 1,300 a
 	// second over 30 µs, 15-20 over 100 µs, whatever the loop computes),
 	// so a floor of as many half-microsecond steps as the generations'
 	// steps of 1-3 µs would see a third to a sixth of them. A percentile
