@@ -242,3 +242,15 @@ func SetNoDenseAdd(off bool) func() {
 	noDenseAdd = off
 	return func() { noDenseAdd = old }
 }
+
+// SetDenseIDs sets the least combining cost of a plan kept dense
+// (plan.dense; 0: every plan on its second use, 1<<30: none) and returns
+// a function that restores it.
+func SetDenseIDs(n int) func() {
+	old := denseIDs
+	denseIDs = n
+	return func() { denseIDs = old }
+}
+
+// DenseWords returns the words of the matcher's dense plan masks.
+func (m *Matcher) DenseWords() int { return m.dense }

@@ -29,6 +29,7 @@ type Matcher struct {
 	work    int        // the work (MaxStepWork units) of the last step: the last byte of Accept or AcceptBytes, or FillMask
 
 	plans    map[planKey]*plan
+	dense    int                // the plans' dense masks, words (plan.dense; at most maxDenseBytes/4)
 	seen     map[*tokenSet]bool // FillMask: sets already in the mask
 	pseen    map[*tokenSet]bool // planFor: sets already in the plan
 	visit    map[visitKey]bool
@@ -54,6 +55,56 @@ type histStep struct {
 // A plan is the list of token sets whose union is the mask of one stack.
 type plan struct {
 	sets []*tokenSet
+	// dense is the union itself, kept once the plan has been the whole
+	// configuration DenseAfter times and its sets cost more to combine
+	// than a copy (denseIDs): a copy of a bitset over the vocabulary is
+	// one pass the processor does in wide moves (120 ns for Llama-3's
+	// 4,008 words on stop 51's VM), where a listed id costs a write of
+	// its own (about 0.9 ns: 1.4 µs for the 1,549 ids after a number in
+	// bench case 05) and ORing a bitset a pass of 950 ns.
+	dense []uint32
+	uses  int32 // FillMask calls with the plan the whole configuration, up to DenseAfter+1
+}
+
+// Dense plan masks (plan.dense): made on a plan's DenseAfter-th use as the
+// whole configuration, where combining its sets costs at least denseIDs
+// listed ids (a bitset ORed after the first counts as a quarter of its
+// words), up to maxDenseBytes per matcher (1 MiB: 64 masks of Llama-3;
+// the first plans to qualify keep them). Not on the second use: making
+// one costs an allocation (about 3 µs with the heap's pages touched,
+// tens of µs where they fault in), and on a fresh compile's first pass
+// over the bench documents many plans come back only once or twice (on
+// the second use, 36 a pass of case 01 made one, and its cold p99 went
+// from 2.2-2.5 to 3.7-4.2 µs); from the fourth, the plans that loops
+// come back to.
+const maxDenseBytes = 1 << 20
+
+// DenseAfter is the use, as a matcher's whole configuration, on which
+// the matcher keeps a stack's mask dense (see FillMask): it allocates
+// for it then (a bitset over the vocabulary, up to 1 MiB in all per
+// matcher), and a replay after that allocates nothing.
+const DenseAfter = 4
+
+// denseIDs is the least combining cost, in listed ids, of a plan kept
+// dense (a variable for tests).
+var denseIDs = 512
+
+// combineCost is the cost of combining p's sets into a mask of the given
+// words, in listed ids (see plan.dense).
+func (p *plan) combineCost(words int) int {
+	n, bitsets := 0, 0
+	for _, s := range p.sets {
+		if s.bits != nil {
+			bitsets++
+			n += len(s.excl)
+		} else {
+			n += len(s.list)
+		}
+	}
+	if bitsets > 1 {
+		n += (bitsets - 1) * words / 4
+	}
+	return n
 }
 
 // planAlloc is a plan and the first sets of its list (newPlan).
@@ -188,7 +239,9 @@ func (c *Compiled) Words() int { return c.prep.words }
 
 // FillMask sets bit i of bits (bits[i/32] & (1<<(i%32))) iff token i is
 // allowed now. bits must hold at least (V+31)/32 words; only those are
-// written. After an end-of-generation token nothing is allowed.
+// written. After an end-of-generation token nothing is allowed. The mask
+// of a stack the matcher comes back to is kept whole from its
+// DenseAfter-th use where combining its sets costs more than a copy.
 func (m *Matcher) FillMask(bits []uint32) {
 	w := m.c.prep.words
 	if len(bits) < w {
@@ -231,6 +284,32 @@ func (m *Matcher) FillMask(bits []uint32) {
 				return
 			}
 		}
+	} else if len(m.cfg) == 1 {
+		// One stack: its plan's mask, kept dense where that pays.
+		p := m.planFor(m.cfg[0])
+		if p == nil {
+			m.err = m.limit("MaxStepWork", "FillMask", -1, -1)
+			clear(bits)
+			return
+		}
+		if p.dense != nil {
+			m.work = m.st.work
+			copy(bits, p.dense)
+			m.addEOG(bits)
+			return
+		}
+		if p.uses <= DenseAfter {
+			p.uses++ // (past DenseAfter once decided: not asked again)
+		}
+		if p.uses == DenseAfter && (m.dense+len(bits))*4 <= maxDenseBytes && p.combineCost(len(bits)) >= denseIDs {
+			m.work = m.st.work
+			m.combine(bits, p.sets)
+			p.dense = slices.Clone(bits)
+			m.dense += len(bits)
+			m.addEOG(bits)
+			return
+		}
+		m.sets = append(m.sets, p.sets...)
 	} else {
 		for _, n := range m.cfg {
 			p := m.planFor(n)
@@ -250,8 +329,16 @@ func (m *Matcher) FillMask(bits []uint32) {
 			}
 		}
 	}
+	m.work = m.st.work
+	m.combine(bits, m.sets)
+	m.addEOG(bits)
+}
+
+// combine overwrites bits with the union of sets: one with exclusions (or
+// the first dense one) copied, the others ORed in.
+func (m *Matcher) combine(bits []uint32, sets []*tokenSet) {
 	var first *tokenSet
-	for _, s := range m.sets {
+	for _, s := range sets {
 		if s.excl != nil {
 			if first == nil || first.excl == nil {
 				first = s
@@ -260,13 +347,12 @@ func (m *Matcher) FillMask(bits []uint32) {
 			first = s
 		}
 	}
-	m.work = m.st.work
 	if first != nil {
 		first.copyInto(bits)
 	} else {
 		clear(bits)
 	}
-	for _, s := range m.sets {
+	for _, s := range sets {
 		if s == first {
 			continue
 		}
@@ -276,6 +362,11 @@ func (m *Matcher) FillMask(bits []uint32) {
 		}
 		s.orInto(bits)
 	}
+}
+
+// addEOG allows the end-of-generation tokens where the configuration can
+// end.
+func (m *Matcher) addEOG(bits []uint32) {
 	if m.canEnd() {
 		for _, id := range m.c.v.EOG() {
 			setBit(bits, id)
@@ -890,6 +981,8 @@ func (m *Matcher) collect(extra []node) {
 			if ns := setMap[k.preds]; ns >= 0 {
 				k.preds = ns
 				plans[k] = p
+			} else {
+				m.dense -= len(p.dense)
 			}
 		}
 		m.plans = plans

@@ -1,0 +1,93 @@
+package mask_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/structgen/structgen/gbnf"
+	"github.com/structgen/structgen/internal/sharedtest"
+	"github.com/structgen/structgen/mask"
+)
+
+// TestDensePlansMatch replays each bench document three times on one
+// matcher (Reset between), its plans kept dense where that pays (the
+// default), and compares every mask with a matcher that keeps none; each
+// case must have made some.
+func TestDensePlansMatch(t *testing.T) {
+	cases, v := loadBench(t)
+	for _, bc := range cases {
+		t.Run(bc.ID, func(t *testing.T) {
+			g, err := gbnf.Parse(grammarOf(t, bc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := mask.Compile(g, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dense := c.NewMatcher()
+			a := make([]uint32, c.Words())
+			b := make([]uint32, c.Words())
+			for pass := 0; pass < 3; pass++ {
+				dense.Reset()
+				plain := c.NewMatcher()
+				for i, tok := range bc.Tokens {
+					dense.FillMask(a)
+					restore := mask.SetDenseIDs(1 << 30)
+					plain.FillMask(b)
+					restore()
+					if !slices.Equal(a, b) {
+						t.Fatalf("pass %d step %d: the masks differ", pass, i)
+					}
+					if err := dense.Accept(tok); err != nil {
+						t.Fatal(err)
+					}
+					if err := plain.Accept(tok); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if dense.DenseWords() == 0 || dense.DenseWords()*4 > 1<<20 {
+				t.Errorf("dense plan masks: %d words", dense.DenseWords())
+			}
+		})
+	}
+}
+
+// TestCrossCheckDense runs the small grammars and llama.cpp's grammars
+// against the reference with every plan kept dense from its second use.
+func TestCrossCheckDense(t *testing.T) {
+	defer mask.SetDenseIDs(0)()
+	v := testVocab(t, commonExtra...)
+	srcs := []string{
+		`root ::= [a-z]+`,
+		`root ::= "(" root ")" | ""`,
+		`root ::= expr
+expr ::= term ("+" term)*
+term ::= unary
+unary ::= "-" unary | primary
+primary ::= [0-9]+ | "(" expr ")"`,
+		`root ::= ("a" | "b"){2,40} "!"`,
+		`root ::= "\"" [^"\\]{0,50} "\""`,
+	}
+	files, _ := filepath.Glob(filepath.Join(sharedtest.Path(t, "corpus", "llama-grammars"), "*.gbnf"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, string(src))
+	}
+	for i, src := range srcs {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			g, err := gbnf.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crossCheck(t, g, v, 8, 40, uint64(i))
+		})
+	}
+}
