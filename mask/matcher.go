@@ -71,19 +71,19 @@ type plan struct {
 // listed ids (a bitset ORed after the first counts as a quarter of its
 // words), up to maxDenseBytes per matcher (1 MiB: 64 masks of Llama-3;
 // the first plans to qualify keep them). Not on the second use: making
-// one costs an allocation (about 3 µs with the heap's pages touched,
-// tens of µs where they fault in), and on a fresh compile's first pass
-// over the bench documents many plans come back only once or twice (on
-// the second use, 36 a pass of case 01 made one, and its cold p99 went
-// from 2.2-2.5 to 3.7-4.2 µs); from the fourth, the plans that loops
-// come back to.
+// one costs an allocation (a step of about 3 µs with the heap's pages
+// touched, 45 µs where they fault in), and on a fresh compile's first
+// pass over the bench documents many plans come back only a few times:
+// 01 made 36 a pass on the second use, its cold p99 2.2-2.5 -> 3.7-4.2
+// µs; 20 on the fourth, its p99 43-45 µs without the heap touched; 12
+// on the eighth, 16 µs untouched — the plans that loops come back to.
 const maxDenseBytes = 1 << 20
 
 // DenseAfter is the use, as a matcher's whole configuration, on which
-// the matcher keeps a stack's mask dense (see FillMask): it allocates
-// for it then (a bitset over the vocabulary, up to 1 MiB in all per
-// matcher), and a replay after that allocates nothing.
-const DenseAfter = 4
+// the matcher keeps a stack's mask dense (see FillMask and the comment
+// above): it allocates for it then (a bitset over the vocabulary, up to
+// 1 MiB in all per matcher), and a replay after that allocates nothing.
+const DenseAfter = 8
 
 // denseIDs is the least combining cost, in listed ids, of a plan kept
 // dense (a variable for tests).
