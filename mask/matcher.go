@@ -981,11 +981,13 @@ func (m *Matcher) collect(extra []node) {
 			if ns := setMap[k.preds]; ns >= 0 {
 				k.preds = ns
 				plans[k] = p
-			} else {
-				m.dense -= len(p.dense)
 			}
 		}
 		m.plans = plans
+		m.dense = 0 // (what the plans kept hold)
+		for _, p := range plans {
+			m.dense += len(p.dense)
+		}
 	}
 	m.gcAt = max(minCollect, 2*m.ar.size())
 	if minCollect < 0 {
