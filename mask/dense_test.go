@@ -31,14 +31,7 @@ func TestDensePlansMatch(t *testing.T) {
 }
 
 func densePlansMatch(t *testing.T, bc *benchcases.Case, v *mask.Vocab, collect bool) {
-	g, err := gbnf.Parse(grammarOf(t, bc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := mask.Compile(g, v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := compileCase(t, bc, v)
 	dense := c.NewMatcher()
 	a := make([]uint32, c.Words())
 	b := make([]uint32, c.Words())

@@ -395,14 +395,7 @@ func TestLimitsAndBadInput(t *testing.T) {
 func TestSteadyStateAllocs(t *testing.T) {
 	cases, v := loadBench(t)
 	for _, bc := range cases {
-		g, err := gbnf.Parse(grammarOf(t, bc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := compileCase(t, bc, v)
 		m := c.NewMatcher()
 		words := make([]uint32, c.Words())
 		replay := func() {
