@@ -154,13 +154,5 @@ func TestBenchCasesSchema(t *testing.T) {
 // compileCase parses bench case bc's grammar and compiles it against v.
 func compileCase(t testing.TB, bc *benchcases.Case, v *mask.Vocab) *mask.Compiled {
 	t.Helper()
-	g, err := gbnf.Parse(grammarOf(t, bc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := mask.Compile(g, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return compileSrc(t, grammarOf(t, bc), v)
 }

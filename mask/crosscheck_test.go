@@ -117,33 +117,41 @@ func testVocab(t testing.TB, extra ...string) *mask.Vocab {
 
 var commonExtra = []string{"at", "an", "-\n", " +", " + ", ")", "))", ") ", "ab", "abs", "abs(", "1.", "12", "123", "e+", "\",", "\":", "{\"", "\"}", "}}", "]]", "[[", "[{", "},{", "\"a", "a\"", "true", "null", ",\"", "\\u", "\\n", "00", "aaa", "aaaa", "xxxxxxxx", "é", "\xc3", "\xa9\"", "日本", "本語"}
 
-func TestCrossCheckSmall(t *testing.T) {
-	grammars := []string{
-		`root ::= "a" | "b" "c"`,
-		`root ::= [a-z]+`,
-		`root ::= x x
+// smallGrammars are the grammars TestCrossCheckSmall checks on testVocab
+// (and TestCrossCheckDense with every plan's mask kept dense).
+var smallGrammars = []string{
+	`root ::= "a" | "b" "c"`,
+	`root ::= [a-z]+`,
+	`root ::= x x
 x ::= "a" | "ab"`,
-		`root ::= "-" root | "x"`,
-		`root ::= "(" root ")" | ""`,
-		`root ::= var | "abs" "(" root ")"
+	`root ::= "-" root | "x"`,
+	`root ::= "(" root ")" | ""`,
+	`root ::= var | "abs" "(" root ")"
 var ::= [a-z] [a-z0-9_]*`,
-		`root ::= expr
+	`root ::= expr
 expr ::= term ("+" term)*
 term ::= unary
 unary ::= "-" unary | primary
 primary ::= [0-9]+ | "(" expr ")"`,
-		`root ::= [^"]{0,10} "."`,
-		`root ::= ("a" | "b"){2,40} "!"`,
-		`root ::= "\"" [^"\\]{0,50} "\""`,
-	}
-	v := testVocab(t, commonExtra...)
-	for i, src := range grammars {
+	`root ::= [^"]{0,10} "."`,
+	`root ::= ("a" | "b"){2,40} "!"`,
+	`root ::= "\"" [^"\\]{0,50} "\""`,
+}
+
+func TestCrossCheckSmall(t *testing.T) {
+	crossCheckAll(t, smallGrammars, testVocab(t, commonExtra...), 20, 30)
+}
+
+// crossCheckAll runs crossCheck on each grammar of srcs (a subtest each,
+// seeded by its index).
+func crossCheckAll(t *testing.T, srcs []string, v *mask.Vocab, walks, steps int) {
+	for i, src := range srcs {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			g, err := gbnf.Parse(src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			crossCheck(t, g, v, 20, 30, uint64(i))
+			crossCheck(t, g, v, walks, steps, uint64(i))
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/benchcases"
 	"github.com/structgen/structgen/internal/sharedtest"
 	"github.com/structgen/structgen/mask"
@@ -59,22 +58,11 @@ func densePlansMatch(t *testing.T, bc *benchcases.Case, v *mask.Vocab, collect b
 	}
 }
 
-// TestCrossCheckDense runs the small grammars and llama.cpp's grammars
+// TestCrossCheckDense runs TestCrossCheckSmall's grammars and llama.cpp's grammars
 // against the reference with every plan kept dense from its second use.
 func TestCrossCheckDense(t *testing.T) {
 	defer mask.SetDenseIDs(0)()
-	v := testVocab(t, commonExtra...)
-	srcs := []string{
-		`root ::= [a-z]+`,
-		`root ::= "(" root ")" | ""`,
-		`root ::= expr
-expr ::= term ("+" term)*
-term ::= unary
-unary ::= "-" unary | primary
-primary ::= [0-9]+ | "(" expr ")"`,
-		`root ::= ("a" | "b"){2,40} "!"`,
-		`root ::= "\"" [^"\\]{0,50} "\""`,
-	}
+	srcs := slices.Clone(smallGrammars)
 	files, _ := filepath.Glob(filepath.Join(sharedtest.Path(t, "corpus", "llama-grammars"), "*.gbnf"))
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -83,13 +71,5 @@ primary ::= [0-9]+ | "(" expr ")"`,
 		}
 		srcs = append(srcs, string(src))
 	}
-	for i, src := range srcs {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			g, err := gbnf.Parse(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crossCheck(t, g, v, 8, 40, uint64(i))
-		})
-	}
+	crossCheckAll(t, srcs, testVocab(t, commonExtra...), 8, 40)
 }

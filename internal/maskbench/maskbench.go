@@ -170,12 +170,8 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 		return 0, nil, err
 	}
 	prep = mask.PrepareVocab(v)
-	runs := func() {
-		results = runAll(cases, v, opt, logf)
-	}
 	if !opt.Busy {
-		runs()
-		return prep, results, nil
+		return prep, runAll(cases, v, opt, logf), nil
 	}
 	// The busy process on a CPU of its own and the runs on another (the
 	// target's "a CPU-bound process on the other core"): left to the
@@ -184,18 +180,8 @@ func Run(sharedDir string, opt Options) (prep time.Duration, results []*Result, 
 	// half the rounds on a 2-core VM still see one step held up by the
 	// machine).
 	runCPU, busyCPU, pin := cpuPair()
-	if !pin {
-		busyCPU = -1
-	}
-	stop, err := busyLoop(busyCPU)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer stop()
-	if err := onPinnedThread(runCPU, pin, runs); err != nil {
-		return 0, nil, err
-	}
-	return prep, results, nil
+	err = besideBusy(runCPU, busyCPU, pin, func() { results = runAll(cases, v, opt, logf) })
+	return prep, results, err
 }
 
 // BusyPlacement says where Run puts the busy process and the runs with

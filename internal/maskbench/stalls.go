@@ -130,16 +130,7 @@ func ProbeMachine(d, over time.Duration) (StallReport, error) {
 	if r.Idle, err = probePinned(d, over, r.ProbeCPU, r.Pinned); err != nil {
 		return r, err
 	}
-	busy := -1
-	if r.Pinned {
-		busy = r.BusyCPU
-	}
-	stop, err := busyLoop(busy)
-	if err != nil {
-		return r, err
-	}
-	defer stop()
-	r.Beside, err = probePinned(d, over, r.ProbeCPU, r.Pinned)
+	err = besideBusy(r.ProbeCPU, r.BusyCPU, r.Pinned, func() { r.Beside = ProbeStalls(d, over) })
 	return r, err
 }
 
@@ -149,6 +140,21 @@ func probePinned(d, over time.Duration, cpu int, pin bool) (Stalls, error) {
 	var s Stalls
 	err := onPinnedThread(cpu, pin, func() { s = ProbeStalls(d, over) })
 	return s, err
+}
+
+// besideBusy runs f beside a CPU-bound process (busyLoop): with pin, f's
+// thread on CPU cpu and the process on CPU busy; else both where the
+// kernel puts them.
+func besideBusy(cpu, busy int, pin bool, f func()) error {
+	if !pin {
+		busy = -1
+	}
+	stop, err := busyLoop(busy)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return onPinnedThread(cpu, pin, f)
 }
 
 // onPinnedThread runs f on a goroutine locked to its thread, the thread
