@@ -254,3 +254,11 @@ func SetDenseIDs(n int) func() {
 
 // DenseWords returns the words of the matcher's dense plan masks.
 func (m *Matcher) DenseWords() int { return m.dense }
+
+// SetNoTailGroups turns the tail groups of the lowering (markTailGroups)
+// off (or on) and returns a function that restores the setting.
+func SetNoTailGroups(off bool) func() {
+	old := noTailGroups
+	noTailGroups = off
+	return func() { noTailGroups = old }
+}

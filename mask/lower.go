@@ -725,15 +725,16 @@ func (l *lowerer) analyze() {
 	// 2-3% of the automaton's construction).
 	edges := make([][]int32, n)
 	own := make([]int, n)
+	plain := make([]bool, n)
 	for id := range n {
-		own[id] = refSize(l.bodies[id], &edges[id])
+		own[id], plain[id] = refSize(l.bodies[id], &edges[id])
 		if !slices.Contains(edges[id], int32(id)) {
 			continue
 		}
 		if b := removeTailRecursion(gbnf.RuleID(id), l.bodies[id]); b != l.bodies[id] {
 			l.bodies[id] = b
 			edges[id] = edges[id][:0]
-			own[id] = refSize(b, &edges[id])
+			own[id], plain[id] = refSize(b, &edges[id])
 		}
 	}
 	// Nullability: one pass over the bodies, then only the rules that
@@ -808,6 +809,9 @@ func (l *lowerer) analyze() {
 	inComp := make([]bool, n)
 	var sc sccScratch
 	comps := l.markRightLinear(edges, own, &sc, inComp)
+	if !noTailGroups {
+		l.markTailGroups(edges, own, plain, comps)
+	}
 	for id := range n {
 		removed[id] = l.label[id] // their references to each other are gotos
 	}
@@ -992,6 +996,293 @@ func (l *lowerer) markRightLinear(edges [][]int32, own []int, sc *sccScratch, in
 	return rest
 }
 
+// markTailGroups sets l.label for groups of acyclic plain rules (see
+// refSize) that refer to each other only in tail position, elsewhere
+// only to small atoms (a JSON string's escapes) and other rules only in
+// tail position (the frames of a pattern's loops), and that the rest of
+// the grammar enters from one rule: the rules a JSON Schema pattern's
+// automaton is written as, one per state, each continuing into the next.
+// With a length bound there is a rule per state and character count
+// (Github_medium/o17563's ".+[@].+[.]___" of 10 to 200 characters is 964
+// rules): as frames, each character of the string was a call, so the
+// stack grew by a frame a character and the mask of each new depth
+// walked the cross points of every frame below it on first use (770,000
+// units a step; 390,000 as labels, one frame whose states are the
+// pattern's); and a pattern's acyclic rules copied into the frames of
+// its cycles made Handwritten/string3 109 frames and 58,737 states (1
+// frame and 1,127 states as labels, compiled in 2.5 ms instead of 60).
+// cyclic are the cyclic components that are not labels.
+func (l *lowerer) markTailGroups(edges [][]int32, own []int, plain []bool, cyclic [][]int32) {
+	n := len(edges)
+	inC := make([]bool, n) // candidates
+	for u := range n {
+		inC[u] = plain[u] && l.reachable[u] && !l.label[u] && gbnf.RuleID(u) != l.g.Root
+	}
+	for _, c := range cyclic {
+		for _, u := range c {
+			inC[u] = false
+		}
+	}
+	leaf := func(w int32) bool { return own[w] <= inlineAtomLeaves && l.atom(gbnf.RuleID(w)) }
+	// The references of each candidate other than in tail position, and
+	// the candidates that refer to each candidate so, and at all (once
+	// per reference).
+	nonTail := make([][]int32, n)
+	preds := make([][]int32, n)
+	refBy := make([][]int32, n) // the candidates that refer to each, in any position
+	cnt := make([]int32, n)
+	var tails []int32
+	for u := range n {
+		if !inC[u] {
+			continue
+		}
+		tails = tailRefs(l.bodies[u], tails[:0])
+		for _, w := range tails {
+			cnt[w]++
+		}
+		for _, w := range edges[u] {
+			if inC[w] {
+				refBy[w] = append(refBy[w], int32(u))
+			}
+			if cnt[w] > 0 {
+				cnt[w]--
+				continue
+			}
+			nonTail[u] = append(nonTail[u], w)
+			if inC[w] {
+				preds[w] = append(preds[w], int32(u))
+			}
+		}
+		for _, w := range tails {
+			cnt[w] = 0
+		}
+	}
+	// A candidate that refers to a rule other than a candidate or a leaf
+	// other than in tail position (a call in tail position is fine: into
+	// the frames of the pattern's loops) is out, and so, transitively, are
+	// the candidates that refer to it so.
+	var queue []int32
+	remove := func(u int32) {
+		if inC[u] {
+			inC[u] = false
+			queue = append(queue, u)
+		}
+	}
+	drain := func() {
+		for len(queue) > 0 {
+			w := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			if leaf(w) {
+				continue
+			}
+			for _, v := range preds[w] {
+				remove(v)
+			}
+		}
+	}
+	for u := range n {
+		if !inC[u] {
+			continue
+		}
+		for _, w := range nonTail[u] {
+			if !inC[w] && !leaf(w) {
+				remove(int32(u))
+				break
+			}
+		}
+	}
+	drain()
+	// Candidates in components too small for a group are out (leaving
+	// takes along referrers of the same component only).
+	comp := newUnionFind(n)
+	groups := func() {
+		comp.reset()
+		for u := range n {
+			if inC[u] {
+				for _, w := range edges[u] {
+					if inC[w] {
+						comp.union(int32(u), w)
+					}
+				}
+			}
+		}
+		clear(comp.count)
+		for u := range n {
+			if inC[u] {
+				comp.count[comp.find(int32(u))]++
+			}
+		}
+		for u := range n {
+			if inC[u] && comp.count[comp.find(int32(u))] < minTailGroup {
+				inC[u] = false
+			}
+		}
+	}
+	groups()
+	if !slices.Contains(inC, true) {
+		return
+	}
+	// Inside a group references are tail references. Where a candidate
+	// refers to another elsewhere, the referrer leaves if no candidate
+	// refers to it (it is the group's entry: a string's quotes around its
+	// pattern's rules), else the rule referred to leaves (a leaf that
+	// many states use, such as a JSON string's escapes).
+	top := func(u int32) bool {
+		for _, v := range refBy[u] {
+			if inC[v] {
+				return false
+			}
+		}
+		return true
+	}
+	for u := range n {
+		for _, w := range nonTail[u] {
+			if !inC[u] {
+				break
+			}
+			if !inC[w] {
+				continue
+			}
+			if top(int32(u)) {
+				remove(int32(u))
+			} else {
+				remove(w)
+			}
+			drain()
+		}
+	}
+	groups()
+	// Each group must be entered from one rule outside it; each scope of
+	// that rule that goes to the group copies it (see lowerScope), and so
+	// does each place that inlines the rule.
+	entry := make([]int32, n) // per group: the rule entering it (-1 none yet, -2 several)
+	size := make([]int, n)
+	for u := range n {
+		entry[u] = -1
+	}
+	for u := range n {
+		if inC[u] {
+			r := comp.find(int32(u))
+			size[r] = min(size[r]+own[u], MaxPositions)
+			continue
+		}
+		if !l.reachable[u] {
+			continue
+		}
+		for _, w := range edges[u] {
+			if inC[w] {
+				r := comp.find(w)
+				if entry[r] == -1 {
+					entry[r] = int32(u)
+				} else if entry[r] != int32(u) {
+					entry[r] = -2
+				}
+			}
+		}
+	}
+	verdict := make([]uint8, n) // per group: 1 labels, 2 frames
+	for u := range n {
+		if !inC[u] {
+			continue
+		}
+		r := comp.find(int32(u))
+		if verdict[r] == 0 {
+			verdict[r] = 2
+			if e := entry[r]; e >= 0 {
+				copies := l.groupScopes(l.bodies[e], inC) * max(l.refs[e], 1)
+				if copies*size[r] <= tailGroupMax {
+					verdict[r] = 1
+				}
+			}
+		}
+		if verdict[r] == 1 {
+			l.label[u] = true
+			l.labelSize[u] = size[r]
+		}
+	}
+}
+
+// unionFind is a disjoint-set forest over 0..n-1, with a count per set
+// for its user.
+type unionFind struct {
+	parent []int32
+	count  []int32
+}
+
+func newUnionFind(n int) *unionFind {
+	return &unionFind{parent: make([]int32, n), count: make([]int32, n)}
+}
+
+func (f *unionFind) reset() {
+	for i := range f.parent {
+		f.parent[i] = int32(i)
+	}
+}
+
+func (f *unionFind) find(x int32) int32 {
+	for f.parent[x] != x {
+		f.parent[x] = f.parent[f.parent[x]]
+		x = f.parent[x]
+	}
+	return x
+}
+
+func (f *unionFind) union(x, y int32) { f.parent[f.find(x)] = f.find(y) }
+
+// noTailGroups turns markTailGroups off (tests compare with and without).
+var noTailGroups = false
+
+// minTailGroup is the fewest rules a group of markTailGroups needs:
+// smaller ones gain little from being one frame.
+const minTailGroup = 8
+
+// tailGroupMax bounds the positions that the copies of a group of
+// markTailGroups add up to (Github_medium/o17563's is 48,305).
+const tailGroupMax = 1 << 16
+
+// groupScopes returns how many scopes (see lowerScope) of nd, itself one,
+// refer to a rule in group.
+func (l *lowerer) groupScopes(nd *gbnf.Node, group []bool) int {
+	n, here := l.scopesIn(nd, group)
+	if here {
+		n++
+	}
+	return n
+}
+
+// scopesIn returns the scopes inside nd that refer to group, and whether
+// nd refers to it outside them.
+func (l *lowerer) scopesIn(nd *gbnf.Node, group []bool) (n int, here bool) {
+	switch nd.Op {
+	case gbnf.OpRule:
+		return 0, group[nd.Rule]
+	case gbnf.OpSeq:
+		last := len(nd.Subs) - 1
+		for _, s := range nd.Subs[:last] {
+			n += l.groupScopes(s, group)
+		}
+		m, h := l.scopesIn(nd.Subs[last], group)
+		return n + m, h
+	case gbnf.OpAlt:
+		for _, s := range nd.Subs {
+			m, h := l.scopesIn(s, group)
+			n += m
+			here = here || h
+		}
+		return n, here
+	case gbnf.OpRepeat:
+		if nd.Max == 1 {
+			return l.scopesIn(nd.Subs[0], group)
+		}
+		copies := 1
+		if nd.Max != gbnf.Unbounded {
+			copies = nd.Max // (unrolled: a copy of the body each)
+		}
+		return copies * l.groupScopes(nd.Subs[0], group), false
+	}
+	return 0, false
+}
+
 // wideLoop reports whether nd repeats, more than once, something that
 // starts with a wide set of bytes. Larger sets of rules with such loops
 // (a pattern's DFA with [^"]* between its states) are left to frames
@@ -1114,9 +1405,12 @@ func (l *lowerer) estimate(nd *gbnf.Node, size []int) (int, bool) {
 
 // refSize appends the rules nd refers to (as walkRefs finds them) to
 // *refs and returns estimate's size of nd with no rule inlined
-// (references count 1), in one pass.
-func refSize(nd *gbnf.Node, refs *[]int32) int {
-	size, sum := 0, false
+// (references count 1), in one pass, and whether nd is plain: made of
+// characters and references only, with no repetition but an optional
+// part and no token reference (see markTailGroups).
+func refSize(nd *gbnf.Node, refs *[]int32) (size int, plain bool) {
+	sum := false
+	plain = true
 	switch nd.Op {
 	case gbnf.OpLiteral:
 		for _, r := range nd.Runes {
@@ -1129,12 +1423,15 @@ func refSize(nd *gbnf.Node, refs *[]int32) int {
 		size = 1
 	case gbnf.OpToken:
 		size = 1
+		plain = false
 	case gbnf.OpRepeat:
+		plain = nd.Max == 1
 	default:
 		sum = true
 	}
 	for i, s := range nd.Subs {
-		n := refSize(s, refs)
+		n, p := refSize(s, refs)
+		plain = plain && p
 		switch {
 		case sum:
 			size = min(size+n, MaxPositions)
@@ -1145,7 +1442,7 @@ func refSize(nd *gbnf.Node, refs *[]int32) int {
 	if nd.Op == gbnf.OpRepeat && nd.Max != gbnf.Unbounded && nd.Max <= unrollNarrowMax {
 		size = min(size*max(nd.Max, 1), MaxPositions)
 	}
-	return size
+	return size, plain
 }
 
 // classWidth is a cheap upper estimate of the number of first bytes of a
