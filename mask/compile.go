@@ -57,6 +57,9 @@ type Compiled struct {
 	walker      *walker // compile-time walker (and, under lazyMu, first-use walker)
 	sliceOf     []int32 // per state: 1+index in sliceUses, -1 for none, 0 not known yet (see sliceFor)
 	sliceUses   []sliceUse
+	openOf      []*openInfo // per state: its open chain, if any (see openChain)
+	openDone    []bool
+	openDepth   int
 	mainSuccOf  []int32                       // per state: 2+mainSucc, 0 not known yet
 	utf8Memo    map[[2]int32]bool             // utf8Into's results
 	exitMemo    map[exitKey]*sliceExitSet     // sliceExitsOf's walks, per slice, loop state and chain length
@@ -400,7 +403,7 @@ func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 // mask cache and the walker kept for first uses (the shared vocabulary
 // trie excluded).
 func (c *Compiled) MemoryBytes() int {
-	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen)
+	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen) + 9*len(c.openOf)
 	seen := map[*tokenSet]bool{}
 	seenEntry := map[*ctxEntry]bool{} // (entries are shared: byCross)
 	var addEntry func(e *ctxEntry)

@@ -153,6 +153,20 @@ func (c *Compiled) SliceStates() int {
 	return n
 }
 
+// OpenSliceStates returns how many states take their level 1 from an
+// open chain (openSlice), and how many of those are capped.
+func (c *Compiled) OpenSliceStates() (open, capped int) {
+	for _, m := range c.sliceOf {
+		if m > 0 && c.sliceUses[m-1].open {
+			open++
+			if c.sliceUses[m-1].capped {
+				capped++
+			}
+		}
+	}
+	return open, capped
+}
+
 // MidSliceStates returns how many states take their level 1 from a
 // mid-character slice (midSlice).
 func (c *Compiled) MidSliceStates() int {

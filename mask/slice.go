@@ -87,8 +87,33 @@ func (p *vocabPrep) sliceAdded(sl *vocab.Slice) *tokenSet {
 // uses the slice, and gone with it when the vocabulary no longer keeps
 // it (a cache keyed by the slice would keep every slice ever made).
 type upToSets struct {
-	mu   sync.Mutex
-	sets []*tokenSet // [k]: the tokens that start at most k characters; nil until made
+	mu       sync.Mutex
+	sets     []*tokenSet // [k]: the tokens that start at most k characters; nil until made
+	maxChars int32       // see openChainLen; 0 until known
+}
+
+// openChainLen returns the most characters a token starts inside slice
+// sl or before one of its exits: the states of an open chain that a
+// token can reach (cached with the slice).
+func (p *vocabPrep) openChainLen(sl *vocab.Slice) int32 {
+	u := sl.Ext(func() any { return new(upToSets) }).(*upToSets)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.maxChars == 0 {
+		_, off := sl.ByChars()
+		n := int32(0)
+		for k := int32(len(off)) - 2; k >= 0; k-- {
+			if off[k] < off[len(off)-1] {
+				n = k // some token starts k characters
+				break
+			}
+		}
+		for _, k := range sl.ExitK {
+			n = max(n, k)
+		}
+		u.maxChars = n + 1
+	}
+	return u.maxChars - 1
 }
 
 // upToChars returns the tokens inside sl that start at most k characters
@@ -149,10 +174,24 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32, work *int64) *tokenSet {
 // last), so an exit after k characters leaves from chain[min(k, last)]
 // (a string body with a minimum length); a repetition's start has the
 // chain start, d, with d its iteration end.
+//
+// An open chain (open) has no loop: d is its first state, and each state
+// steps on every character of the class (as on byte rep) to the next
+// (the states of a pattern under a length bound, one per character
+// count), so an exit after k characters leaves from the k-th, and none
+// comes after more than n; capped, the state after n characters takes
+// no character of the class (the length bound is reached) and the tokens
+// inside are those of at most n characters, else n is as many
+// characters as a token of the slice can go (openChainLen). pops: a
+// state of the chain may pop.
 type sliceUse struct {
 	sl    *vocab.Slice
 	d     int32
 	chain []int32
+
+	open, capped, pops bool
+	n                  int32
+	rep                byte
 }
 
 // maxSliceChain bounds the states a plain state may step through before
@@ -228,7 +267,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 				break
 			}
 			if n < 0 || len(chain) > maxSliceChain {
-				return sliceUse{}, false
+				return c.openSlice(q)
 			}
 			chain = append(chain, n)
 			d = n
@@ -236,7 +275,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 		for i, s := range chain {
 			ss := &a.states[s]
 			if len(ss.toks) != 0 || ss.frame != st.frame || (i > 0 && len(ss.calls) != 0) || (i > 0 && s != d && a.canPopState(s)) {
-				return sliceUse{}, false
+				return c.openSlice(q)
 			}
 		}
 	}
@@ -255,6 +294,136 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	sl := c.v.Slice(k, &work)
 	c.addSliceWork(work)
 	return sliceUse{sl: sl, d: d, chain: slices.Clone(chain)}, true
+}
+
+// openSlice returns the open chain (see sliceUse) of plain state q, if
+// it has one (openChain) of at least minOpenChain characters: shorter
+// ones are cheap to walk, and a slice of a new class costs a pass over
+// the vocabulary.
+func (c *Compiled) openSlice(q int32) (sliceUse, bool) {
+	oc := c.openChain(q)
+	if oc == nil || oc.n < minOpenChain {
+		return sliceUse{}, false
+	}
+	var work int64
+	sl := c.v.Slice(oc.class, &work)
+	c.addSliceWork(work)
+	u := sliceUse{sl: sl, d: q, open: true, capped: oc.capped, pops: oc.pops, n: oc.n, rep: oc.rep}
+	if maxK := c.prep.openChainLen(sl); u.n > maxK {
+		u.n, u.capped = maxK, false
+	}
+	return u, true
+}
+
+// minOpenChain is the fewest characters of an open chain that openSlice
+// makes a slice for.
+const minOpenChain = 4
+
+// maxOpenChain bounds the characters of an open chain (a length bound
+// of a pattern; the states past a token's reach share the slice's
+// tokens anyway).
+const maxOpenChain = 1 << 12
+
+// openInfo describes the open chain from a state (see sliceUse): its
+// class, characters, whether capped, whether a state of it may pop, and
+// a byte of the class.
+type openInfo struct {
+	class        vocab.Class
+	n            int32
+	capped, pops bool
+	rep          byte
+}
+
+// openChain returns the open chain from plain state q, or nil: the class
+// is the ASCII bytes (at least minSliceASCII) that lead from q to its
+// main successor, with the non-ASCII characters if every one does; the
+// successor takes none of them (the chain is capped there) or has an
+// open chain of a class that holds them all (q's is one character
+// longer: each state of that chain steps on every character of q's
+// class to the next, and its last takes none; the last character of a
+// pattern ^[a-z]+[0-9]*$ under a length bound may be a letter or a digit,
+// the letters before it only letters). A state of the chain may pop only where no byte that can follow the frame starts
+// a character of the class (then a pop comes before an exit, whose
+// parent is a cross point). Memoized per state.
+func (c *Compiled) openChain(q int32) *openInfo {
+	if c.openOf == nil {
+		c.openOf = make([]*openInfo, len(c.a.states))
+		c.openDone = make([]bool, len(c.a.states))
+	}
+	if c.openDone[q] {
+		return c.openOf[q]
+	}
+	c.openDone[q] = true // (nil while it is being found: no cycles)
+	c.openDepth++
+	defer func() { c.openDepth-- }()
+	if c.openDepth > maxOpenChain {
+		return nil
+	}
+	a := c.a
+	st := &a.states[q]
+	n0 := c.mainSucc(q)
+	if n0 < 0 || n0 == q || len(st.toks) != 0 || a.frames[st.frame].repeat {
+		return nil
+	}
+	oc := &openInfo{}
+	n := 0
+	for b := 0x7F; b >= 0; b-- {
+		if a.step(q, int(a.classOf[b])) == n0 {
+			oc.class.AddASCII(byte(b))
+			n++
+			oc.rep = byte(b)
+		}
+	}
+	if n < minSliceASCII {
+		return nil
+	}
+	oc.class.NonASCII = c.utf8Into(q, n0)
+	ns := &a.states[n0]
+	if len(ns.toks) != 0 || ns.frame != st.frame || len(ns.calls) != 0 {
+		return nil
+	}
+	oc.pops = a.canPopState(q) || a.canPopState(n0)
+	if next := c.openChain(n0); next != nil && subclass(&oc.class, &next.class) {
+		oc.n, oc.capped, oc.pops = 1+next.n, next.capped, oc.pops || next.pops
+	} else if c.takesNone(n0, &oc.class) {
+		oc.n, oc.capped = 1, true
+	} else {
+		return nil
+	}
+	if oc.pops {
+		cf := &c.crossFollow[st.frame]
+		for b := 0; b < 256; b++ {
+			if cf.has(byte(b)) && oc.class.Starts(byte(b)) {
+				return nil
+			}
+		}
+	}
+	c.openOf[q] = oc
+	return oc
+}
+
+// subclass reports whether every character of class x is in class y.
+func subclass(x, y *vocab.Class) bool {
+	return x.ASCII[0]&^y.ASCII[0] == 0 && x.ASCII[1]&^y.ASCII[1] == 0 && (!x.NonASCII || y.NonASCII)
+}
+
+// takesNone reports whether no character of class k leads anywhere from
+// state d (its lead bytes, for the non-ASCII ones).
+func (c *Compiled) takesNone(d int32, k *vocab.Class) bool {
+	a := c.a
+	for b := 0; b < 0x80; b++ {
+		if k.HasASCII(byte(b)) && a.step(d, int(a.classOf[b])) >= 0 {
+			return false
+		}
+	}
+	if k.NonASCII {
+		for b := 0xC2; b <= 0xF4; b++ {
+			if a.step(d, int(a.classOf[b])) >= 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // loopClass returns the class of loop state d: the ASCII bytes that lead
@@ -318,6 +487,8 @@ func (c *Compiled) midSlice(q int32) (sliceUse, bool) {
 	}
 	need := 1
 	switch {
+	case u.open:
+		return sliceUse{}, false
 	case u.d == s && len(u.chain) == 1 && u.sl.Need == 0:
 		// s is the loop state.
 	case u.sl.Need > 0 && u.sl.Need < 3 && u.sl.Lo == 0x80 && u.sl.Hi == 0xBF:
@@ -490,11 +661,20 @@ func (a *automaton) utf8Into(row, d int32) bool {
 // from the loop state below it).
 func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
-	ex := c.sliceExitsOf(q, u)
+	ex := &sliceExitSet{}
+	if !u.open {
+		ex = c.sliceExitsOf(q, u)
+	}
 	base := node{q, 0, predsBoundary}
 	w.begin(base, false)
 	w.work += StateWorkUnits
-	w.addSet(w.acc, c.prep.sliceAdded(sl))
+	if u.capped {
+		var work int64
+		w.addSet(w.acc, c.prep.upToChars(sl, u.n, &work))
+		c.addSliceWork(work)
+	} else {
+		w.addSet(w.acc, c.prep.sliceAdded(sl))
+	}
 	if w.st.canPop(base) {
 		w.cross = append(w.cross, crossPt{0, 0})
 	}
@@ -506,7 +686,11 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 			c.rootExit(r, t)
 		}
 	}
-	w.sliceExits(u, nil, exitsOnChain)
+	if u.open {
+		w.sliceExits(u, nil, exitsOpen)
+	} else {
+		w.sliceExits(u, nil, exitsOnChain)
+	}
 	w.addSet(w.acc, &ex.set)
 	l := &level1{full: w.build(w.acc)}
 	cross := append(uniqueNodes(w.cross), ex.cross...)
@@ -635,6 +819,7 @@ const (
 	exitsAll = iota
 	exitsOnChain
 	exitsFromLoop
+	exitsOpen // an open chain's (see sliceUse): each from its chain state, none past the last
 )
 
 // sliceExits walks the exits of u's slice below the root (those whose
@@ -643,6 +828,10 @@ const (
 // state may pop, the parents of exits by a byte that can follow the
 // frame are cross points.
 func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
+	if which == exitsOpen {
+		w.openExits(u)
+		return
+	}
 	c, a, t, sl := w.c, w.a, w.t, u.sl
 	pops := a.canPopState(u.d)
 	cf := &c.crossFollow[a.states[u.d].frame]
@@ -692,6 +881,42 @@ func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
 	}
 }
 
+// openExits walks the exits of an open chain's slice below the root,
+// each from the state of the chain its characters lead to (none after
+// more than the chain's n); where that state may pop, the parents of
+// exits by a byte that can follow the frame are cross points.
+func (w *walker) openExits(u sliceUse) {
+	c, a, sl := w.c, w.a, u.sl
+	cf := &c.crossFollow[a.states[u.d].frame]
+	// The chain's states, by the characters before them.
+	chain := append(w.chainBuf[:0], u.d)
+	rc := int(a.classOf[u.rep])
+	for int32(len(chain)) <= u.n {
+		chain = append(chain, a.step(chain[len(chain)-1], rc))
+	}
+	w.chainBuf = chain
+	for b := 0; b < 256; b++ {
+		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]
+		if lo == hi {
+			continue
+		}
+		hi = sl.ExitsBefore(byte(b), u.n+1)
+		cl := int(a.classOf[b])
+		follows := cf.has(byte(b))
+		w.work += int64(hi - lo)
+		for i := lo; i < hi; i++ {
+			from := chain[sl.ExitK[i]]
+			if follows && u.pops && a.canPopState(from) {
+				w.cross = append(w.cross, crossPt{sl.ExitV[i], 0})
+			}
+			if t := a.step(from, cl); t >= 0 {
+				w.buf = append(w.buf[:0], node{t, 0, predsBoundary})
+				w.visit(sl.ExitW[i], 0, 1, 1, false)
+			}
+		}
+	}
+}
+
 // sliceBorrow is what a plain state takes from the slice of its main
 // successor's loop: the tokens that start with a byte of good, which leads
 // from the state into the loop state (their first byte is not walked).
@@ -710,7 +935,7 @@ func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 		return nil, false
 	}
 	u, ok := c.sliceFor(d)
-	if !ok || u.d != d {
+	if !ok || u.open || u.d != d {
 		return nil, false
 	}
 	sb := &sliceBorrow{u: u}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/structgen/structgen/gbnf"
@@ -92,6 +93,62 @@ func TestSlicesEqualWalks(t *testing.T) {
 			sameMasks(t, ref, eager, docs, walks, 80, 5)
 			sameMasks(t, ref, lazy, docs, walks, 80, 5)
 		})
+	}
+}
+
+// TestOpenChains: the states of a pattern under a length bound (one per
+// pattern state and character count, each stepping on a class to the
+// next) take their level 1 from open chains of the class's slice (capped
+// where the bound is within a token's reach), eagerly and on first use,
+// and the masks along random generations are bit for bit those of the
+// walks without slices on the Llama-3 vocabulary: an ASCII class before
+// another part, a class with non-ASCII characters, and states that may
+// end the string (pops) or stay inside a search pattern.
+func TestOpenChains(t *testing.T) {
+	_, v := loadBench(t)
+	grammars := map[string]string{}
+	addSchemas(t, grammars, map[string]string{
+		"email":   `{"type":"string","pattern":"^[a-z]+@[a-z]+\\.[a-z]+$","maxLength":40}`,
+		"id":      `{"type":"object","properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_-]+:[0-9]+$","maxLength":32}},"required":["id"]}`,
+		"unicode": `{"type":"string","pattern":"^[^@]+@[^@]+$","maxLength":30}`,
+		"pops":    `{"type":"array","items":{"type":"string","pattern":"^[a-z]+[0-9]*$","maxLength":25}}`,
+		"search":  `{"type":"string","pattern":".+[@].+[.]___","minLength":10,"maxLength":30}`,
+	})
+	for name, src := range grammars {
+		t.Run(name, func(t *testing.T) {
+			ref, eager, lazy := compileSliced(t, src, v)
+			open, capped := eager.OpenSliceStates()
+			t.Logf("%d of %d states use an open chain, %d capped", open, eager.Stats().TopStates, capped)
+			if open == 0 || capped == 0 {
+				t.Errorf("%d states use an open chain, %d capped; want some of each", open, capped)
+			}
+			sameMasks(t, ref, eager, nil, 8, 80, 5)
+			sameMasks(t, ref, lazy, nil, 8, 80, 5)
+		})
+	}
+}
+
+// TestOpenChainPops: a word of up to 40 letters in a frame of its own (a
+// recursive rule): every state of its open chain may end the frame, so
+// the parents of exits by the bytes that follow it are cross points.
+// Masks along random generations are the Earley reference's, on a
+// vocabulary with tokens that end the word inside them.
+func TestOpenChainPops(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("root ::= \"[\" w (\",\" w)* \"]\"\nw ::= [a-z] w1 | \"(\" w (\",\" w)* \")\"\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "w%d ::= ([a-z] w%d)?\n", i, i+1)
+	}
+	b.WriteString("w40 ::= \"\"\n")
+	g, err := gbnf.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := testVocab(t, append([]string{"ab,", "abc]", "ab)", "a,b", "xyz,(", "abcdefghij", "abcdefghijklmnopqrst", "pqrstuvwxyz]", "q],["}, commonExtra...)...)
+	c := crossCheck(t, g, v, 30, 60, 3)
+	open, capped := c.OpenSliceStates()
+	if open == 0 || capped == 0 {
+		t.Errorf("%d states use an open chain, %d capped; want some of each", open, capped)
 	}
 }
 

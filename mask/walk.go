@@ -56,6 +56,7 @@ type walker struct {
 	gathered  int64    // what vocab.Trie.Gather read (unused: it keeps the reads)
 	nodes     int64    // of which: trie nodes stepped (a unit each; CompileStats.EagerNodes)
 	sliceWork int64    // work of the slices below nodes made by walks (belowSlice): not in units, the caller books it (takeSliceWork)
+	chainBuf  []int32  // an open chain's states (openExits)
 
 	ps pwalkState // level1Plain's parallel walks (see there)
 }
@@ -74,7 +75,7 @@ func newWalker(c *Compiled) *walker {
 // heldBytes estimates the memory the walker's buffers hold (their
 // capacities: a walker kept for first uses keeps them).
 func (w *walker) heldBytes() int {
-	n := int(unsafe.Sizeof(*w)) + capBytes(w.cross) + capBytes(w.buf) + capBytes(w.levels) +
+	n := int(unsafe.Sizeof(*w)) + capBytes(w.cross) + capBytes(w.buf) + capBytes(w.levels) + capBytes(w.chainBuf) +
 		capBytes(w.memo) + capBytes(w.memoN) + capBytes(w.bm.loop) + capBytes(w.bm.follow) + capBytes(w.bm.crossF)
 	if ar := w.st.ar; ar != nil {
 		n += capBytes(ar.nodes) + capBytes(ar.table) + capBytes(ar.sets) + capBytes(ar.single) + capBytes(ar.key)
