@@ -51,7 +51,11 @@
 // JSON Schema converter writes a multipleOf or a key pattern) is no
 // frame at all: each rule is lowered once as a label, references to it
 // are gotos, and every place that uses the set gets one copy of the
-// labels it reaches, ending with what follows that place.
+// labels it reaches, ending with what follows that place. So is an
+// acyclic set of plain rules (characters and references only) that refer
+// to each other only in tail position, to other rules only there or to
+// small atoms, and that one rule enters (markTailGroups): a pattern's
+// automaton under a length bound, a rule per state and character count.
 //
 // Each frame is compiled (automaton.go) to a deterministic automaton over
 // byte classes, calls of other frames and token references (Glushkov
@@ -80,7 +84,11 @@
 // a state that mostly leads into the loop takes the loop's tokens and
 // exits by their first byte, vocab.FirstByteSet); so does a state inside a
 // UTF-8 character of such a loop (a mid-character slice, vocab.MidSlice:
-// the tokens that finish the character and go on in the loop). The trie nodes where q's
+// the tokens that finish the character and go on in the loop), and a
+// state that steps on a class through a chain of states that ends
+// without a loop (an open chain: a pattern under a length bound), which
+// takes the slice's tokens of at most the characters left and walks each
+// exit from the chain's state at its character count. The trie nodes where q's
 // frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;
