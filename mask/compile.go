@@ -91,7 +91,7 @@ type Compiled struct {
 	lazyWork    atomic.Int64  // work units of the computations on first use
 	lazyCount   atomic.Int64  // their number
 	lazyNanos   atomic.Int64  // their time (see LazyTime)
-	memoBytes   atomic.Int64  // held by exitMemo (counted in MemoryBytes)
+	memoBytes   atomic.Int64  // held by exitMemo and the open chains (openChain; counted in MemoryBytes)
 	walkerBytes atomic.Int64  // held by lazyWalker's buffers (walker.heldBytes; counted in MemoryBytes)
 
 	belowOf    map[int32]*belowUse // belowFor's memo (guarded by mu)
@@ -403,7 +403,7 @@ func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 // mask cache and the walker kept for first uses (the shared vocabulary
 // trie excluded).
 func (c *Compiled) MemoryBytes() int {
-	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen) + 9*len(c.openOf)
+	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
 	seenEntry := map[*ctxEntry]bool{} // (entries are shared: byCross)
 	var addEntry func(e *ctxEntry)

@@ -3,6 +3,7 @@ package mask
 import (
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/structgen/structgen/vocab"
 )
@@ -349,6 +350,7 @@ func (c *Compiled) openChain(q int32) *openInfo {
 	if c.openOf == nil {
 		c.openOf = make([]*openInfo, len(c.a.states))
 		c.openDone = make([]bool, len(c.a.states))
+		c.memoBytes.Add(int64(9 * len(c.a.states)))
 	}
 	if c.openDone[q] {
 		return c.openOf[q]
@@ -399,6 +401,7 @@ func (c *Compiled) openChain(q int32) *openInfo {
 		}
 	}
 	c.openOf[q] = oc
+	c.memoBytes.Add(int64(unsafe.Sizeof(*oc)))
 	return oc
 }
 
