@@ -582,6 +582,9 @@ func (c *Compiled) runEager() error {
 		c.budgetWork = budget
 		eagerStates = c.countLevel1(p.need)
 	}
+	if eagerStates < p.tops {
+		c.prepareOpenSlices(plainTops)
+	}
 	if eagerStates < p.tops && c.lazyWalker == nil {
 		// Some states are left to first use: keep the walker for it, with
 		// its bulk masks and the buffers the eager walks grew (a stack

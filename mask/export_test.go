@@ -276,3 +276,35 @@ func SetNoTailGroups(off bool) func() {
 	noTailGroups = off
 	return func() { noTailGroups = old }
 }
+
+// SetMaxPreparedSlices sets maxPreparedSlices and returns a function
+// that restores it.
+func SetMaxPreparedSlices(n int) func() {
+	old := maxPreparedSlices
+	maxPreparedSlices = n
+	return func() { maxPreparedSlices = old }
+}
+
+// OpenSlicesReady returns how many of the states left to first use have
+// an open chain whose slice the vocabulary holds already, of those that
+// have one (asking for a missing slice makes it).
+func (c *Compiled) OpenSlicesReady() (ready, total int) {
+	c.lazyMu.Lock()
+	defer c.lazyMu.Unlock()
+	for q := range c.level1 {
+		if c.level1[q] != nil {
+			continue
+		}
+		oc := c.openChain(int32(q))
+		if oc == nil || oc.n < minOpenChain {
+			continue
+		}
+		total++
+		var work int64
+		c.v.Slice(oc.class, &work)
+		if work == 0 {
+			ready++
+		}
+	}
+	return ready, total
+}

@@ -128,6 +128,39 @@ func TestOpenChains(t *testing.T) {
 	}
 }
 
+// TestPreparedOpenSlices: where the eager phase leaves states with open
+// chains to first use, it makes their classes' slices (vocabulary work),
+// so that a first use walks exits instead of the vocabulary; with the
+// preparation off, the slices are missing. (Classes no other test uses:
+// the vocabulary keeps its slices.)
+func TestPreparedOpenSlices(t *testing.T) {
+	_, v := loadBench(t)
+	for _, tc := range []struct {
+		first, second string // the classes of the pattern's two parts
+		prepare       bool
+	}{{"b-y", "c-x", false}, {"d-w", "e-v", true}} {
+		grammars := map[string]string{}
+		addSchemas(t, grammars, map[string]string{"p": fmt.Sprintf(`{"type":"string","pattern":"^[%s]+@[%s]+$","maxLength":60}`, tc.first, tc.second)})
+		g, err := gbnf.Parse(grammars["p"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			if !tc.prepare {
+				defer mask.SetMaxPreparedSlices(0)()
+			}
+			c, err := mask.CompileWith(g, v, mask.Options{EagerWork: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ready, total := c.OpenSlicesReady()
+			if total == 0 || (ready == total) != tc.prepare {
+				t.Errorf("[%s]+@[%s]+, prepared %v: %d of %d states left to first use have their open chain's slice", tc.first, tc.second, tc.prepare, ready, total)
+			}
+		}()
+	}
+}
+
 // TestOpenChainPops: a word of up to 40 letters in a frame of its own (a
 // recursive rule): every state of its open chain may end the frame, so
 // the parents of exits by the bytes that follow it are cross points.
