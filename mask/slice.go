@@ -434,33 +434,56 @@ func subclass(x, y *vocab.Class) bool {
 // bound then walks the slice's exits (thousands of units), not the
 // vocabulary to make the slice (390,000 units, 5-8 ms, for "any character
 // but @" on Llama-3). It is vocabulary work (CompileStats.SliceWork),
-// none if an earlier grammar made them; at most maxPreparedSlices
-// classes a grammar.
+// none if an earlier grammar made them. Only classes that at least
+// minPreparedStates of those states use, and at most maxPreparedSlices
+// of them, the most used first: a pattern under a length bound has a
+// state per character count in each class; the automaton of the keys an
+// object excludes has a few per class ("any character but o" after a
+// prefix of "outputFileName"), which a generation rarely reaches, and
+// making their slices took up to 75 ms more of Precompute
+// (Github_ultra/o48661, JsonSchemaStore/bundleconfig).
 func (c *Compiled) prepareOpenSlices(tops []int32) {
-	var done []vocab.Class
+	type use struct {
+		class vocab.Class
+		n     int
+	}
+	var uses []use
 	for _, q := range tops {
 		if c.level1[q] != nil {
 			continue
 		}
 		oc := c.openChain(q)
-		if oc == nil || oc.n < minOpenChain || slices.Contains(done, oc.class) {
+		if oc == nil || oc.n < minOpenChain {
 			continue
 		}
-		if len(done) == maxPreparedSlices {
+		i := slices.IndexFunc(uses, func(u use) bool { return u.class == oc.class })
+		if i < 0 {
+			i = len(uses)
+			uses = append(uses, use{class: oc.class})
+		}
+		uses[i].n++
+	}
+	slices.SortStableFunc(uses, func(x, y use) int { return y.n - x.n })
+	for i, u := range uses {
+		if i == maxPreparedSlices || u.n < minPreparedStates {
 			return
 		}
-		done = append(done, oc.class)
 		var work int64
-		sl := c.v.Slice(oc.class, &work)
+		sl := c.v.Slice(u.class, &work)
 		c.prep.upToChars(sl, 0, &work)
 		c.sliceWork += work
 	}
 }
 
 // maxPreparedSlices bounds the slices prepareOpenSlices makes for one
-// grammar (a pattern has a few classes; each slice is a pass over the
-// vocabulary). A variable for tests.
+// grammar (a pattern has a few classes: Github_medium/o17563 six used by
+// 96-525 states each; each slice is a pass over the vocabulary). A
+// variable for tests.
 var maxPreparedSlices = 8
+
+// minPreparedStates is the fewest states left to first use whose open
+// chains' class prepareOpenSlices makes a slice for.
+const minPreparedStates = 32
 
 // takesNone reports whether no character of class k leads anywhere from
 // state d (its lead bytes, for the non-ASCII ones).
