@@ -338,15 +338,18 @@ type openInfo struct {
 
 // openChain returns the open chain from plain state q, or nil: the class
 // is the ASCII bytes (at least minSliceASCII) that lead from q to its
-// main successor, with the non-ASCII characters if every one does; the
+// main successor, with the non-ASCII characters if every one does,
+// narrowed to those the successor's chain takes where it takes fewer
+// (at least minSliceASCII still; the others are exits from q); the
 // successor takes none of them (the chain is capped there) or has an
 // open chain of a class that holds them all (q's is one character
 // longer: each state of that chain steps on every character of q's
 // class to the next, and its last takes none; the last character of a
-// pattern ^[a-z]+[0-9]*$ under a length bound may be a letter or a digit,
-// the letters before it only letters). A state of the chain may pop only where no byte that can follow the frame starts
-// a character of the class (then a pop comes before an exit, whose
-// parent is a cross point). Memoized per state.
+// pattern ^[a-z]+[0-9]*$ under a length bound may be a letter or a
+// digit, the letters before it only letters). A state of the chain may
+// pop only where no byte that can follow the frame starts a character
+// of the class (then a pop comes before an exit, whose parent is a cross
+// point). Memoized per state.
 func (c *Compiled) openChain(q int32) *openInfo {
 	if c.openOf == nil {
 		c.openOf = make([]*openInfo, len(c.a.states))
