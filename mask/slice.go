@@ -287,6 +287,12 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 	}
 	k, ok := c.loopClass(chain, d, drow, a.canPopState(d) || f.repeat, c.utf8Into)
 	if !ok {
+		if !f.repeat {
+			// (A chain that ends in a loop of another class, such as the
+			// states of a pattern under a length bound that lead to the
+			// end of a string: an open chain, if anything.)
+			return c.openSlice(q)
+		}
 		return sliceUse{}, false
 	}
 	// Making a new slice is vocabulary work, shared by every later
