@@ -178,7 +178,7 @@ func (p *vocabPrep) upToChars(sl *vocab.Slice, k int32, work *int64) *tokenSet {
 // chain start, d, with d its iteration end.
 //
 // An open chain (open) has no loop: d is its first state, and each state
-// steps on every character of the class (as on byte rep) to the next
+// steps on every character of the class (as on its first byte) to the next
 // (the states of a pattern under a length bound, one per character
 // count), so an exit after k characters leaves from the k-th, and none
 // comes after more than n; capped, the state after n characters takes
@@ -193,7 +193,6 @@ type sliceUse struct {
 
 	open, capped, pops bool
 	n                  int32
-	rep                byte
 }
 
 // maxSliceChain bounds the states a plain state may step through before
@@ -316,7 +315,7 @@ func (c *Compiled) openSlice(q int32) (sliceUse, bool) {
 	var work int64
 	sl := c.v.Slice(oc.class, &work)
 	c.addSliceWork(work)
-	u := sliceUse{sl: sl, d: q, open: true, capped: oc.capped, pops: oc.pops, n: oc.n, rep: oc.rep}
+	u := sliceUse{sl: sl, d: q, open: true, capped: oc.capped, pops: oc.pops, n: oc.n}
 	if maxK := c.prep.openChainLen(sl); u.n > maxK {
 		u.n, u.capped = maxK, false
 	}
@@ -333,13 +332,11 @@ const minOpenChain = 4
 const maxOpenChain = 1 << 12
 
 // openInfo describes the open chain from a state (see sliceUse): its
-// class, characters, whether capped, whether a state of it may pop, and
-// a byte of the class.
+// class, characters, whether capped, and whether a state of it may pop.
 type openInfo struct {
 	class        vocab.Class
 	n            int32
 	capped, pops bool
-	rep          byte
 }
 
 // openChain returns the open chain from plain state q, or nil: the class
@@ -379,11 +376,10 @@ func (c *Compiled) openChain(q int32) *openInfo {
 	}
 	oc := &openInfo{}
 	n := 0
-	for b := 0x7F; b >= 0; b-- {
+	for b := 0; b < 0x80; b++ {
 		if a.step(q, int(a.classOf[b])) == n0 {
 			oc.class.AddASCII(byte(b))
 			n++
-			oc.rep = byte(b)
 		}
 	}
 	if n < minSliceASCII {
@@ -405,11 +401,6 @@ func (c *Compiled) openChain(q int32) *openInfo {
 			NonASCII: oc.class.NonASCII && next.class.NonASCII}
 		if bits.OnesCount64(k.ASCII[0])+bits.OnesCount64(k.ASCII[1]) >= minSliceASCII {
 			oc.class = k
-			for b := 0x7F; b >= 0; b-- {
-				if k.HasASCII(byte(b)) {
-					oc.rep = byte(b)
-				}
-			}
 		}
 	}
 	if next != nil && subclass(&oc.class, &next.class) {
@@ -419,17 +410,33 @@ func (c *Compiled) openChain(q int32) *openInfo {
 	} else {
 		return nil
 	}
-	if oc.pops {
-		cf := &c.crossFollow[st.frame]
-		for b := 0; b < 256; b++ {
-			if cf.has(byte(b)) && oc.class.Starts(byte(b)) {
-				return nil
-			}
-		}
+	if oc.pops && c.followStarts(st.frame, &oc.class) {
+		return nil
 	}
 	c.openOf[q] = oc
 	c.memoBytes.Add(int64(unsafe.Sizeof(*oc)))
 	return oc
+}
+
+// followStarts reports whether a byte that can follow frame f (where a
+// pop is worth a cross point) starts a character of class k: then a
+// state that loops or chains on k cannot pop only before an exit.
+func (c *Compiled) followStarts(f int32, k *vocab.Class) bool {
+	cf := &c.crossFollow[f]
+	for b := 0; b < 256; b++ {
+		if cf.has(byte(b)) && k.Starts(byte(b)) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstASCII returns the first ASCII byte of class k (which has some).
+func firstASCII(k *vocab.Class) byte {
+	if k.ASCII[0] != 0 {
+		return byte(bits.TrailingZeros64(k.ASCII[0]))
+	}
+	return byte(64 + bits.TrailingZeros64(k.ASCII[1]))
 }
 
 // subclass reports whether every character of class x is in class y.
@@ -546,13 +553,8 @@ func (c *Compiled) loopClass(chain []int32, d, drow int32, pops bool, utf8Into f
 		}
 		k.NonASCII = k.NonASCII && utf8Into(row, next)
 	}
-	if pops {
-		cf := &c.crossFollow[a.states[chain[0]].frame]
-		for b := 0; b < 256; b++ {
-			if cf.has(byte(b)) && k.Starts(byte(b)) {
-				return k, false
-			}
-		}
+	if pops && c.followStarts(a.states[chain[0]].frame, &k) {
+		return k, false
 	}
 	return k, true
 }
@@ -774,7 +776,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 		}
 	}
 	if u.open {
-		w.sliceExits(u, nil, exitsOpen)
+		w.openExits(u)
 	} else {
 		w.sliceExits(u, nil, exitsOnChain)
 	}
@@ -906,7 +908,6 @@ const (
 	exitsAll = iota
 	exitsOnChain
 	exitsFromLoop
-	exitsOpen // an open chain's (see sliceUse): each from its chain state, none past the last
 )
 
 // sliceExits walks the exits of u's slice below the root (those whose
@@ -915,10 +916,6 @@ const (
 // state may pop, the parents of exits by a byte that can follow the
 // frame are cross points.
 func (w *walker) sliceExits(u sliceUse, good *byteBits, which int) {
-	if which == exitsOpen {
-		w.openExits(u)
-		return
-	}
 	c, a, t, sl := w.c, w.a, w.t, u.sl
 	pops := a.canPopState(u.d)
 	cf := &c.crossFollow[a.states[u.d].frame]
@@ -977,7 +974,7 @@ func (w *walker) openExits(u sliceUse) {
 	cf := &c.crossFollow[a.states[u.d].frame]
 	// The chain's states, by the characters before them.
 	chain := append(w.chainBuf[:0], u.d)
-	rc := int(a.classOf[u.rep])
+	rc := int(a.classOf[firstASCII(&sl.Class)])
 	for int32(len(chain)) <= u.n {
 		chain = append(chain, a.step(chain[len(chain)-1], rc))
 	}
