@@ -1622,11 +1622,16 @@ func (a *automaton) depths() []int32 {
 				}
 			}
 			r := a.row(q)
+			prev := int32(-1)
 			for c := range r.cells {
-				if t := r.next(c); t >= 0 && d[t] > level+1 {
+				// (Neighbouring classes mostly go to one state: a key
+				// exclusion's states step to their free state on all but
+				// a few.)
+				if t := r.next(c); t != prev && t >= 0 && d[t] > level+1 {
 					d[t] = level + 1
 					next = append(next, t)
 				}
+				prev = r.next(c)
 			}
 		}
 		cur, next = next, cur

@@ -376,22 +376,32 @@ func (c *Compiled) openChain(q int32) *openInfo {
 	}
 	oc := &openInfo{}
 	n := 0
-	for b := 0; b < 0x80; b++ {
-		if a.step(q, int(a.classOf[b])) == n0 {
-			oc.class.AddASCII(byte(b))
-			n++
+	r := a.row(q)
+	for cl := 0; cl < a.nc && a.classLo[cl] < 0x80; cl++ {
+		if r.next(cl) == n0 {
+			for b := a.classLo[cl]; b <= min(a.classHi[cl], 0x7F); b++ {
+				oc.class.AddASCII(b)
+				n++
+			}
 		}
 	}
 	if n < minSliceASCII {
 		return nil
 	}
-	oc.class.NonASCII = c.utf8Into(q, n0)
 	ns := &a.states[n0]
 	if len(ns.toks) != 0 || ns.frame != st.frame || len(ns.calls) != 0 {
 		return nil
 	}
-	oc.pops = a.canPopState(q) || a.canPopState(n0)
 	next := c.openChain(n0)
+	if next == nil && !c.takesNone(n0, &oc.class) {
+		// (No chain, whatever the non-ASCII characters: the state a key
+		// exclusion's prefix states step to loops. Most states left to
+		// first use are such (prepareOpenSlices), and utf8Into is the
+		// costly check.)
+		return nil
+	}
+	oc.class.NonASCII = c.utf8Into(q, n0)
+	oc.pops = a.canPopState(q) || a.canPopState(n0)
 	if next != nil && !subclass(&oc.class, &next.class) {
 		// The characters both chains take: the others leave q's chain (an
 		// exit byte, walked from q), as a pattern's "@" leaves its ".+"
