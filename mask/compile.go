@@ -58,6 +58,9 @@ type Compiled struct {
 	sliceOf     []int32 // per state: 1+index in sliceUses, -1 for none, 0 not known yet (see sliceFor)
 	sliceUses   []sliceUse
 	openOf      []*openInfo // per state: its open chain, if any (see openChain)
+	regionOf    []int32     // per state: 1+index in regions, -1 for none, 0 not known yet (see regionFor)
+	regions     []regionInfo
+	charEndsOf  map[int32]charEndsInfo // see charEnds
 	openDone    []bool
 	openDepth   int
 	mainSuccOf  []int32                       // per state: 2+mainSucc, 0 not known yet

@@ -88,7 +88,11 @@
 // state that steps on a class through a chain of states that ends
 // without a loop (an open chain: a pattern under a length bound), which
 // takes the slice's tokens of at most the characters left and walks each
-// exit from the chain's state at its character count. The trie nodes where q's
+// exit from the chain's state at its character count, and a state of a
+// region, states that lead each other on every character of a class
+// (the states of a match inside a string; a key that must not match a
+// bounded pattern), which takes the slice's tokens and walks each exit
+// from the state its characters lead to (region.go). The trie nodes where q's
 // frame can end while
 // the token goes on (cross points, kept only where a byte of the frame's
 // follow set comes next) continue in the frame below, level 2, and so on;

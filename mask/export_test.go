@@ -112,6 +112,26 @@ func SetNoExitMemo(off bool) func() {
 	return func() { noExitMemo = old }
 }
 
+// SetNoRegions turns regions (regionFor) off or on; it returns a function
+// that restores the setting.
+func SetNoRegions(off bool) func() {
+	old := noRegions
+	noRegions = off
+	return func() { noRegions = old }
+}
+
+// RegionStates returns how many states take their level 1 from a region
+// (regionSlice).
+func (c *Compiled) RegionStates() int {
+	n := 0
+	for _, m := range c.sliceOf {
+		if m > 0 && c.sliceUses[m-1].region {
+			n++
+		}
+	}
+	return n
+}
+
 // SetRootExitLimit sets the bound of the eager phase's memo of root-exit
 // walks (maxRootExitBytes) and returns a function restoring it.
 func SetRootExitLimit(n int64) func() {

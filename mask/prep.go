@@ -68,6 +68,9 @@ func prepare(v *Vocab) *vocabPrep {
 	for _, e := range vocab.CharEnds() {
 		v.MidSlice(jsonString, e.Need, e.Lo, e.Hi, &work)
 	}
+	// Its ASCII part, for the regions of keys whose non-ASCII characters
+	// are read by a call (regionFor).
+	v.Slice(jsonStringASCII, &work)
 	p.duration = time.Since(start)
 	vocabPreps.Store(v, p)
 	return p

@@ -60,6 +60,17 @@ var jsonString = func() (k vocab.Class) {
 	return k
 }()
 
+// jsonStringASCII is jsonString without its non-ASCII characters: the
+// class of a string's states where the converter reads a non-ASCII
+// character by a call (a key that must not match a bounded pattern:
+// JsonSchemaStore/blueprint-spec2), made with the vocabulary too, for
+// regions (regionFor).
+var jsonStringASCII = func() vocab.Class {
+	k := jsonString
+	k.NonASCII = false
+	return k
+}()
+
 // sliceIn returns the tokens inside slice sl.
 func sliceIn(sl *vocab.Slice) *tokenSet {
 	if sl.InList != nil {
@@ -90,8 +101,9 @@ func (p *vocabPrep) sliceAdded(sl *vocab.Slice) *tokenSet {
 // it (a cache keyed by the slice would keep every slice ever made).
 type upToSets struct {
 	mu       sync.Mutex
-	sets     []*tokenSet // [k]: the tokens that start at most k characters; nil until made
-	maxChars int32       // see openChainLen; 0 until known
+	sets     []*tokenSet            // [k]: the tokens that start at most k characters; nil until made
+	maxChars int32                  // see openChainLen; 0 until known
+	exits    map[byteBits]*exitTree // see exitTreeOf
 }
 
 // openChainLen returns the most characters a token starts inside slice
@@ -193,6 +205,9 @@ type sliceUse struct {
 
 	open, capped, pops bool
 	n                  int32
+
+	region bool     // d's region (regionFor): exits from the states their parents lead to
+	live   byteBits // a region's bytes of exits that lead somewhere
 }
 
 // maxSliceChain bounds the states a plain state may step through before
@@ -268,7 +283,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 				break
 			}
 			if n < 0 || len(chain) > maxSliceChain {
-				return c.openSlice(q)
+				return c.openOrRegion(q)
 			}
 			chain = append(chain, n)
 			d = n
@@ -276,7 +291,7 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 		for i, s := range chain {
 			ss := &a.states[s]
 			if len(ss.toks) != 0 || ss.frame != st.frame || (i > 0 && len(ss.calls) != 0) || (i > 0 && s != d && a.canPopState(s)) {
-				return c.openSlice(q)
+				return c.openOrRegion(q)
 			}
 		}
 	}
@@ -290,9 +305,14 @@ func (c *Compiled) findSlice(q int32) (sliceUse, bool) {
 			// (A chain that ends in a loop of another class, such as the
 			// states of a pattern under a length bound that lead to the
 			// end of a string: an open chain, if anything.)
-			return c.openSlice(q)
+			return c.openOrRegion(q)
 		}
 		return sliceUse{}, false
+	}
+	if !f.repeat {
+		if u, ok := c.widerRegion(q, &k); ok {
+			return u, true
+		}
 	}
 	// Making a new slice is vocabulary work, shared by every later
 	// grammar: it does not count against the eager budget (which would
@@ -588,6 +608,13 @@ func (c *Compiled) midSlice(q int32) (sliceUse, bool) {
 	switch {
 	case u.open:
 		return sliceUse{}, false
+	case u.region && u.d == s && u.sl.Need == 0:
+		// s is in a region (regionSlice).
+	case u.region && u.d == s && u.sl.Need > 0 && u.sl.Need < 3 && u.sl.Lo == 0x80 && u.sl.Hi == 0xBF:
+		// s is inside the character too, before a region.
+		need = int(u.sl.Need) + 1
+	case u.region:
+		return sliceUse{}, false
 	case u.d == s && len(u.chain) == 1 && u.sl.Need == 0:
 		// s is the loop state.
 	case u.sl.Need > 0 && u.sl.Need < 3 && u.sl.Lo == 0x80 && u.sl.Hi == 0xBF:
@@ -601,6 +628,11 @@ func (c *Compiled) midSlice(q int32) (sliceUse, bool) {
 	c.addSliceWork(work)
 	if sl == nil {
 		return sliceUse{}, false
+	}
+	if u.region {
+		// (The exits are walked from the states the bytes lead q to,
+		// the character's end first: regionExits.)
+		return sliceUse{sl: sl, d: q, region: true, pops: u.pops, live: u.live}, true
 	}
 	return sliceUse{sl: sl, d: u.d, chain: []int32{u.d}}, true
 }
@@ -785,9 +817,12 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 			c.rootExit(r, t)
 		}
 	}
-	if u.open {
+	switch {
+	case u.open:
 		w.openExits(u)
-	} else {
+	case u.region:
+		// (In ex: sliceExitsOf.)
+	default:
 		w.sliceExits(u, nil, exitsOnChain)
 	}
 	w.addSet(w.acc, &ex.set)
@@ -818,13 +853,15 @@ type sliceExitSet struct {
 var noDenseAdd = false
 
 // sliceExitsOf returns the walk of the exits of u's slice taken from the
-// loop state (see sliceExits), from the walker's base q. It depends only
-// on the slice, the loop state and the length of the chain before it, and is walked
-// once per compilation: the states that lead into the same loop share it
-// (the start of an object's other keys and the states after each prefix
-// of a listed name all end in the loop of key characters;
-// Github_hard/o1051 walked the same 220,000 units for 7 of them, which
-// took its whole eager budget).
+// loop state (see sliceExits), from the walker's base q, or for a region
+// all of its exits (regionExits). It depends only on the slice, the loop
+// state and the length of the chain before it, and is walked once per
+// compilation: the states that lead into the same loop share it (the
+// start of an object's other keys and the states after each prefix of a
+// listed name all end in the loop of key characters; Github_hard/o1051
+// walked the same 220,000 units for 7 of them, which took its whole eager
+// budget), and so do the states that borrow from a region state
+// (addSliceBorrowed).
 func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 	k := exitKey{u.sl, u.d, int32(len(u.chain))}
 	if e := c.exitMemo[k]; e != nil && !noExitMemo {
@@ -832,7 +869,11 @@ func (c *Compiled) sliceExitsOf(q int32, u sliceUse) *sliceExitSet {
 	}
 	w := c.walker
 	w.begin(node{q, 0, predsBoundary}, false)
-	w.sliceExits(u, nil, exitsFromLoop)
+	if u.region {
+		w.regionExits(u)
+	} else {
+		w.sliceExits(u, nil, exitsFromLoop)
+	}
 	e := &sliceExitSet{set: w.build(w.acc), cross: uniqueNodes(w.cross)}
 	if c.exitMemo == nil {
 		c.exitMemo = map[exitKey]*sliceExitSet{}
@@ -1022,20 +1063,24 @@ type sliceBorrow struct {
 // sliceBorrowFor returns what plain state q can take from the slice of
 // loop state d (q's main successor): every character of d's class whose
 // byte leads from q to d (lead bytes only if every non-ASCII character
-// does).
+// does). Where d is in a region (regionSlice), it is every character of
+// the region's class whose byte leads q and d to the same state (lead
+// bytes only if each does).
 func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 	a := c.a
 	if d < 0 || d == q || len(a.states[q].toks) != 0 || a.states[q].frame != a.states[d].frame || a.frames[a.states[q].frame].repeat {
 		return nil, false
 	}
 	u, ok := c.sliceFor(d)
-	if !ok || u.open || u.d != d {
+	if !ok || u.open || u.d != d || u.region && u.sl.Need != 0 {
 		return nil, false
 	}
 	sb := &sliceBorrow{u: u}
 	n := 0
 	for b := 0; b < 0x80; b++ {
-		if u.sl.Class.HasASCII(byte(b)) && a.step(q, int(a.classOf[b])) == d {
+		// (A loop state steps to itself on its class; a region's to the
+		// state it is in after the byte, which q must step to too.)
+		if t := a.step(d, int(a.classOf[b])); u.sl.Class.HasASCII(byte(b)) && t >= 0 && a.step(q, int(a.classOf[b])) == t {
 			sb.good.add(byte(b))
 			n++
 		}
@@ -1043,12 +1088,23 @@ func (c *Compiled) sliceBorrowFor(q, d int32) (*sliceBorrow, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	if u.sl.Class.NonASCII && c.utf8Into(q, d) {
+	if u.sl.Class.NonASCII && (!u.region && c.utf8Into(q, d) || u.region && sameLeads(a, q, d)) {
 		for b := 0xC2; b <= 0xF4; b++ {
 			sb.good.add(byte(b))
 		}
 	}
 	return sb, true
+}
+
+// sameLeads reports whether every lead byte of a character leads q and d
+// to the same state.
+func sameLeads(a *automaton, q, d int32) bool {
+	for b := 0xC2; b <= 0xF4; b++ {
+		if cl := int(a.classOf[b]); a.step(q, cl) != a.step(d, cl) {
+			return false
+		}
+	}
+	return true
 }
 
 // addSliceBorrowed adds to l (the local level 1 of plain state q, walked

@@ -57,6 +57,7 @@ type walker struct {
 	nodes     int64    // of which: trie nodes stepped (a unit each; CompileStats.EagerNodes)
 	sliceWork int64    // work of the slices below nodes made by walks (belowSlice): not in units, the caller books it (takeSliceWork)
 	chainBuf  []int32  // an open chain's states (openExits)
+	regionBuf []int32  // the states at a region's exit tree (regionExits)
 
 	ps pwalkState // level1Plain's parallel walks (see there)
 }
@@ -75,7 +76,7 @@ func newWalker(c *Compiled) *walker {
 // heldBytes estimates the memory the walker's buffers hold (their
 // capacities: a walker kept for first uses keeps them).
 func (w *walker) heldBytes() int {
-	n := int(unsafe.Sizeof(*w)) + capBytes(w.cross) + capBytes(w.buf) + capBytes(w.levels) + capBytes(w.chainBuf) +
+	n := int(unsafe.Sizeof(*w)) + capBytes(w.cross) + capBytes(w.buf) + capBytes(w.levels) + capBytes(w.chainBuf) + capBytes(w.regionBuf) +
 		capBytes(w.memo) + capBytes(w.memoN) + capBytes(w.bm.loop) + capBytes(w.bm.follow) + capBytes(w.bm.crossF)
 	if ar := w.st.ar; ar != nil {
 		n += capBytes(ar.nodes) + capBytes(ar.table) + capBytes(ar.sets) + capBytes(ar.single) + capBytes(ar.key)
@@ -691,6 +692,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 	defer func() {
 		c.addLazyTime(t0)
 		c.lazyWork.Add(c.walker.units() - u0)
+
 		c.lazyCount.Add(1)
 		c.walker.release()
 		c.walkerBytes.Store(int64(c.walker.heldBytes()))
