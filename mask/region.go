@@ -94,12 +94,12 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 		return regionInfo{}, false
 	}
 	frame := st.frame
-	// The candidate classes: ASCII ones q steps on (their bytes below
-	// 0x80), and nonASCII. (Most states that ask take a few bytes: the
-	// punctuation of JSON.)
-	// The class must come out as a JSON string body's (below): q takes
-	// every ASCII character of it, and the search may drop only the
-	// classes of other bytes (a quote, a backslash).
+	// The candidate classes: the ASCII ones q steps on (their bytes below
+	// 0x80), and nonASCII. The class must come out as a JSON string
+	// body's (below): q takes every ASCII character of it (most states
+	// that ask take a few bytes, the punctuation of JSON, and stop here),
+	// and the search may drop only the classes of other bytes (a quote, a
+	// backslash).
 	r := a.row(q)
 	inK := make([]bool, a.nc)
 	must := make([]bool, a.nc)
@@ -187,7 +187,7 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 						ok = false
 						break
 					}
-					if _, ok := via[t]; !ok {
+					if _, seen := via[t]; !seen {
 						via[t] = viaNonASCII
 						S = append(S, t)
 					}
@@ -196,7 +196,6 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 					nonASCII, changed = false, true
 				}
 			}
-
 		}
 		if !changed {
 			break
@@ -213,19 +212,17 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 	ri.class.NonASCII = nonASCII
 	if ri.class != jsonString && ri.class != jsonStringASCII {
 		// Only the classes of JSON string bodies, whose slices the
-		// vocabulary makes once (PrepareVocab): the region of another
-		// class would make a slice of its own, a pass over the
-		// vocabulary, and the regions' classes pushed others out of the
-		// vocabulary's slices (a full run of the corpus made
-		// Handwritten/notnames1's Precompute 2 → 10 ms that way). A
-		// region of a class that the grammars compiled before had made
-		// would be deterministic no more.
+		// vocabulary makes once (PrepareVocab). The region of another
+		// class would make a slice of its own on its first use, a pass
+		// over the vocabulary (Handwritten/num5: 1,129,222 units of a
+		// state's first use were the slice of its loop's class), where
+		// the walks it saves are those of one grammar.
 		return regionInfo{}, false
 	}
 	// The exits that lead somewhere: by an ASCII byte outside the class
-	// that a state of S takes (a string's quote and backslash; not the
-	// letters num5's keys leave out), or by any other byte (a state
-	// inside a character is not in S), or that follows the frame (below).
+	// that a state of S takes (a string's quote and backslash, not its
+	// control characters), or by any other byte (a state inside a
+	// character is not in S), or that follows the frame (below).
 	ri.live.addRange(0x80, 0xFF)
 	for _, s := range S {
 		rs := a.row(s)
