@@ -275,10 +275,11 @@ func (c *Compiled) charEnds(s int32) ([]int32, bool) {
 		return e.ends, e.ok
 	}
 	var ends []int32
-	ok := c.a.utf8Ends(s, func(t int32) {
+	ok := c.a.utf8Ends(s, func(t int32) bool {
 		if !slices.Contains(ends, t) {
 			ends = append(ends, t)
 		}
+		return true
 	})
 	if c.charEndsOf == nil {
 		c.charEndsOf = map[int32]charEndsInfo{}
@@ -292,63 +293,6 @@ func (c *Compiled) charEnds(s int32) ([]int32, bool) {
 type charEndsInfo struct {
 	ends []int32
 	ok   bool
-}
-
-// utf8Ends reports whether every non-ASCII character leads from state s,
-// through states that only finish it, to some state (passed to end), and
-// no stray continuation byte leads anywhere.
-func (a *automaton) utf8Ends(s int32, end func(int32)) bool {
-	type fkey struct {
-		s      int32
-		n      int
-		lo, hi byte
-	}
-	var memo map[fkey]bool
-	var finishes func(s int32, n int, lo, hi byte) bool
-	finishes = func(s int32, n int, lo, hi byte) bool {
-		k := fkey{s, n, lo, hi}
-		if r, ok := memo[k]; ok {
-			return r
-		}
-		st := &a.states[s]
-		ok := len(st.calls) == 0 && len(st.toks) == 0 && st.flags&stFinal == 0
-		for cl := 0; ok && cl < a.nc; cl++ {
-			t := a.step(s, cl)
-			clo, chi := a.classLo[cl], a.classHi[cl]
-			switch {
-			case chi < lo || clo > hi:
-				ok = t < 0
-			case clo < lo || chi > hi:
-				ok = false
-			case n == 1:
-				ok = t >= 0
-				if ok {
-					end(t)
-				}
-			default:
-				ok = t >= 0 && finishes(t, n-1, 0x80, 0xBF)
-			}
-		}
-		if memo == nil {
-			memo = map[fkey]bool{}
-		}
-		memo[k] = ok
-		return ok
-	}
-	for b := 0x80; b < 0x100; b++ {
-		t := a.step(s, int(a.classOf[b]))
-		n, lo, hi := vocab.UTF8Lead(byte(b))
-		if n == 0 {
-			if t >= 0 {
-				return false
-			}
-			continue
-		}
-		if t < 0 || !finishes(t, n, lo, hi) {
-			return false
-		}
-	}
-	return true
 }
 
 // regionSlice returns the use of a region's slice by plain state q (see

@@ -734,8 +734,15 @@ func (c *Compiled) utf8Into(row, d int32) bool {
 }
 
 // utf8Into is Compiled.utf8Into without its memo (safe for concurrent
-// use).
+// use): every non-ASCII character leads from row to d (utf8Ends).
 func (a *automaton) utf8Into(row, d int32) bool {
+	return a.utf8Ends(row, func(t int32) bool { return t == d })
+}
+
+// utf8Ends reports whether every non-ASCII character leads from state s,
+// through states that only finish it, to a state that end accepts (it is
+// called on each), and no stray continuation byte leads anywhere.
+func (a *automaton) utf8Ends(s int32, end func(int32) bool) bool {
 	// Memo of finishes (few distinct mid-character states and kinds).
 	type fkey struct {
 		s      int32
@@ -762,7 +769,7 @@ func (a *automaton) utf8Into(row, d int32) bool {
 			case clo < lo || chi > hi:
 				ok = false // partly valid: not a loop over the class
 			case n == 1:
-				ok = t == d
+				ok = t >= 0 && end(t)
 			default:
 				ok = t >= 0 && finishes(t, n-1, 0x80, 0xBF)
 			}
@@ -775,7 +782,7 @@ func (a *automaton) utf8Into(row, d int32) bool {
 	}
 	r := true
 	for b := 0x80; r && b < 0x100; b++ {
-		t := a.step(row, int(a.classOf[b]))
+		t := a.step(s, int(a.classOf[b]))
 		n, lo, hi := vocab.UTF8Lead(byte(b))
 		switch {
 		case n == 0:
