@@ -100,17 +100,15 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 	// that ask take a few bytes, the punctuation of JSON, and stop here),
 	// and the search may drop only the classes of other bytes (a quote, a
 	// backslash).
+	if !c.takesStringBody(q) {
+		return regionInfo{}, false
+	}
 	r := a.row(q)
 	inK := make([]bool, a.nc)
 	must := make([]bool, a.nc)
 	for cl := 0; cl < a.nc && a.classLo[cl] < 0x80; cl++ {
 		inK[cl] = r.next(cl) >= 0
-		for b := a.classLo[cl]; b <= min(a.classHi[cl], 0x7F); b++ {
-			must[cl] = must[cl] || jsonString.HasASCII(b)
-		}
-		if must[cl] && !inK[cl] {
-			return regionInfo{}, false
-		}
+		must[cl] = c.stringClass(cl)
 	}
 	nonASCII := true
 	const viaNonASCII = -1
@@ -295,6 +293,35 @@ type charEndsInfo struct {
 	ok   bool
 }
 
+// takesStringBody reports whether plain state q steps on every ASCII
+// character of a JSON string's body (a region's first condition, checked
+// before anything else: most states take a few bytes).
+func (c *Compiled) takesStringBody(q int32) bool {
+	a := c.a
+	r := a.row(q)
+	for cl := 0; cl < a.nc && a.classLo[cl] < 0x80; cl++ {
+		if r.next(cl) < 0 && c.stringClass(cl) {
+			return false
+		}
+	}
+	return true
+}
+
+// stringClass reports whether byte class cl holds an ASCII character of a
+// JSON string's body.
+func (c *Compiled) stringClass(cl int) bool {
+	a := c.a
+	for b := a.classLo[cl]; b <= min(a.classHi[cl], 0x7F); b++ {
+		if jsonString.HasASCII(b) {
+			return true
+		}
+		if b == 0x7F {
+			break
+		}
+	}
+	return false
+}
+
 // regionSlice returns the use of a region's slice by plain state q (see
 // regionFor).
 func (c *Compiled) regionSlice(q int32) (sliceUse, bool) {
@@ -447,6 +474,9 @@ func (w *walker) regionExits(u sliceUse) {
 func (c *Compiled) openOrRegion(q int32) (sliceUse, bool) {
 	if u, ok := c.openSlice(q); ok {
 		return u, true
+	}
+	if noRegions || !c.takesStringBody(q) {
+		return sliceUse{}, false
 	}
 	if sb, ok := c.sliceBorrowFor(q, c.mainSucc(q)); ok && !sb.u.region {
 		return sliceUse{}, false
