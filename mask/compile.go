@@ -61,6 +61,7 @@ type Compiled struct {
 	regionOf    []int32     // per state: 1+index in regions, -1 for none, 0 not known yet (see regionFor)
 	regions     []regionInfo
 	charEndsOf  map[int32]charEndsInfo // see charEnds
+	strClass    []bool                 // per byte class: holds a string body's ASCII character (see stringClass)
 	openDone    []bool
 	openDepth   int
 	mainSuccOf  []int32                       // per state: 2+mainSucc, 0 not known yet

@@ -48,9 +48,10 @@ import (
 // drops): blueprint-spec2's region has 47 states and takes 3 passes, a
 // string that must contain one of a few names a few tens of states. A
 // search past the bound finds no region, and neither do the states it
-// found: the states of a pattern under a length bound (whose last takes
-// no character: no region) each searched the states after them, 470,000
-// visits for Github_medium/o17563's eager phase, 70 ms.
+// found. (Before the search began only in states that take a string
+// body's characters, the states of Github_medium/o17563's pattern under
+// a length bound each searched the states after them: 470,000 visits in
+// its eager phase, 70 ms; the bound stays for automata that do.)
 const maxRegionVisits = 1024
 
 // noRegions turns regions off (tests compare with and without).
@@ -105,10 +106,8 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 	}
 	r := a.row(q)
 	inK := make([]bool, a.nc)
-	must := make([]bool, a.nc)
 	for cl := 0; cl < a.nc && a.classLo[cl] < 0x80; cl++ {
 		inK[cl] = r.next(cl) >= 0
-		must[cl] = c.stringClass(cl)
 	}
 	nonASCII := true
 	const viaNonASCII = -1
@@ -154,7 +153,7 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 				bad[s] = true
 				if cl := via[s]; cl == viaNonASCII {
 					nonASCII = false
-				} else if must[cl] {
+				} else if c.stringClass(cl) {
 					return regionInfo{}, false
 				} else {
 					inK[cl] = false
@@ -167,7 +166,7 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 					continue
 				}
 				switch t := rs.next(cl); {
-				case (t < 0 || bad[t]) && must[cl]:
+				case (t < 0 || bad[t]) && c.stringClass(cl):
 					return regionInfo{}, false
 				case t < 0 || bad[t]:
 					inK[cl], changed = false, true
@@ -308,18 +307,20 @@ func (c *Compiled) takesStringBody(q int32) bool {
 }
 
 // stringClass reports whether byte class cl holds an ASCII character of a
-// JSON string's body.
+// JSON string's body (computed once per automaton: takesStringBody asks
+// it for every state that has no loop).
 func (c *Compiled) stringClass(cl int) bool {
-	a := c.a
-	for b := a.classLo[cl]; b <= min(a.classHi[cl], 0x7F); b++ {
-		if jsonString.HasASCII(b) {
-			return true
-		}
-		if b == 0x7F {
-			break
+	if c.strClass == nil {
+		a := c.a
+		c.strClass = make([]bool, a.nc)
+		c.memoBytes.Add(int64(a.nc))
+		for cl := 0; cl < a.nc && a.classLo[cl] < 0x80; cl++ {
+			for b := int(a.classLo[cl]); b <= int(min(a.classHi[cl], 0x7F)); b++ {
+				c.strClass[cl] = c.strClass[cl] || jsonString.HasASCII(byte(b))
+			}
 		}
 	}
-	return false
+	return c.strClass[cl]
 }
 
 // regionSlice returns the use of a region's slice by plain state q (see
