@@ -409,6 +409,26 @@ func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 func (c *Compiled) MemoryBytes() int {
 	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
+	seenBits := map[*uint32]bool{} // (a slice's bitset is shared: buildWith)
+	setBytes := func(s *tokenSet) int {
+		if seen[s] {
+			return 0
+		}
+		seen[s] = true
+		n := s.bytes()
+		if s.whole != nil {
+			if w := s.whole.p.Load(); w != nil {
+				n += w.bytes()
+			}
+		}
+		if len(s.bits) > 0 {
+			if seenBits[&s.bits[0]] {
+				n -= 4 * len(s.bits)
+			}
+			seenBits[&s.bits[0]] = true
+		}
+		return n
+	}
 	seenEntry := map[*ctxEntry]bool{} // (entries are shared: byCross)
 	var addEntry func(e *ctxEntry)
 	addEntry = func(e *ctxEntry) {
@@ -416,10 +436,7 @@ func (c *Compiled) MemoryBytes() int {
 			return
 		}
 		seenEntry[e] = true
-		if !seen[e.in] {
-			seen[e.in] = true
-			n += e.in.bytes()
-		}
+		n += setBytes(e.in)
 		n += 4 * len(e.cross)
 		for _, x := range e.next {
 			addEntry(x)
@@ -431,10 +448,7 @@ func (c *Compiled) MemoryBytes() int {
 		if l == nil {
 			continue
 		}
-		if !seen[&l.full] {
-			seen[&l.full] = true
-			n += l.full.bytes()
-		}
+		n += setBytes(&l.full)
 		n += 8*len(l.cross) + 4*len(l.byCost) + 4*len(l.costOff)
 		if l.plain != nil {
 			n += 4 * len(l.plain.cross)

@@ -96,10 +96,8 @@ func (p *plan) combineCost(words int) int {
 	for _, s := range p.sets {
 		if s.bits != nil {
 			bitsets++
-			n += len(s.excl)
-		} else {
-			n += len(s.list)
 		}
+		n += len(s.excl) + len(s.list)
 	}
 	if bitsets > 1 {
 		n += (bitsets - 1) * words / 4
@@ -471,6 +469,7 @@ func (m *Matcher) addMaskSet(s *tokenSet, dedup bool) {
 	if s.n == 0 {
 		return
 	}
+	s = s.forMask()
 	if dedup {
 		if m.seen[s] {
 			return
@@ -482,6 +481,7 @@ func (m *Matcher) addMaskSet(s *tokenSet, dedup bool) {
 
 // addPlanSet adds s to plan p, once.
 func (m *Matcher) addPlanSet(p *plan, s *tokenSet) {
+	s = s.forMask()
 	if s.n > 0 && !m.pseen[s] {
 		m.pseen[s] = true
 		p.sets = append(p.sets, s)

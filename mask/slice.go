@@ -815,13 +815,15 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 	base := node{q, 0, predsBoundary}
 	w.begin(base, false)
 	w.work += StateWorkUnits
+	var in *tokenSet
 	if u.capped {
 		var work int64
-		w.addSet(w.acc, c.prep.upToChars(sl, u.n, &work))
+		in = c.prep.upToChars(sl, u.n, &work)
 		c.addSliceWork(work)
 	} else {
-		w.addSet(w.acc, c.prep.sliceAdded(sl))
+		in = c.prep.sliceAdded(sl)
 	}
+	w.work += in.work() // (as addSet counts it: buildWith adds it)
 	if w.st.canPop(base) {
 		w.cross = append(w.cross, crossPt{0, 0})
 	}
@@ -842,11 +844,48 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 		w.sliceExits(u, nil, exitsOnChain)
 	}
 	w.addSet(w.acc, &ex.set)
-	l := &level1{full: w.build(w.acc)}
+	l := &level1{full: w.buildWith(in)}
 	cross := append(uniqueNodes(w.cross), ex.cross...)
 	slices.Sort(cross)
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
 	return l
+}
+
+// maxPlusIDs is the most ids outside a slice's set that a loop state's
+// set lists beside it (tokenSet's dense plus a few): a state of a string
+// takes its slice's tokens and those its exits add (the close quote's
+// and the escapes': 276-296 on Llama-3 in Github_ultra/o12344), and a
+// copy of the slice's bitset per state (16 KB on Llama-3) was a fifth of
+// the eager phase of grammars of many string states (o12344: 1,125
+// region states). Applied into another set, the list costs less than
+// the copy it stands for up to about a word per 8 (a random write
+// against 8 words copied and counted).
+func maxPlusIDs(words int) int { return words / 8 }
+
+// buildWith builds the union of in (a slice's set, not added to w.acc)
+// and w.acc's ids, counting the work as w.addSet(w.acc, in) and w.build
+// would, so that the eager phase reaches the same states whichever form
+// the set takes: where in is a bitset and the union is dense, in's
+// bitset is shared and the ids outside it listed (up to maxPlusIDs);
+// else the union is built whole.
+func (w *walker) buildWith(in *tokenSet) tokenSet {
+	b := w.acc
+	if in.bits != nil && in.excl == nil && !b.dense && b.len() <= maxPlusIDs(len(b.bits)) {
+		var plus []int32
+		for _, id := range b.ids {
+			if !hasBit(in.bits, id) {
+				plus = append(plus, id)
+			}
+		}
+		if n := in.n + len(plus); n > denseThreshold(len(b.bits)) {
+			s := tokenSet{bits: in.bits, list: plus, n: n, whole: &wholeSet{}}
+			w.work += int64(len(b.bits) / 32) // (a dense set's work)
+			b.reset()
+			return s
+		}
+	}
+	b.addSet(in)
+	return w.build(b)
 }
 
 // exitKey identifies a walk of a slice's exits (sliceExitsOf): the slice

@@ -54,6 +54,88 @@ func TestOrExclInto(t *testing.T) {
 	}
 }
 
+// TestPlusSet checks the dense-plus-a-few form of a set (a slice's
+// bitset shared, the ids outside it listed: walker.buildWith) against the
+// same ids as a plain bitset, in every operation that applies a set:
+// has, orInto, copyInto, andInto, setBuilder.addSet, and buildWith
+// itself (the form, the ids, and the work it counts against building the
+// union whole).
+func TestPlusSet(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	const words = 256
+	for trial := 0; trial < 300; trial++ {
+		in := tokenSet{bits: make([]uint32, words)}
+		for i := range in.bits {
+			in.bits[i] = rng.Uint32() | rng.Uint32()
+			in.n += bits.OnesCount32(in.bits[i])
+		}
+		b := newSetBuilder(words)
+		for range rng.Intn(2 * maxPlusIDs(words)) {
+			b.add(int32(rng.Intn(words * 32)))
+		}
+		// The union whole, from a copy of the builder's ids.
+		whole := newSetBuilder(words)
+		for _, id := range b.ids {
+			whole.add(id)
+		}
+		whole.addSet(&in)
+		want := whole.build()
+		wantWork := in.work() + want.work()
+		w := &walker{acc: b}
+		w.work = in.work()
+		plusable := b.len() <= maxPlusIDs(words)
+		got := w.buildWith(&in)
+		if plusable && (len(got.bits) == 0 || &got.bits[0] != &in.bits[0]) {
+			t.Fatalf("trial %d: %d ids outside the slice's set, and its bitset not shared", trial, b.len())
+		}
+		if w.work != wantWork || got.n != want.n {
+			t.Fatalf("trial %d: work %d, n %d; built whole %d, %d", trial, w.work, got.n, wantWork, want.n)
+		}
+		ref := make([]uint32, words)
+		want.copyInto(ref)
+		// The form a mask applies: the same ids, one bitset, made once.
+		if fm := got.forMask(); fm.list != nil || fm.excl != nil || fm.n != want.n || !slices.Equal(fm.bits, ref) || fm != got.forMask() {
+			t.Fatalf("trial %d: forMask is not the set as one bitset, made once", trial)
+		}
+		for id := int32(0); id < words*32; id++ {
+			if got.has(id) != hasBit(ref, id) {
+				t.Fatalf("trial %d: has(%d) = %v", trial, id, got.has(id))
+			}
+		}
+		dst := make([]uint32, words)
+		for i := range dst {
+			dst[i] = rng.Uint32() & rng.Uint32()
+		}
+		for _, op := range []struct {
+			name string
+			f    func(s *tokenSet, dst []uint32)
+			ref  func(dst []uint32)
+		}{
+			{"orInto", (*tokenSet).orInto, func(d []uint32) { orWords(d, ref) }},
+			{"copyInto", (*tokenSet).copyInto, func(d []uint32) { copy(d, ref) }},
+			{"andInto", (*tokenSet).andInto, func(d []uint32) {
+				for i := range d {
+					d[i] &= ref[i]
+				}
+			}},
+			{"addSet", func(s *tokenSet, d []uint32) {
+				sb := newSetBuilder(words)
+				sb.addSet(&tokenSet{bits: d, n: 1})
+				sb.addSet(s)
+				r := sb.build()
+				r.copyInto(d)
+			}, func(d []uint32) { orWords(d, ref) }},
+		} {
+			g, r := slices.Clone(dst), slices.Clone(dst)
+			op.f(&got, g)
+			op.ref(r)
+			if !slices.Equal(g, r) {
+				t.Fatalf("trial %d: %s differs from the plain bitset's", trial, op.name)
+			}
+		}
+	}
+}
+
 // TestUpToCharsExclusions checks every set of a slice's tokens by
 // characters against the tokens' character counts, on a vocabulary where
 // the sets take all three forms (a list, a bitset of its own, the slice's

@@ -577,7 +577,7 @@ func (c *Compiled) costFiltered(l *level1, avail int32, eager *int64) *tokenSet 
 		return &l.full
 	case n <= thr:
 		return &tokenSet{list: l.byCost[:n:n], n: n}
-	case l.full.bits != nil && l.full.n-n <= thr:
+	case l.full.bits != nil && l.full.list == nil && l.full.n-n <= thr:
 		return &tokenSet{bits: l.full.bits, excl: l.byCost[n:], n: n}
 	}
 	// A bitset of the n cheapest: shared by every counter class with the
