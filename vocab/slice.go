@@ -264,8 +264,11 @@ func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 		w, v, k int32
 	}
 	var exits []exit
-	s.walk(func(u, chars int32) {
+	s.walk(func(u, chars int32, whole bool) {
 		toks := t.TokensAt(u)
+		if whole {
+			toks = t.TokensIn(u)
+		}
 		*work += int64(1 + len(toks))
 		for _, id := range toks {
 			s.In[id>>5] |= 1 << (uint32(id) & 31)
@@ -314,9 +317,17 @@ func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 // root's are a prefix of a string of C* (of the Need continuation bytes
 // then C*, for a mid-character slice), with the characters they start
 // after the root, exit for every exit (the byte, the node after it, its
-// parent, the parent's characters).
-func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars int32)) {
+// parent, the parent's characters). Where every byte below a node is an
+// ASCII byte of C (Node.Below), inside is called once for the node with
+// whole set, and not for the nodes below it (they are inside, and none
+// is an exit's parent): leaves and the ends of words, most of the trie.
+// (Handwritten/num5's class, a string body less four letters, walked
+// 1,129,222 units node by node on a first use, 24-30 ms.)
+func (s *Slice) walk(inside func(u, chars int32, whole bool), exit func(c byte, w, v, chars int32)) {
 	t := s.v.Trie()
+	// The buckets of bytes that are all ASCII bytes of C.
+	out := [4]uint64{^s.Class.ASCII[0], ^s.Class.ASCII[1], ^uint64(0), ^uint64(0)}
+	notWhole := BucketMask(&out)
 	// need: continuation bytes still needed at a node (0 at a character
 	// boundary); lo, hi: the range of the next continuation byte.
 	type item struct {
@@ -330,7 +341,7 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if it.u != s.Root {
-			inside(it.u, it.k)
+			inside(it.u, it.k, false)
 		}
 		es, ee := t.Children(it.u)
 		for e := es; e < ee; e++ {
@@ -343,6 +354,8 @@ func (s *Slice) walk(inside func(u, chars int32), exit func(c byte, w, v, chars 
 			}
 			n, lo, hi := UTF8Lead(c)
 			switch {
+			case s.Class.HasASCII(c) && t.Nodes[w].Below&notWhole == 0:
+				inside(w, it.k+1, true)
 			case s.Class.HasASCII(c):
 				stack = append(stack, item{u: w, k: it.k + 1, lo: 0x80, hi: 0xBF})
 			case c < 0x80 || (n > 0 && !s.Class.NonASCII):

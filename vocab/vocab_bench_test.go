@@ -3,6 +3,7 @@ package vocab
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,47 @@ func BenchmarkGreedyTokenize(b *testing.B) {
 		if _, err := v.GreedyTokenize(doc); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBuildSlice measures making a loop's slice on Llama-3 (what a
+// grammar whose loop class is new pays on a first use, and PrepareVocab
+// for the JSON string classes), and reports the work units it counts.
+func BenchmarkBuildSlice(b *testing.B) {
+	// (The directory has no end-of-generation token: the vocabulary
+	// comes in the error.)
+	_, err := LoadVocab(sharedtest.Path(b, "corpus", "vocab", "hf", "llama3.2"))
+	var ne *NoEOGError
+	if !errors.As(err, &ne) {
+		b.Fatal(err)
+	}
+	v := ne.Vocab
+	json := Class{NonASCII: true}
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			json.AddASCII(byte(c))
+		}
+	}
+	noABDE := json
+	for _, c := range "abde" {
+		noABDE.ASCII[c>>6] &^= 1 << (c & 63)
+	}
+	var ident Class
+	for _, c := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_" {
+		ident.AddASCII(byte(c))
+	}
+	v.Trie()
+	for _, c := range []struct {
+		name string
+		cl   Class
+	}{{"json-string", json}, {"json-string-less-abde", noABDE}, {"identifier", ident}} {
+		b.Run(c.name, func(b *testing.B) {
+			var work int64
+			for b.Loop() {
+				work = 0
+				buildSlice(v, sliceKey{c.cl, 0, 0x80, 0xBF, 0}, &work)
+			}
+			b.ReportMetric(float64(work), "units/op")
+		})
 	}
 }
