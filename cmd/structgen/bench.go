@@ -98,7 +98,11 @@ func (c *benchCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "Heap pretouched before the runs, as serve does (--pretouch): %s.\n", pt)
 	}
 	if f := gcfloor.Floor(); f > 0 {
-		fmt.Fprintf(e.stdout, "The heap grows by at least %d MiB past its live size before a collection, as serve sets (--gc-floor).\n", f>>20)
+		fmt.Fprintf(e.stdout, "The heap grows by at least %d MiB past its live size before a collection, as serve sets (--gc-floor)", f>>20)
+		if r := gcfloor.Reserve(); r > 0 {
+			fmt.Fprintf(e.stdout, ", and keeps that much free heap from the scavenger (a reserve of %d MiB, never written)", r>>20)
+		}
+		fmt.Fprintln(e.stdout, ".")
 	}
 	if c.Busy {
 		fmt.Fprintf(e.stdout, "A CPU-bound process ran beside the runs (--busy): %s.\n", maskbench.BusyPlacement())

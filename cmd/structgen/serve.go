@@ -38,7 +38,7 @@ type serveCmd struct {
 	DrainTimeout    time.Duration `help:"On SIGTERM, how long running requests may finish before they are cancelled." default:"30s"`
 	LogFormat       string        `help:"Log format: text or json." enum:"text,json" default:"text"`
 	Pretouch        int           `help:"Bytes of heap to touch at start, while the model loads, so that compilations growing the heap up to that size take no page faults (Linux, free memory given back with MADV_FREE; 0: off)." default:"536870912" placeholder:"BYTES"`
-	GCFloor         int           `name:"gc-floor" help:"Bytes the heap may grow by past its live size before the garbage collector runs, at least (GOGC adjusted after each collection): fewer collections while compiling and decoding (0: GOGC alone)." default:"268435456" placeholder:"BYTES"`
+	GCFloor         int           `name:"gc-floor" help:"Bytes the heap may grow by past its live size before the garbage collector runs, at least (GOGC adjusted after each collection): fewer collections while compiling and decoding; on Linux without GOMEMLIMIT it also keeps that much free heap from Go's scavenger, with a reserve of ten times it that is never written (address space only; the Go heap metrics include it) (0: GOGC alone)." default:"268435456" placeholder:"BYTES"`
 
 	Temperature   float32 `help:"Default sampling temperature (0: greedy)." default:"0.8"`
 	TopK          int     `help:"Default top-k (0: off)." default:"40"`
@@ -92,7 +92,7 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	log.Info("listening", "addr", "http://"+ln.Addr().String(), "model", c.Model, "gc_floor", gcfloor.Floor())
+	log.Info("listening", "addr", "http://"+ln.Addr().String(), "model", c.Model, "gc_floor", gcfloor.Floor(), "gc_reserve", gcfloor.Reserve())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln, c.DrainTimeout) }()
 

@@ -26,10 +26,33 @@
 // compiles 16%, and no collection during the bench's cold passes. What
 // it costs: the heap peaks at live + max(live, n) instead of 2·live,
 // which madvfree.DefaultPretouch covers (no page faults).
+//
+// The floor's reserve keeps the pages that growth takes. Go's background
+// scavenger gives free heap pages back to the system down to about 10%
+// over what the heap had in use at the last collection (the runtime's
+// retainExtraPercent), whatever the heap goal: a process with a small
+// live heap gives back nearly everything a compilation used, within
+// seconds, and the next large one takes those pages again. On the
+// project's VMs that is as slow as it gets: writing 130 MB of pages
+// given back with MADV_FREE took 200-260 ms (3 page faults, the rest
+// user time), against 8-10 ms for pages the heap had kept, and with
+// MADV_DONTNEED 515 ms. Github_ultra/o48661's compile took 370-440 ms
+// in a run over the corpus (113 MB of its 130 from given-back pages),
+// 190-200 ms alone. Go has no setting for the scavenger's goal, so Set
+// makes the runtime count more heap in use: on Linux, without a memory
+// limit (GOMEMLIMIT counts it), the first Set with a floor allocates a
+// reserve of reservePercent times the floor (2.5 GiB for the default)
+// that is never written (fresh memory is not zeroed by Go: it costs
+// address space, no resident memory and no faults; TestReserveUntouched),
+// takes it out of the live heap in the percentage above, and so keeps
+// about the floor's worth of free pages mapped. With it o48661's compile
+// took 183 ms in that run. The runtime's heap statistics (and serve's
+// /metrics go_memstats_*) include the reserve (Reserve says how much).
 package gcfloor
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -49,12 +72,26 @@ const DefaultFloor = 256 << 20
 // also fits a 32-bit int.)
 const MaxFloor = 1 << 30
 
+// reservePercent is the reserve's size in percent of the floor: the
+// scavenger keeps free pages up to 10% of the heap in use (the runtime's
+// retainExtraPercent, Go 1.19-1.26), so ten times the floor keeps about
+// the floor's worth.
+const reservePercent = 1000
+
 var (
-	mu    sync.Mutex
-	floor int64 // bytes; 0: none
-	base  int64 // GOGC when the floor was first set (the percentage it never goes below)
-	armed bool  // a sentinel is waiting for the next collection
+	mu       sync.Mutex
+	floor    int64    // bytes; 0: none
+	base     int64    // GOGC when the floor was first set (the percentage it never goes below)
+	armed    bool     // a sentinel is waiting for the next collection
+	reserve  [][]byte // never written (see the package comment); nil: none
+	reserved int64    // their bytes
 )
+
+// reserveChunk is the size of the reserve's pieces. Go clears a new large
+// object whose pages the heap used before (all of it, if any page was):
+// in pieces, only those that fill such gaps are written, and
+// dropPages gives their pages back.
+const reserveChunk = 4 << 20
 
 // Set makes the floor n bytes (0: none, GOGC as it was), replacing any
 // earlier one; an error for n outside 0..MaxFloor.
@@ -71,8 +108,18 @@ func Set(n int) error {
 		return nil // GOGC=off (or never set and n is 0): no floor, Floor() 0
 	}
 	floor = int64(n)
+	if size := int64(n) * reservePercent / 100; n > 0 && reserve == nil && reserveAllowed(size) && debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		// (Once per process, from the first floor: a reserve dropped and
+		// made again would take pages the heap had written.)
+		for ; reserved < size; reserved += reserveChunk {
+			b := make([]byte, reserveChunk)
+			dropPages(b)
+			reserve = append(reserve, b)
+		}
+		runtime.GC() // (so that the live heap adjust reads includes it)
+	}
 	adjust()
-	if n > 0 && !armed {
+	if (n > 0 || reserve != nil) && !armed {
 		armed = true
 		arm()
 	}
@@ -86,6 +133,14 @@ func Floor() int {
 	return int(floor)
 }
 
+// Reserve returns the size of the floor's reserve in bytes (0: none; see
+// the package comment): heap the runtime counts in use, never written.
+func Reserve() int {
+	mu.Lock()
+	defer mu.Unlock()
+	return int(reserved)
+}
+
 // sentinel is an object only a finalizer refers to: the collector finds
 // it unreachable once per cycle. (Large enough not to share a tiny
 // allocation block, whose finalizers may never run.)
@@ -97,7 +152,7 @@ func arm() {
 	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
 		mu.Lock()
 		defer mu.Unlock()
-		if floor == 0 {
+		if floor == 0 && reserve == nil {
 			armed = false
 			return
 		}
@@ -112,12 +167,16 @@ func arm() {
 // 64 MiB over 126 KB live: 2.2 GB). adjust divides by at least this.
 const runtimeMinHeap = 4 << 20
 
-// adjust sets GOGC to max(base, 100·floor/live), live counted as at least
-// runtimeMinHeap; base with no floor. Called with mu held.
+// adjust sets GOGC so that the heap goal is live + max(base% of live,
+// floor), the live heap less the reserve, counted as at least
+// runtimeMinHeap: max(base, 100·floor/live) without a reserve; base
+// with neither. Called with mu held.
 func adjust() {
 	pct := base
-	if live := max(readInt("/gc/heap/live:bytes"), runtimeMinHeap); floor > 0 && floor*100/live > pct {
-		pct = floor * 100 / live
+	if live := max(readInt("/gc/heap/live:bytes"), runtimeMinHeap); floor > 0 || reserve != nil {
+		own := max(live-reserved, 0)
+		head := max(own*base/100, floor)
+		pct = (head*100 + live - 1) / live // (rounded up: a percentage of gigabytes)
 	}
 	debug.SetGCPercent(int(pct))
 }

@@ -406,6 +406,9 @@ func floorNote(n int) string {
 	if n == 0 {
 		return "no GC floor"
 	}
+	if r := gcfloor.Reserve(); r > 0 {
+		return fmt.Sprintf("GC floor %d MiB and its reserve (%d MiB, never written) as in structgen serve", n>>20, r>>20)
+	}
 	return fmt.Sprintf("GC floor %d MiB as in structgen serve", n>>20)
 }
 
