@@ -383,8 +383,15 @@ func TestBench(t *testing.T) {
 		}
 	}
 	// and set the collector's floor, as serve does (--gc-floor's default)
-	if !strings.Contains(r.stdout, "The heap grows by at least 256 MiB past its live size before a collection, as serve sets (--gc-floor).") {
+	if !strings.Contains(r.stdout, "The heap grows by at least 256 MiB past its live size before a collection, as serve sets (--gc-floor)") {
 		t.Errorf("bench did not set the GC floor:\n%s", r.stdout)
+	}
+	// with its reserve, ten times the floor, where one is made (Linux,
+	// no GOMEMLIMIT, memory for it: gcfloor's reserveAllowed)
+	if strings.Contains(r.stdout, "a reserve of") != strings.Contains(r.stdout, ", and keeps that much free heap from the scavenger (a reserve of 2560 MiB, never written).") {
+		t.Errorf("bench's floor's reserve not ten times the floor:\n%s", r.stdout)
+	} else if runtime.GOOS == "linux" && os.Getenv("GOMEMLIMIT") == "" && !strings.Contains(r.stdout, "a reserve of") {
+		t.Logf("no reserve made here (strict overcommit, little memory or an address-space limit?)")
 	}
 	// --busy says where the busy process and the runs were
 	if r := runCLI(t, "", "bench", "--cases", "03", "--compiles", "1", "--passes", "2", "--busy"); r.code != 0 || !strings.Contains(r.stdout, "A CPU-bound process ran beside the runs (--busy): "+maskbench.BusyPlacement()+".") {
