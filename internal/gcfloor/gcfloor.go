@@ -42,10 +42,10 @@
 // makes the runtime count more heap in use: on Linux, without a memory
 // limit (GOMEMLIMIT counts it), the first Set with a floor allocates a
 // reserve of reservePercent times the floor (2.5 GiB for the default)
-// that is never written (fresh memory is not zeroed by Go: it costs
-// address space, no resident memory and no faults; TestReserveUntouched),
-// takes it out of the live heap in the percentage above, and so keeps
-// about the floor's worth of free pages mapped. With it o48661's compile
+// that is never written (in pieces, any piece Go cleared given back at
+// once: it costs address space, no resident memory; TestReserve), takes
+// it out of the live heap in the percentage above, and so keeps about
+// the floor's worth of free pages mapped. With it o48661's compile
 // took 183 ms in that run. The runtime's heap statistics (and serve's
 // /metrics go_memstats_*) include the reserve (Reserve says how much).
 package gcfloor
@@ -93,8 +93,9 @@ var (
 // dropPages gives their pages back.
 const reserveChunk = 4 << 20
 
-// Set makes the floor n bytes (0: none, GOGC as it was), replacing any
-// earlier one; an error for n outside 0..MaxFloor.
+// Set makes the floor n bytes (0: none, GOGC as it was, or with a
+// reserve made by an earlier floor the percentage that leaves it out),
+// replacing any earlier one; an error for n outside 0..MaxFloor.
 func Set(n int) error {
 	if n < 0 || n > MaxFloor {
 		return fmt.Errorf("GC floor %d: want 0..%d bytes", n, MaxFloor)
@@ -174,7 +175,7 @@ const runtimeMinHeap = 4 << 20
 func adjust() {
 	pct := base
 	if live := max(readInt("/gc/heap/live:bytes"), runtimeMinHeap); floor > 0 || reserve != nil {
-		own := max(live-reserved, 0)
+		own := max(live-reserved, runtimeMinHeap)
 		head := max(own*base/100, floor)
 		pct = (head*100 + live - 1) / live // (rounded up: a percentage of gigabytes)
 	}
