@@ -8,14 +8,15 @@ import (
 )
 
 // reserveAllowed reports whether a reserve of n bytes of address space
-// can be had without risk: a 64-bit process, not under strict overcommit
+// can be had without risk: a 64-bit process without the race detector
+// (raceEnabled), not under strict overcommit
 // (vm.overcommit_memory 2 charges mapped memory whether written or not),
 // n at most half the machine's memory (the heuristic overcommit refuses
 // a mapping larger than memory and swap, and Go cannot recover from a
 // refused heap mapping), and an address-space limit (ulimit -v) of at
 // least four times n.
 func reserveAllowed(n int64) bool {
-	if unsafe.Sizeof(uintptr(0)) < 8 {
+	if unsafe.Sizeof(uintptr(0)) < 8 || raceEnabled {
 		return false
 	}
 	var si syscall.Sysinfo_t

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gcfloor
+
+const raceEnabled = false
