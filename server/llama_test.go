@@ -1001,7 +1001,7 @@ func TestOperations(t *testing.T) {
 	resp.Body.Close()
 	for _, name := range []string{`structgen_requests_total{endpoint="POST /v1/chat/completions",status="200"} 1`, "structgen_queue_depth 0", "structgen_active_sequences 0",
 		"structgen_time_to_first_token_seconds_count 1", "structgen_inter_token_latency_seconds_count", "structgen_prompt_tokens_total", "structgen_completion_tokens_total",
-		"structgen_mask_seconds_total", "structgen_grammar_cache_misses_total 1", "structgen_grammar_cache_bytes"} {
+		"structgen_mask_seconds_total", "structgen_grammar_cache_misses_total 1", "structgen_grammar_cache_bytes", "structgen_heap_reserve_bytes 0"} {
 		if !strings.Contains(string(metrics), name) {
 			t.Errorf("metrics lack %q", name)
 		}

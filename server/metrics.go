@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/structgen/structgen/engine"
+	"github.com/structgen/structgen/internal/gcfloor"
 )
 
 // metrics are the server's Prometheus metrics (served on /metrics). The
@@ -90,6 +91,8 @@ func newMetrics(reg *prometheus.Registry, eng func() *engine.Engine) *metrics {
 			cache(func(s engine.CacheStats) float64 { return float64(s.Bytes) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "structgen_grammar_cache_entries", Help: "Compiled grammars held."},
 			cache(func(s engine.CacheStats) float64 { return float64(s.Entries) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "structgen_heap_reserve_bytes", Help: "Heap the Go runtime counts in use that is never written (the GC floor's reserve, see --gc-floor): part of go_memstats_heap_*, not of the resident memory."},
+			func() float64 { return float64(gcfloor.Reserve()) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
