@@ -721,6 +721,7 @@ func (c *Compiled) lazyLevel1(q int32) *level1 {
 // Entries are computed on first use; maskDone marks them.
 type bulkMasks struct {
 	loop   []uint64 // per state
+	region []uint64 // per state: regionBuckets
 	follow []uint64 // per frame: buckets meeting automaton.follow
 	crossF []uint64 // per frame: buckets meeting Compiled.crossFollow
 }
@@ -766,6 +767,34 @@ func loopBucketsOf(a *automaton, q int32, tr row) uint64 {
 	return m
 }
 
+// regionBuckets returns the buckets all of whose bytes are ASCII
+// characters of the class of q's region (0 if q has none; see
+// regionFor): over a trie subtree whose edges are all in them, the walk
+// goes from state to state of the region, every one of which takes all
+// of them, so the subtree's tokens are all allowed (a walk that enters
+// a region inside a token, after a string's escape: Github_ultra/o12344's
+// state after "\uD" walked 4,263 units on first use, node by node,
+// where a loop state takes such subtrees whole). Off with the slices
+// (the tests' reference walks).
+func (w *walker) regionBuckets(q int32) uint64 {
+	if w.c == nil || noSlices || noRegions {
+		return 0
+	}
+	if w.bm.region == nil {
+		w.bm.region = make([]uint64, len(w.a.states))
+	}
+	if m := w.bm.region[q]; m != 0 {
+		return m &^ maskDone
+	}
+	var m uint64
+	if ri, ok := w.c.regionFor(q); ok {
+		out := [4]uint64{^ri.class.ASCII[0], ^ri.class.ASCII[1], ^uint64(0), ^uint64(0)}
+		m = ^vocab.BucketMask(&out) & (uint64(1)<<(vocab.Bucket(255)+1) - 1)
+	}
+	w.bm.region[q] = m | maskDone
+	return m
+}
+
 // frameBuckets returns the buckets meeting per-frame byte set sets[f],
 // cached in cache (allocated on first use).
 func frameBuckets(cache *[]uint64, sets []byteBits, f int32) uint64 {
@@ -792,10 +821,20 @@ func (w *walker) bulkOK(v, q, cnt int32, base bool, crossMask uint64) bool {
 		return false
 	}
 	below := w.t.Nodes[v].Below
-	if below&^w.loopBuckets(q) != 0 {
-		return false
-	}
 	a := w.a
+	if below&^w.loopBuckets(q) != 0 {
+		if below&^w.regionBuckets(q) != 0 {
+			return false
+		}
+		// (In q's region: the states the bytes below lead to differ, so
+		// neither q's final flag nor its frame's follow set may allow a
+		// pop or a cross point below: the bytes must avoid them all. A
+		// region that may pop keeps them out of its class anyway.)
+		if base {
+			return below&crossMask == 0
+		}
+		return below&frameBuckets(&w.bm.follow, a.follow, a.states[q].frame) == 0
+	}
 	st := &a.states[q]
 	if st.flags&stIterOnly != 0 && cnt >= 0 && a.frames[st.frame].max >= 0 {
 		return false
