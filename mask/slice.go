@@ -743,9 +743,10 @@ func (a *automaton) utf8Into(row, d int32) bool {
 // through states that only finish it, to a state that end accepts (it is
 // called on each), and no stray continuation byte leads anywhere.
 func (a *automaton) utf8Ends(s int32, end func(int32) bool) bool {
-	// Memo of finishes: few distinct mid-character states and kinds, so
-	// a list (a map cost more than the checks: every state a compile
-	// asks, o12344's 6,625, made one).
+	// Memo of finishes: mostly few distinct mid-character states and
+	// kinds, so a list (a map cost more than the checks: every state a
+	// compile asks, o12344's 6,625, made one), and past maxListMemo
+	// entries (a grammar listing many distinct non-ASCII words) a map.
 	type fkey struct {
 		s      int32
 		n      int
@@ -755,13 +756,21 @@ func (a *automaton) utf8Ends(s int32, end func(int32) bool) bool {
 		k  fkey
 		ok bool
 	}
+	const maxListMemo = 32
 	var memo []fres
+	var memoMap map[fkey]bool
 	var finishes func(s int32, n int, lo, hi byte) bool
 	finishes = func(s int32, n int, lo, hi byte) bool {
 		k := fkey{s, n, lo, hi}
-		for _, m := range memo {
-			if m.k == k {
-				return m.ok
+		if memoMap != nil {
+			if r, ok := memoMap[k]; ok {
+				return r
+			}
+		} else {
+			for _, m := range memo {
+				if m.k == k {
+					return m.ok
+				}
 			}
 		}
 		st := &a.states[s]
@@ -782,7 +791,18 @@ func (a *automaton) utf8Ends(s int32, end func(int32) bool) bool {
 				ok = t >= 0 && finishes(t, n-1, 0x80, 0xBF)
 			}
 		}
-		memo = append(memo, fres{k, ok})
+		switch {
+		case memoMap != nil:
+			memoMap[k] = ok
+		case len(memo) < maxListMemo:
+			memo = append(memo, fres{k, ok})
+		default:
+			memoMap = make(map[fkey]bool, 2*maxListMemo)
+			for _, m := range memo {
+				memoMap[m.k] = m.ok
+			}
+			memoMap[k] = ok
+		}
 		return ok
 	}
 	// Consecutive bytes of one class and one kind of lead step alike and

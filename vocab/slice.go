@@ -320,9 +320,10 @@ func buildSlice(v *Vocab, k sliceKey, work *int64) *Slice {
 // parent, the parent's characters). Where every byte below a node is an
 // ASCII byte of C (Node.Below), inside is called once for the node with
 // whole set, and not for the nodes below it (they are inside, and none
-// is an exit's parent): leaves and the ends of words, most of the trie.
-// (Handwritten/num5's class, a string body less four letters, walked
-// 1,129,222 units node by node on a first use, 24-30 ms.)
+// is an exit's parent): leaves and the ends of words, most of the trie
+// (BenchmarkBuildSlice, Llama-3: a JSON string's slice 2.1 ms instead of
+// 6.4, an identifier's 0.15 instead of 1.5; a class that splits a bucket,
+// a string body less a, b, d and e, gains nothing: 6 ms either way).
 func (s *Slice) walk(inside func(u, chars int32, whole bool), exit func(c byte, w, v, chars int32)) {
 	t := s.v.Trie()
 	// The buckets of bytes that are all ASCII bytes of C.
