@@ -78,9 +78,9 @@ func TestUTF8Ends(t *testing.T) {
 	}
 	perLead.WriteString(")*\n")
 	grammars := map[string]string{
-		"json-string": `root ::= "\"" ([^"\\\x00-\x1F] | "\\" ["\\/bfnrt])* "\""`,
-		"per-lead":    perLead.String(),
-		"split":       `root ::= ([a-z] | [\u00C0-\u00D0] | "\u00E9x")*`,
+		"json-string":        `root ::= "\"" ([^"\\\x00-\x1F] | "\\" ["\\/bfnrt])* "\""`,
+		"per-lead":           perLead.String(),
+		"split":              `root ::= ([a-z] | [\u00C0-\u00D0] | "\u00E9x")*`,
 		"no-surrogates-lead": `root ::= ([a-z] | [\u0800-\uD7FF] | [\uE000-\uFFFF])*`,
 		"surrogates-range":   `root ::= ([a-z] | [\u0080-\uFFFF] | [\U00010000-\U0010FFFF])*`,
 	}
