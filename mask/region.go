@@ -262,6 +262,17 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 	return ri, true
 }
 
+// knownRegion returns q's region where a search has found it (regionFor
+// from a level 1), without searching: the walks that ask it (bulkOK, at
+// trie nodes in many states) would otherwise search from states no level
+// 1 asked about (Github_ultra/o48661's Precompute 190-196 -> 212-236 ms).
+func (c *Compiled) knownRegion(q int32) (regionInfo, bool) {
+	if c.regionOf == nil || c.regionOf[q] <= 0 {
+		return regionInfo{}, false
+	}
+	return c.regions[c.regionOf[q]-1], true
+}
+
 // charEnds returns the states where the non-ASCII characters from state
 // s end, if each leads, through states that only finish it, to one and no
 // stray continuation byte leads anywhere (as utf8Into, for any end);

@@ -787,7 +787,7 @@ func (w *walker) regionBuckets(q int32) uint64 {
 		return m &^ maskDone
 	}
 	var m uint64
-	if ri, ok := w.c.regionFor(q); ok {
+	if ri, ok := w.c.knownRegion(q); ok {
 		out := [4]uint64{^ri.class.ASCII[0], ^ri.class.ASCII[1], ^uint64(0), ^uint64(0)}
 		m = ^vocab.BucketMask(&out) & (uint64(1)<<(vocab.Bucket(255)+1) - 1)
 	}
