@@ -768,8 +768,8 @@ func loopBucketsOf(a *automaton, q int32, tr row) uint64 {
 }
 
 // regionBuckets returns the buckets all of whose bytes are ASCII
-// characters of the class of q's region (0 if q has none; see
-// regionFor): over a trie subtree whose edges are all in them, the walk
+// characters of the class of q's region (0 if q has none, or none that a
+// level 1 has found: knownRegion): over a trie subtree whose edges are all in them, the walk
 // goes from state to state of the region, every one of which takes all
 // of them, so the subtree's tokens are all allowed (a walk that enters
 // a region inside a token, after a string's escape: Github_ultra/o12344's
