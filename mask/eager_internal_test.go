@@ -46,23 +46,12 @@ func TestHeavyFirstByDepth(t *testing.T) {
 
 // depths: bytes from the root's start, callees entered at no cost.
 func TestDepths(t *testing.T) {
-	g, err := gbnf.Parse(`root ::= "ab" x "c"
-x ::= "d" | "(" x ")"`)
-	if err != nil {
-		t.Fatal(err)
-	}
 	v, err := NewVocab([][]byte{[]byte("a"), []byte("b")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs, _, err := lowerGrammar(g, v, false, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := buildAutomaton(defs, maxStates, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := automatonOf(t, `root ::= "ab" x "c"
+x ::= "d" | "(" x ")"`, v)
 	d := a.depths()
 	frames := 0
 	for q, st := range a.states {

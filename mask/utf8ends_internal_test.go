@@ -90,18 +90,7 @@ func TestUTF8Ends(t *testing.T) {
 	}
 	for name, src := range grammars {
 		t.Run(name, func(t *testing.T) {
-			g, err := gbnf.Parse(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defs, _, err := lowerGrammar(g, v, false, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := buildAutomaton(defs, maxStates, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := automatonOf(t, src, v)
 			oks := 0
 			for s := range a.states {
 				var got, want []int32
@@ -135,4 +124,22 @@ func TestUTF8Ends(t *testing.T) {
 			t.Logf("%d of %d states: every character ends in the states utf8Ends names", oks, len(a.states))
 		})
 	}
+}
+
+// automatonOf parses, lowers and builds the automaton of GBNF src over v.
+func automatonOf(t *testing.T, src string, v *Vocab) *automaton {
+	t.Helper()
+	g, err := gbnf.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, _, err := lowerGrammar(g, v, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := buildAutomaton(defs, maxStates, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
