@@ -262,15 +262,16 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 	return ri, true
 }
 
-// knownRegion returns q's region where a search has found it (regionFor
-// from a level 1), without searching: the walks that ask it (bulkOK, at
-// trie nodes in many states) would otherwise search from states no level
-// 1 asked about (Github_ultra/o48661's Precompute 190-196 -> 212-236 ms).
-func (c *Compiled) knownRegion(q int32) (regionInfo, bool) {
+// knownRegionIndex returns the index in c.regions of q's region where a
+// search has found it (regionFor from a level 1), else -1, without
+// searching: the walks that ask it (bulkOK, at trie nodes in many
+// states) would otherwise search from states no level 1 asked about
+// (Github_ultra/o48661's Precompute 190-196 -> 212-236 ms).
+func (c *Compiled) knownRegionIndex(q int32) int {
 	if c.regionOf == nil || c.regionOf[q] <= 0 {
-		return regionInfo{}, false
+		return -1
 	}
-	return c.regions[c.regionOf[q]-1], true
+	return int(c.regionOf[q] - 1)
 }
 
 // charEnds returns the states where the non-ASCII characters from state
