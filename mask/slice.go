@@ -50,15 +50,7 @@ const minSliceASCII = 10
 // jsonString is the character class of JSON string bodies
 // ([^"\\\x00-\x1F]): its slice is made with the vocabulary
 // (PrepareVocab), since nearly every JSON Schema grammar has strings.
-var jsonString = func() (k vocab.Class) {
-	for b := 0x20; b < 0x80; b++ {
-		if b != '"' && b != '\\' {
-			k.AddASCII(byte(b))
-		}
-	}
-	k.NonASCII = true
-	return k
-}()
+var jsonString = vocab.JSONString()
 
 // jsonStringASCII is jsonString without its non-ASCII characters: the
 // class of a string's states where the converter reads a non-ASCII

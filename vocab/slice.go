@@ -77,6 +77,19 @@ const MaxMidSlices = 128
 // in the class of a word's characters on Llama-3).
 const MaxBelowSlices = 32
 
+// JSONString returns the class of a JSON string's body: every character
+// but the quote, the backslash and the ASCII control characters (the
+// class PrepareVocab makes the slices of, in package mask).
+func JSONString() Class {
+	k := Class{NonASCII: true}
+	for b := 0x20; b < 0x80; b++ {
+		if b != '"' && b != '\\' {
+			k.AddASCII(byte(b))
+		}
+	}
+	return k
+}
+
 // A Class is a set of characters: ASCII bytes (bit b of ASCII[b/64]),
 // and all non-ASCII scalar values or none.
 type Class struct {

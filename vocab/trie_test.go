@@ -138,12 +138,7 @@ func insideClass(k *Class, b []byte) (ok bool, chars int) {
 // class at a character boundary (a byte of another character), for the
 // tokens that leave it.
 func TestSlice(t *testing.T) {
-	jsonish := Class{NonASCII: true}
-	for b := 0x20; b < 0x80; b++ {
-		if b != '"' && b != '\\' {
-			jsonish.AddASCII(byte(b))
-		}
-	}
+	jsonish := JSONString()
 	var ident Class
 	for _, r := range "abcdefghijklmnopqrstuvwxyz0123456789_" {
 		ident.AddASCII(byte(r))
@@ -256,12 +251,7 @@ func charsOf(s *Slice) (map[int32]int, []int32) {
 // are the nodes after the first byte that leaves the class once the
 // character is finished.
 func TestMidSlice(t *testing.T) {
-	jsonish := Class{NonASCII: true}
-	for b := 0x20; b < 0x80; b++ {
-		if b != '"' && b != '\\' {
-			jsonish.AddASCII(byte(b))
-		}
-	}
+	jsonish := JSONString()
 	ends := CharEnds()
 	if len(ends) != 7 {
 		t.Fatalf("%d ways to end a character, want 7: %v", len(ends), ends)

@@ -142,12 +142,7 @@ func BenchmarkBuildSlice(b *testing.B) {
 		b.Fatal(err)
 	}
 	v := ne.Vocab
-	json := Class{NonASCII: true}
-	for c := 0x20; c < 0x80; c++ {
-		if c != '"' && c != '\\' {
-			json.AddASCII(byte(c))
-		}
-	}
+	json := JSONString()
 	noABDE := json
 	for _, c := range "abde" {
 		noABDE.ASCII[c>>6] &^= 1 << (c & 63)

@@ -79,12 +79,11 @@ const MaxFloor = 1 << 30
 const reservePercent = 1000
 
 var (
-	mu       sync.Mutex
-	floor    int64    // bytes; 0: none
-	base     int64    // GOGC when the floor was first set (the percentage it never goes below)
-	armed    bool     // a sentinel is waiting for the next collection
-	reserve  [][]byte // never written (see the package comment); nil: none
-	reserved int64    // their bytes
+	mu      sync.Mutex
+	floor   int64    // bytes; 0: none
+	base    int64    // GOGC when the floor was first set (the percentage it never goes below)
+	armed   bool     // a sentinel is waiting for the next collection
+	reserve [][]byte // never written (see the package comment), in reserveChunk pieces; nil: none
 )
 
 // reserveChunk is the size of the reserve's pieces. Go clears a new large
@@ -112,7 +111,7 @@ func Set(n int) error {
 	if size := int64(n) * reservePercent / 100; n > 0 && reserve == nil && reserveAllowed(size) && debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		// (Once per process, from the first floor: a reserve dropped and
 		// made again would take pages the heap had written.)
-		for ; reserved < size; reserved += reserveChunk {
+		for range (size + reserveChunk - 1) / reserveChunk {
 			b := make([]byte, reserveChunk)
 			dropPages(b)
 			reserve = append(reserve, b)
@@ -139,8 +138,11 @@ func Floor() int {
 func Reserve() int {
 	mu.Lock()
 	defer mu.Unlock()
-	return int(reserved)
+	return int(reservedBytes())
 }
+
+// reservedBytes is the reserve's size. Called with mu held.
+func reservedBytes() int64 { return int64(len(reserve)) * reserveChunk }
 
 // sentinel is an object only a finalizer refers to: the collector finds
 // it unreachable once per cycle. (Large enough not to share a tiny
@@ -175,7 +177,7 @@ const runtimeMinHeap = 4 << 20
 func adjust() {
 	pct := base
 	if live := max(readInt("/gc/heap/live:bytes"), runtimeMinHeap); floor > 0 || reserve != nil {
-		own := max(live-reserved, runtimeMinHeap)
+		own := max(live-reservedBytes(), runtimeMinHeap)
 		head := max(own*base/100, floor)
 		pct = (head*100 + live - 1) / live // (rounded up: a percentage of gigabytes)
 	}
