@@ -409,7 +409,8 @@ func (c *Compiled) Precomputed() <-chan struct{} { return c.precomputed }
 func (c *Compiled) MemoryBytes() int {
 	n := 4*len(c.a.rows) + 4*len(c.a.rowOf) + 16*len(c.a.states) + 8*len(c.a.minLen)
 	seen := map[*tokenSet]bool{}
-	seenBits := map[*uint32]bool{} // (a slice's bitset is shared: buildWith)
+	seenBits := map[*uint32]bool{}  // (a slice's bitset is shared: buildWith)
+	seenListed := map[*int32]bool{} // (and its list)
 	setBytes := func(s *tokenSet) int {
 		if seen[s] {
 			return 0
@@ -426,6 +427,12 @@ func (c *Compiled) MemoryBytes() int {
 				n -= 4 * len(s.bits)
 			}
 			seenBits[&s.bits[0]] = true
+		}
+		if len(s.listed) > 0 {
+			if seenListed[&s.listed[0]] {
+				n -= 4 * len(s.listed)
+			}
+			seenListed[&s.listed[0]] = true
 		}
 		return n
 	}

@@ -84,7 +84,7 @@ func (p *vocabPrep) sliceAdded(sl *vocab.Slice) *tokenSet {
 	if sl.InList != nil && (len(sl.InList) <= p.words/32 || noDenseAdd) {
 		return &tokenSet{list: sl.InList, n: sl.InCount}
 	}
-	return &tokenSet{bits: sl.In, n: sl.InCount}
+	return &tokenSet{bits: sl.In, listed: sl.InList, n: sl.InCount}
 }
 
 // upToSets are the sets of a slice's tokens by characters (upToChars),
@@ -96,6 +96,7 @@ type upToSets struct {
 	sets     []*tokenSet            // [k]: the tokens that start at most k characters; nil until made
 	maxChars int32                  // see openChainLen; 0 until known
 	exits    map[byteBits]*exitTree // see exitTreeOf
+	borrowed map[byteBits]*tokenSet // see borrowedIn
 }
 
 // openChainLen returns the most characters a token starts inside slice
@@ -877,9 +878,13 @@ func maxPlusIDs(words int) int { return words / 8 }
 // buildWith builds the union of in (a slice's set, not added to w.acc)
 // and w.acc's ids, counting the work as w.addSet(w.acc, in) and w.build
 // would, so that the eager phase reaches the same states whichever form
-// the set takes: where in is a bitset and the union is dense, in's
-// bitset is shared and the ids outside it listed (up to maxPlusIDs);
-// else the union is built whole.
+// the set takes: where in is a bitset, in's bitset is shared and the ids
+// outside it listed (up to maxPlusIDs); else the union is built whole.
+// (Also where the union is no more than a list: a number's digits, 1,110
+// tokens on Llama-3, which a state built into a list through a builder
+// of the vocabulary's words, a pass to count them, one to list them and
+// one to clear it, 15 µs of its 20 µs on first use; a mask applies the
+// set as one bitset all the same, see forMask.)
 func (w *walker) buildWith(in *tokenSet) tokenSet {
 	b := w.acc
 	if in.bits != nil && in.excl == nil && !b.dense && b.len() <= maxPlusIDs(len(b.bits)) {
@@ -889,12 +894,16 @@ func (w *walker) buildWith(in *tokenSet) tokenSet {
 				plus = append(plus, id)
 			}
 		}
-		if n := in.n + len(plus); n > denseThreshold(len(b.bits)) {
-			s := tokenSet{bits: in.bits, list: plus, n: n, whole: &wholeSet{}}
+		n := in.n + len(plus)
+		s := tokenSet{bits: in.bits, list: plus, n: n, whole: &wholeSet{}}
+		if n > denseThreshold(len(b.bits)) {
 			w.work += int64(len(b.bits) / 32) // (a dense set's work)
-			b.reset()
-			return s
+		} else {
+			w.work += int64(n) // (a listed set's)
+			s.listed = in.listed
 		}
+		b.reset()
+		return s
 	}
 	b.addSet(in)
 	return w.build(b)
@@ -1183,12 +1192,17 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	w, t, sl := c.walker, c.prep.trie, sb.u.sl
 	// (First: it starts a walk of its own.)
 	ex := c.sliceExitsOf(sb.u.d, sb.u)
+	in := c.borrowedIn(sl, &sb.good)
 	w.begin(node{q, 0, predsBoundary}, false)
-	dense := sl.In
-	if noDenseAdd {
-		dense = nil
+	if in == nil {
+		dense := sl.In
+		if noDenseAdd {
+			dense = nil
+		}
+		c.addFirstBytes(w.acc, sliceIn(sl), dense, &sb.good, sl.Class.Starts)
+	} else {
+		w.work += in.work() // (as addSet counts it: buildWith adds it)
 	}
-	c.addFirstBytes(w.acc, sliceIn(sl), dense, &sb.good, sl.Class.Starts)
 	c.addFirstBytes(w.acc, &ex.set, nil, &sb.good, sl.Class.Starts)
 	w.addSet(w.acc, &l.full)
 	cross := slices.Clone(l.plain.cross)
@@ -1198,8 +1212,60 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 		}
 	}
 	slices.Sort(cross)
-	*l = level1{full: w.build(w.acc)}
+	if in == nil {
+		*l = level1{full: w.build(w.acc)}
+	} else {
+		*l = level1{full: w.buildWith(in)}
+	}
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
+}
+
+// maxBorrowedSets bounds the sets borrowedIn keeps per slice (each up to
+// a bitset, 16 KB on Llama-3): the states that borrow from a loop take
+// its slice's tokens that start with the bytes that lead them into it,
+// and a few such byte sets recur (the digits but 0, after a number's
+// minus sign; a key's first letters).
+const maxBorrowedSets = 8
+
+// borrowedIn returns the tokens of slice sl that start with a byte of
+// good, kept with the slice (shared by every state and grammar that
+// borrows the same bytes from it, whose level 1 then shares its bitset:
+// buildWith), or nil where the slice keeps maxBorrowedSets others or
+// its tokens are few (a list, added as it is). Making it is vocabulary
+// work, booked as slice work.
+func (c *Compiled) borrowedIn(sl *vocab.Slice, good *byteBits) *tokenSet {
+	if noDenseAdd || sl.InList != nil && len(sl.InList) <= c.prep.words/32 {
+		return nil
+	}
+	u := sl.Ext(func() any { return new(upToSets) }).(*upToSets)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if s, ok := u.borrowed[*good]; ok {
+		return s
+	}
+	if len(u.borrowed) >= maxBorrowedSets {
+		return nil
+	}
+	w := c.walker
+	b := w.scr.builder()
+	defer w.scr.putBuilder(b)
+	work := w.work
+	c.addFirstBytes(b, sliceIn(sl), sl.In, good, sl.Class.Starts)
+	s := b.build()
+	if s.bits == nil && s.n > c.prep.words/32 {
+		// (As a bitset, to be shared: buildWith; with its list, for
+		// masks: forMask.)
+		bits := make([]uint32, c.prep.words)
+		s.copyInto(bits)
+		s = tokenSet{bits: bits, listed: s.list, n: s.n}
+	}
+	c.addSliceWork(w.work - work + s.work())
+	w.work = work
+	if u.borrowed == nil {
+		u.borrowed = map[byteBits]*tokenSet{}
+	}
+	u.borrowed[*good] = &s
+	return &s
 }
 
 // addFirstBytes adds to dst the tokens of s whose first byte is in good,

@@ -1,12 +1,15 @@
 package mask
 
 import (
+	"fmt"
 	"math/bits"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/vocab"
 )
 
@@ -59,15 +62,34 @@ func TestOrExclInto(t *testing.T) {
 // same ids as a plain bitset, in every operation that applies a set:
 // has, orInto, copyInto, andInto, setBuilder.addSet, and buildWith
 // itself (the form, the ids, and the work it counts against building the
-// union whole).
+// union whole), for slices of many tokens and of few (whose union built
+// whole would be a list).
 func TestPlusSet(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	const words = 256
 	for trial := 0; trial < 300; trial++ {
 		in := tokenSet{bits: make([]uint32, words)}
-		for i := range in.bits {
-			in.bits[i] = rng.Uint32() | rng.Uint32()
-			in.n += bits.OnesCount32(in.bits[i])
+		if trial%2 == 0 {
+			for i := range in.bits {
+				in.bits[i] = rng.Uint32() | rng.Uint32()
+			}
+		} else {
+			// A bitset of few ids (a slice of the digits): the union
+			// listed whole would be a list, and is shared all the same.
+			for range rng.Intn(denseThreshold(words)) {
+				setBit(in.bits, int32(rng.Intn(words*32)))
+			}
+			if trial%4 == 1 {
+				// With its list (a slice's InList): made whole as a list.
+				for id := int32(0); id < words*32; id++ {
+					if hasBit(in.bits, id) {
+						in.listed = append(in.listed, id)
+					}
+				}
+			}
+		}
+		for _, x := range in.bits {
+			in.n += bits.OnesCount32(x)
 		}
 		b := newSetBuilder(words)
 		for range rng.Intn(2 * maxPlusIDs(words)) {
@@ -93,9 +115,25 @@ func TestPlusSet(t *testing.T) {
 		}
 		ref := make([]uint32, words)
 		want.copyInto(ref)
-		// The form a mask applies: the same ids, one bitset, made once.
-		if fm := got.forMask(); fm.list != nil || fm.excl != nil || fm.n != want.n || !slices.Equal(fm.bits, ref) || fm != got.forMask() {
-			t.Fatalf("trial %d: forMask is not the set as one bitset, made once", trial)
+		// The form a mask applies: the same ids, one bitset, made once
+		// (a list, where the union is no more and the slice's bitset
+		// comes with its list; a set built whole is applied as it is).
+		fm := got.forMask()
+		switch {
+		case !plusable:
+			if fm != &got {
+				t.Fatalf("trial %d: forMask of a set built whole is not the set", trial)
+			}
+		case in.listed != nil && want.bits == nil:
+			fb := make([]uint32, words)
+			fm.copyInto(fb)
+			if fm.bits != nil || fm.excl != nil || len(fm.list) != want.n || fm.n != want.n || !slices.Equal(fb, ref) || fm != got.forMask() {
+				t.Fatalf("trial %d: forMask is not the set as one list, made once", trial)
+			}
+		default:
+			if fm.list != nil || fm.excl != nil || fm.n != want.n || !slices.Equal(fm.bits, ref) || fm != got.forMask() {
+				t.Fatalf("trial %d: forMask is not the set as one bitset, made once", trial)
+			}
 		}
 		for id := int32(0); id < words*32; id++ {
 			if got.has(id) != hasBit(ref, id) {
@@ -126,6 +164,9 @@ func TestPlusSet(t *testing.T) {
 				r.copyInto(d)
 			}, func(d []uint32) { orWords(d, ref) }},
 		} {
+			if op.name == "andInto" && got.bits == nil {
+				continue // (dense sets only: a list built whole is none)
+			}
 			g, r := slices.Clone(dst), slices.Clone(dst)
 			op.f(&got, g)
 			op.ref(r)
@@ -204,5 +245,66 @@ func TestUpToCharsExclusions(t *testing.T) {
 	}
 	if len(forms) != 3 {
 		t.Fatalf("forms %v: want all three", forms)
+	}
+}
+
+// TestBorrowedShared checks that the states that borrow the same first
+// bytes from a slice share one set of its tokens (borrowedIn), across
+// compilations, and that their masks are those of the walks without
+// slices: after a minus sign, an integer's digits but a leading zero.
+func TestBorrowedShared(t *testing.T) {
+	var toks [][]byte
+	for n := 0; n < 1000; n++ {
+		toks = append(toks, []byte(strconv.Itoa(n)))
+		if n < 10 {
+			toks = append(toks, []byte(fmt.Sprintf("%02d", n)), []byte(fmt.Sprintf("%03d", n)))
+		}
+	}
+	for _, s := range []string{"[", "]", "-", ",", "1]", "7,", "-1", "x"} {
+		toks = append(toks, []byte(s))
+	}
+	v, err := NewVocab(toks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gbnf.Parse(`root ::= "[" int ("," int)* "]"
+int ::= "-"? ("0" | [1-9] [0-9]*)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := func(c *Compiled) ([]uint32, *level1) {
+		m := c.NewMatcher()
+		if err := m.AcceptBytes([]byte("[-")); err != nil {
+			t.Fatal(err)
+		}
+		bm := make([]uint32, c.Words())
+		m.FillMask(bm)
+		return bm, c.level1[m.cfg[0].state]
+	}
+	var shared []uint32
+	for i := 0; i < 2; i++ {
+		c, err := CompileWith(g, v, Options{EagerWork: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, l := mask(c)
+		if l == nil || l.full.bits == nil {
+			t.Fatalf("compile %d: the state after the minus sign has no shared set (%+v)", i, l)
+		}
+		if i == 0 {
+			shared = l.full.bits
+		} else if &l.full.bits[0] != &shared[0] {
+			t.Fatal("the second compilation made the borrowed set again")
+		}
+		noSlices = true
+		ref, err := CompileWith(g, v, Options{EagerWork: -1})
+		noSlices = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := mask(ref)
+		if !slices.Equal(got, want) {
+			t.Fatalf("compile %d: the mask after the minus sign differs from the walks'", i)
+		}
 	}
 }
