@@ -1286,17 +1286,15 @@ func (c *Compiled) finishLevel1(q int32, l *level1, budgeted bool) error {
 	w := c.walker
 	b := w.scr.builder()
 	defer w.scr.putBuilder(b)
-	w.addSet(b, &l.full)
+	sets := []*tokenSet{&l.full}
 	cross := append([]int32(nil), l.plain.cross...)
 	for _, e := range calls {
 		en, err := c.enterFrame(e.callee)
 		if err != nil {
 			return err
 		}
-		w.addSet(b, en.in)
-		for _, s := range en.also {
-			w.addSet(b, s)
-		}
+		sets = append(sets, en.in)
+		sets = append(sets, en.also...)
 		if len(en.cross) == 0 {
 			continue
 		}
@@ -1310,13 +1308,33 @@ func (c *Compiled) finishLevel1(q int32, l *level1, budgeted bool) error {
 			}
 			c.conts[k] = x
 		}
-		w.addSet(b, x.in)
-		for _, s := range x.also {
-			w.addSet(b, s)
-		}
+		sets = append(sets, x.in)
+		sets = append(sets, x.also...)
 		cross = append(cross, x.cross...)
 	}
-	nl := &level1{full: w.build(b)}
+	// The largest bitset among the sets is shared, the others' tokens
+	// outside it listed (buildWith): a number's fraction, whose callee
+	// repetition enters with the digits' slice, built a list of them
+	// through a builder of the vocabulary's words (half its first use).
+	var big *tokenSet
+	for _, s := range sets {
+		if s.bits != nil && s.excl == nil && s.list == nil && (big == nil || s.n > big.n) {
+			big = s
+		}
+	}
+	for _, s := range sets {
+		if s == big {
+			w.work += s.work() // (as addSet counts it: buildWith adds it)
+			continue
+		}
+		w.addSet(b, s)
+	}
+	var nl *level1
+	if big != nil {
+		nl = &level1{full: w.buildWith(b, big)}
+	} else {
+		nl = &level1{full: w.build(b)}
+	}
 	slices.Sort(cross)
 	nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
 	c.setLevel1(q, nl)

@@ -857,7 +857,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 		w.sliceExits(u, nil, exitsOnChain)
 	}
 	w.addSet(w.acc, &ex.set)
-	l := &level1{full: w.buildWith(in)}
+	l := &level1{full: w.buildWith(w.acc, in)}
 	cross := append(uniqueNodes(w.cross), ex.cross...)
 	slices.Sort(cross)
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
@@ -875,38 +875,65 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 // against 8 words copied and counted).
 func maxPlusIDs(words int) int { return words / 8 }
 
-// buildWith builds the union of in (a slice's set, not added to w.acc)
-// and w.acc's ids, counting the work as w.addSet(w.acc, in) and w.build
-// would, so that the eager phase reaches the same states whichever form
-// the set takes: where in is a bitset, in's bitset is shared and the ids
-// outside it listed (up to maxPlusIDs); else the union is built whole.
-// (Also where the union is no more than a list: a number's digits, 1,110
-// tokens on Llama-3, which a state built into a list through a builder
-// of the vocabulary's words, a pass to count them, one to list them and
-// one to clear it, 15 µs of its 20 µs on first use; a mask applies the
-// set as one bitset all the same, see forMask.)
-func (w *walker) buildWith(in *tokenSet) tokenSet {
-	b := w.acc
-	if in.bits != nil && in.excl == nil && !b.dense && b.len() <= maxPlusIDs(len(b.bits)) {
-		var plus []int32
-		for _, id := range b.ids {
-			if !hasBit(in.bits, id) {
-				plus = append(plus, id)
+// buildWith builds the union of in (a slice's set, not added to b, or
+// added whole in a symbolic walk) and b's, counting the work as
+// w.addSet(b, in) and w.build would, so that the eager phase reaches the
+// same states whichever form the set takes: where in is a bitset alone,
+// in's bitset is shared and the ids outside it listed (up to
+// maxPlusIDs: b's ids, or where b took sets whole, its bits); else the
+// union is built whole. (Since stop 55 also where the union is no more
+// than a list: a number's digits, 1,110 tokens on Llama-3, which a state
+// built into a list through a builder of the vocabulary's words, a pass
+// to count them, one to list them and one to clear it, about 15 µs of a
+// 20 µs first use; a mask makes it whole as the slice's list plus the
+// few, see forMask.)
+func (w *walker) buildWith(b *setBuilder, in *tokenSet) tokenSet {
+	if in.bits == nil || in.excl != nil || in.list != nil {
+		b.addSet(in)
+		return w.build(b)
+	}
+	lim := maxPlusIDs(len(b.bits))
+	var plus []int32
+	many := false
+	if b.dense {
+		// (Sets were added to w.acc whole, in's own tokens too in a
+		// symbolic walk: the ids outside in are those of its bits.)
+	scan:
+		for i, x := range b.bits {
+			for x &^= in.bits[i]; x != 0; x &= x - 1 {
+				if len(plus) == lim {
+					many = true
+					break scan
+				}
+				plus = append(plus, int32(i*32+bits.TrailingZeros32(x)))
 			}
 		}
-		n := in.n + len(plus)
-		s := tokenSet{bits: in.bits, list: plus, n: n, whole: &wholeSet{}}
-		if n > denseThreshold(len(b.bits)) {
-			w.work += int64(len(b.bits) / 32) // (a dense set's work)
-		} else {
-			w.work += int64(n) // (a listed set's)
-			s.listed = in.listed
+	} else {
+		for _, id := range b.ids {
+			if hasBit(in.bits, id) {
+				continue
+			}
+			if len(plus) == lim {
+				many = true
+				break
+			}
+			plus = append(plus, id)
 		}
-		b.reset()
-		return s
 	}
-	b.addSet(in)
-	return w.build(b)
+	if many {
+		b.addSet(in)
+		return w.build(b)
+	}
+	n := in.n + len(plus)
+	s := tokenSet{bits: in.bits, list: plus, n: n, whole: &wholeSet{}}
+	if n > denseThreshold(len(b.bits)) {
+		w.work += int64(len(b.bits) / 32) // (a dense set's work)
+	} else {
+		w.work += int64(n) // (a listed set's)
+		s.listed = in.listed
+	}
+	b.reset()
+	return s
 }
 
 // exitKey identifies a walk of a slice's exits (sliceExitsOf): the slice
@@ -1215,7 +1242,7 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 	if in == nil {
 		*l = level1{full: w.build(w.acc)}
 	} else {
-		*l = level1{full: w.buildWith(in)}
+		*l = level1{full: w.buildWith(w.acc, in)}
 	}
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
 }
@@ -1385,7 +1412,8 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 	w, a, sl := c.walker, c.a, u.sl
 	w.begin(node{q, -1, predsBoundary}, true)
 	w.work += StateWorkUnits
-	w.addSet(w.acc, c.prep.sliceAdded(sl))
+	in := c.prep.sliceAdded(sl)
+	w.addSet(w.acc, in)
 	cf := &c.crossFollow[a.states[q].frame]
 	for b := 0; b < 256; b++ {
 		lo, hi := sl.ExitOff[b], sl.ExitOff[b+1]
@@ -1414,7 +1442,7 @@ func (c *Compiled) sliceLevel1Repeat(q int32, u sliceUse) *level1 {
 			}
 		}
 	}
-	l := w.symbolicLevel1()
+	l := w.symbolicLevel1(in)
 	l.slice = sl
 	if a.frames[a.states[q].frame].max >= 0 {
 		// A bounded repetition needs the slice's tokens by characters

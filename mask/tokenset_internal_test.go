@@ -95,20 +95,31 @@ func TestPlusSet(t *testing.T) {
 		for range rng.Intn(2 * maxPlusIDs(words)) {
 			b.add(int32(rng.Intn(words * 32)))
 		}
-		// The union whole, from a copy of the builder's ids.
-		whole := newSetBuilder(words)
-		for _, id := range b.ids {
-			whole.add(id)
+		if trial%3 == 2 {
+			// A builder that took sets whole (finishLevel1's, a symbolic
+			// walk's): its ids outside in are read from its bits.
+			extra := make([]uint32, words)
+			for range rng.Intn(maxPlusIDs(words)) {
+				setBit(extra, int32(rng.Intn(words*32)))
+			}
+			b.addSet(&tokenSet{bits: extra, n: 1})
 		}
+		// The union whole, from a copy of the builder's bits.
+		whole := newSetBuilder(words)
+		whole.addSet(&tokenSet{bits: slices.Clone(b.bits), n: 1})
 		whole.addSet(&in)
 		want := whole.build()
 		wantWork := in.work() + want.work()
+		outside := 0
+		for i, x := range b.bits {
+			outside += bits.OnesCount32(x &^ in.bits[i])
+		}
 		w := &walker{acc: b}
 		w.work = in.work()
-		plusable := b.len() <= maxPlusIDs(words)
-		got := w.buildWith(&in)
+		plusable := outside <= maxPlusIDs(words)
+		got := w.buildWith(b, &in)
 		if plusable && (len(got.bits) == 0 || &got.bits[0] != &in.bits[0]) {
-			t.Fatalf("trial %d: %d ids outside the slice's set, and its bitset not shared", trial, b.len())
+			t.Fatalf("trial %d: %d ids outside the slice's set, and its bitset not shared", trial, outside)
 		}
 		if w.work != wantWork || got.n != want.n {
 			t.Fatalf("trial %d: work %d, n %d; built whole %d, %d", trial, w.work, got.n, wantWork, want.n)

@@ -417,7 +417,7 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 		return nil, ErrTooAmbiguous
 	}
 	if symbolic {
-		return w.symbolicLevel1(), nil
+		return w.symbolicLevel1(nil), nil
 	}
 	l := &level1{}
 	l.full = w.build(w.acc)
@@ -428,7 +428,7 @@ func (w *walker) runLevel1(q int32) (*level1, error) {
 // symbolicLevel1 returns the level-1 data of the symbolic walk just done:
 // its tokens, those the walk accepted (w.acc.ids, not those added as a
 // set) sorted by cost, and its cross points.
-func (w *walker) symbolicLevel1() *level1 {
+func (w *walker) symbolicLevel1(in *tokenSet) *level1 {
 	l := &level1{}
 	// Counting sort of the accepted ids by cost.
 	l.costOff = make([]int32, int(w.c.maxLen)+3)
@@ -449,7 +449,11 @@ func (w *walker) symbolicLevel1() *level1 {
 	w.work += int64(2 * len(ids))
 	l.byCost = ids
 	l.cross = slices.Clone(w.cross)
-	l.full = w.build(w.acc)
+	if in != nil {
+		l.full = w.buildWith(w.acc, in)
+	} else {
+		l.full = w.build(w.acc)
+	}
 	return l
 }
 
