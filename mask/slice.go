@@ -896,7 +896,7 @@ func (w *walker) buildWith(b *setBuilder, in *tokenSet) tokenSet {
 	var plus []int32
 	many := false
 	if b.dense {
-		// (Sets were added to w.acc whole, in's own tokens too in a
+		// (Sets were added to b whole, in's own tokens too in a
 		// symbolic walk: the ids outside in are those of its bits.)
 	scan:
 		for i, x := range b.bits {

@@ -50,9 +50,10 @@ type wholeSet struct{ p atomic.Pointer[tokenSet] }
 // copy of the bitset whole), while the compile, which makes it for every
 // string state and applies it only into other sets, keeps the shared
 // form. A set of few ids whose bitset comes with its list (listed) is
-// made whole as a list: the copy of the bitset made the first mask of a
-// number 6-9 µs slower (02-order-schema's cold p99 6 -> 15 µs) and the
-// set four times the memory.
+// made whole as a list: a copy of the bitset made the first masks of
+// numbers slower (04-wide-schema's cold p99 per run 4.5-31.6 µs over
+// three rounds of ten, 4.3-8.9 before) and the set four times the
+// memory.
 func (s *tokenSet) forMask() *tokenSet {
 	if s.whole == nil {
 		return s
