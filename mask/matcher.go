@@ -578,6 +578,7 @@ func (m *Matcher) childEntry(e *ctxEntry, pn node) *ctxEntry {
 		w, _ := c.deepWalkers.Get().(*walker)
 		if w == nil {
 			w = newWalker(c)
+			w.deep = true
 		}
 		// A first-use walk counts against FillMask's MaxStepWork.
 		m.st.work += levelWalkCost
@@ -679,6 +680,7 @@ func (m *Matcher) unionLevel(rest []int32, pn node, k ctxKey) (*ctxEntry, error)
 				w, _ = c.deepWalkers.Get().(*walker)
 				if w == nil {
 					w = newWalker(c)
+					w.deep = true
 				}
 				// A first-use walk counts against FillMask's MaxStepWork.
 				m.st.work += levelWalkCost

@@ -266,7 +266,10 @@ func (c *Compiled) regionFor(q int32) (regionInfo, bool) {
 // search has found it (regionFor from a level 1), else -1, without
 // searching: the walks that ask it (bulkOK, at trie nodes in many
 // states) would otherwise search from states no level 1 asked about
-// (Github_ultra/o48661's Precompute 190-196 -> 212-236 ms).
+// (Github_ultra/o48661's Precompute 190-196 -> 212-236 ms). Only the
+// compilation's own walks may ask (the eager phase's, and first uses under
+// lazyMu, which write what it reads); a matcher's walks of deeper levels
+// do not (walker.deep).
 func (c *Compiled) knownRegionIndex(q int32) int {
 	if c.regionOf == nil || c.regionOf[q] <= 0 {
 		return -1

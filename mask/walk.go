@@ -60,6 +60,11 @@ type walker struct {
 	regionBuf []int32  // the states at a region's exit tree (regionExits)
 
 	ps pwalkState // level1Plain's parallel walks (see there)
+
+	// deep: a matcher's walk of a level below the top (deepWalkers),
+	// which runs without lazyMu beside the first uses that write the
+	// compilation's region memo: it reads none of it (regionBuckets).
+	deep bool
 }
 
 // newWalker returns a walker for c; it needs a scratch (take) to walk.
@@ -785,7 +790,7 @@ func loopBucketsOf(a *automaton, q int32, tr row) uint64 {
 // MB for Github_ultra/o48661's 161,000, cleared by whichever walk first
 // asks (a first use, possibly).
 func (w *walker) regionBuckets(q int32) uint64 {
-	if w.c == nil || noSlices || noRegions {
+	if w.c == nil || w.deep || noSlices || noRegions {
 		return 0
 	}
 	r := w.c.knownRegionIndex(q)
