@@ -1329,12 +1329,7 @@ func (c *Compiled) finishLevel1(q int32, l *level1, budgeted bool) error {
 		}
 		w.addSet(b, s)
 	}
-	var nl *level1
-	if big != nil {
-		nl = &level1{full: w.buildWith(b, big)}
-	} else {
-		nl = &level1{full: w.build(b)}
-	}
+	nl := &level1{full: w.buildWith(b, big)}
 	slices.Sort(cross)
 	nl.plain = &ctxEntry{in: &nl.full, cross: slices.Compact(cross)}
 	c.setLevel1(q, nl)

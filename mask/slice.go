@@ -876,7 +876,7 @@ func (c *Compiled) sliceLevel1(q int32, u sliceUse) *level1 {
 func maxPlusIDs(words int) int { return words / 8 }
 
 // buildWith builds the union of in (a slice's set, not added to b, or
-// added whole in a symbolic walk) and b's, counting the work as
+// added whole in a symbolic walk; nil: none) and b's, counting the work as
 // w.addSet(b, in) and w.build would, so that the eager phase reaches the
 // same states whichever form the set takes: where in is a bitset alone,
 // in's bitset is shared and the ids outside it listed (up to
@@ -888,40 +888,11 @@ func maxPlusIDs(words int) int { return words / 8 }
 // 20 µs first use; a mask makes it whole as the slice's list plus the
 // few, see forMask.)
 func (w *walker) buildWith(b *setBuilder, in *tokenSet) tokenSet {
-	if in.bits == nil || in.excl != nil || in.list != nil {
-		b.addSet(in)
-		return w.build(b)
-	}
-	lim := maxPlusIDs(len(b.bits))
-	var plus []int32
-	many := false
-	if b.dense {
-		// (Sets were added to b whole, in's own tokens too in a
-		// symbolic walk: the ids outside in are those of its bits.)
-	scan:
-		for i, x := range b.bits {
-			for x &^= in.bits[i]; x != 0; x &= x - 1 {
-				if len(plus) == lim {
-					many = true
-					break scan
-				}
-				plus = append(plus, int32(i*32+bits.TrailingZeros32(x)))
-			}
+	plus, ok := plusIDs(b, in)
+	if !ok {
+		if in != nil {
+			b.addSet(in)
 		}
-	} else {
-		for _, id := range b.ids {
-			if hasBit(in.bits, id) {
-				continue
-			}
-			if len(plus) == lim {
-				many = true
-				break
-			}
-			plus = append(plus, id)
-		}
-	}
-	if many {
-		b.addSet(in)
 		return w.build(b)
 	}
 	n := in.n + len(plus)
@@ -934,6 +905,39 @@ func (w *walker) buildWith(b *setBuilder, in *tokenSet) tokenSet {
 	}
 	b.reset()
 	return s
+}
+
+// plusIDs returns b's ids outside in's bitset (b's own ids, or where b
+// took sets whole, in a symbolic walk in's tokens too, its bits), and
+// false where in is not a bitset alone (nil, a list, exclusions, a list
+// beside it) or they are more than maxPlusIDs.
+func plusIDs(b *setBuilder, in *tokenSet) ([]int32, bool) {
+	if in == nil || in.bits == nil || in.excl != nil || in.list != nil {
+		return nil, false
+	}
+	lim := maxPlusIDs(len(b.bits))
+	var plus []int32
+	if !b.dense {
+		for _, id := range b.ids {
+			if hasBit(in.bits, id) {
+				continue
+			}
+			if len(plus) == lim {
+				return nil, false
+			}
+			plus = append(plus, id)
+		}
+		return plus, true
+	}
+	for i, x := range b.bits {
+		for x &^= in.bits[i]; x != 0; x &= x - 1 {
+			if len(plus) == lim {
+				return nil, false
+			}
+			plus = append(plus, int32(i*32+bits.TrailingZeros32(x)))
+		}
+	}
+	return plus, true
 }
 
 // exitKey identifies a walk of a slice's exits (sliceExitsOf): the slice
@@ -1239,11 +1243,7 @@ func (c *Compiled) addSliceBorrowed(l *level1, q int32, sb *sliceBorrow) {
 		}
 	}
 	slices.Sort(cross)
-	if in == nil {
-		*l = level1{full: w.build(w.acc)}
-	} else {
-		*l = level1{full: w.buildWith(w.acc, in)}
-	}
+	*l = level1{full: w.buildWith(w.acc, in)}
 	l.plain = &ctxEntry{in: &l.full, cross: slices.Compact(cross)}
 }
 
