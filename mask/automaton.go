@@ -1411,7 +1411,14 @@ func (a *automaton) computeFollow() {
 				changed = true
 			}
 		}
-		if a.canPopState(q) && !f.root {
+		if a.canPopState(q) {
+			// (Also the root's: what follows it where the grammar
+			// calls it again; at the bottom of the stack nothing does.
+			// Left out, a frame called last in the root lost the bytes
+			// after the root's recursive calls from its follow set, and
+			// a token going on past both pops was not allowed: "cb"
+			// after "aa" in root ::= "a" root "b" | "a" z | "", with z
+			// a frame that can take "c".)
 			if b.union(&a.follow[st.frame]) {
 				changed = true
 			}
