@@ -328,3 +328,12 @@ func (c *Compiled) OpenSlicesReady() (ready, total int) {
 	}
 	return ready, total
 }
+
+// SetNoEnterSkip makes the stepper push every call's frame, also where
+// it cannot take the byte (entersOn), for a test; it returns a function
+// that restores the setting.
+func SetNoEnterSkip(off bool) func() {
+	old := noEnterSkip
+	noEnterSkip = off
+	return func() { noEnterSkip = old }
+}

@@ -439,6 +439,17 @@ s ::= "a" s s | ""`, uint64(7))
 	// match share the walks below the bytes that leave their loop and
 	// borrow the loop's tokens by first byte (rootExit, addFirstBytes).
 	f.Add(`root ::= "\"" [^"\\]* ("ab" | "c" [a-b]) [^"\\]* "\""`, uint64(9))
+	// Chains of frames whose starts call the next (an object's optional
+	// properties in order; the stepper pushes them only on the bytes
+	// that enter them, entersOn), one ending in the root's frame.
+	f.Add(`root ::= "{" ("a" r1 | "b" r2)? "}"
+r1 ::= ("," "b" x)? r2
+r2 ::= ("," "c" x)? r3
+r3 ::= ("," "d" x)?
+x ::= "=" [0-9]+ | "=" [0-9]+ "." [0-9]+`, uint64(10))
+	f.Add(`root ::= "(" r1 ")" root | ""
+r1 ::= "b"? r2
+r2 ::= "c"? root`, uint64(11))
 	defer mask.CollectAlways()()
 	// Subset constructions that blow up are cut short: the fuzzer stops
 	// a worker whose input runs for 10 s (wall clock).

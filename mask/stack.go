@@ -519,7 +519,9 @@ func (s *stepper) stepByte(n node, c int) {
 			s.emit(node{t, 0, n.preds})
 		}
 		for _, e := range st.calls {
-			s.stepByte(s.pushed(e, n, 0), c)
+			if noEnterSkip || a.entersOn(e.callee, c) {
+				s.stepByte(s.pushed(e, n, 0), c)
+			}
 		}
 	} else {
 		_, hi := s.bounds(n, f)
@@ -528,7 +530,9 @@ func (s *stepper) stepByte(n node, c int) {
 				s.emit(node{t, n.cnt, n.preds})
 			}
 			for _, e := range st.calls {
-				s.stepByte(s.pushed(e, n, n.cnt), c)
+				if noEnterSkip || a.entersOn(e.callee, c) {
+					s.stepByte(s.pushed(e, n, n.cnt), c)
+				}
 			}
 		}
 		if (n.state == f.start || st.flags&stFinal != 0) && iterations(n.cnt) < hi {
@@ -538,7 +542,9 @@ func (s *stepper) stepByte(n node, c int) {
 				s.emit(node{t, nc, n.preds})
 			}
 			for _, e := range a.states[s0].calls {
-				s.stepByte(s.pushed(e, n, nc), c)
+				if noEnterSkip || a.entersOn(e.callee, c) {
+					s.stepByte(s.pushed(e, n, nc), c)
+				}
 			}
 		}
 	}
