@@ -46,6 +46,7 @@ func main() {
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
+	check := flag.Int("check", 0, "with -walks: at every step of each grammar's first generation, check this many tokens of the vocabulary and as many that extend an allowed token: the mask's bit must be set exactly when Matcher.Accept takes the token (a differential check of the masks; it changes what the caches hold, so time without it)")
 	floor := flag.Bool("floor", true, "with -walks: after each grammar's generations, a collection and steps of a fixed arithmetic loop, as many and for as long in all as the generations' timed steps, the slowest of them (the machine floor)")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs; the process's system time, µs, and minor page faults over convert+parse+compile) to this TSV file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -139,7 +140,7 @@ func main() {
 			return
 		}
 		if *walks > 0 {
-			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1, NoFloor: !*floor}
+			wk = &schemabench.Walks{Walks: *walks, Steps: 200, Seed: 1, NoFloor: !*floor, Check: *check}
 			o.AfterPrepare = wk.Run
 		}
 		o.Accept = schemabench.MatcherWalks(v, mask.Options{EagerWork: *eager}, wk)
@@ -213,6 +214,12 @@ func main() {
 			fmt.Printf("  first-use work units, per step with some (n=%d): %s\n", len(wk.FirstUse), upcts(wk.FirstUse))
 			fmt.Printf("  first-use work units, the most in one step per grammar: %s\n", upcts(wk.FirstUseMax))
 			fmt.Printf("  first-use time (mask.Compiled.LazyTime), the most in one step per grammar: %s\n", pcts(wk.FirstUseTime))
+			if wk.Check > 0 {
+				fmt.Printf("  masks checked against Accept (-check %d): %d tokens, %d disagreeing\n", wk.Check, wk.Checked, wk.Disagree)
+				for _, e := range wk.Examples {
+					fmt.Printf("    %s\n", e)
+				}
+			}
 			if *floor {
 				fmt.Printf("  machine floor: a collection, then steps of a fixed arithmetic loop (~0.5 µs, no memory), as many and for as long in all as the generations' timed steps, the slowest per grammar: %s\n", pcts(wk.Floor))
 			}

@@ -177,8 +177,27 @@ type Walks struct {
 	// in the same run.
 	Floor []time.Duration
 
+	// Check, if positive, checks the mask against Accept at every step of
+	// the first generation of each grammar: Check tokens drawn from the
+	// whole vocabulary and Check tokens that extend an allowed one (a
+	// token going on where another ends, past the pops a walk follows
+	// through cross points: where masks and the stepper are most apt to
+	// differ). A token's bit must be set exactly when Accept takes it
+	// (then rolled back); a step past a matcher limit is not counted. The
+	// checks run between the timed parts but change what the caches
+	// hold: time with Check 0.
+	Check     int
+	Checked   int64    // tokens checked
+	Disagree  int      // tokens whose mask bit and Accept disagreed
+	Examples  []string // the first maxExamples of them: grammar, prefix, token
+	prefixIdx []int32  // the vocabulary's normal tokens sorted by their bytes (extensions)
+
 	last *mask.Compiled // the grammar prepared last, not yet walked
 }
+
+// maxExamples bounds Walks.Examples (a broken mask disagrees on most
+// grammars).
+const maxExamples = 20
 
 // Run runs the generations on the grammar prepared last, if any
 // (Options.AfterPrepare), and records the slowest step and the most
@@ -187,7 +206,9 @@ func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
-	first, slowest, idle, most, mostTime, steps, timed := w.run(w.last)
+	d0 := w.Disagree
+	first, slowest, idle, most, mostTime, steps, timed := w.run(w.last, r.ID)
+	r.WalkDisagree = w.Disagree - d0
 	var floor time.Duration
 	if !w.NoFloor {
 		runtime.GC()
@@ -238,7 +259,7 @@ func MatcherWalks(v *mask.Vocab, opt mask.Options, w *Walks) Accept {
 // garbage (every conversion and compile before) would otherwise be
 // collected during the steps, charging mark assists and pauses of the
 // whole corpus to whichever grammar happens to be walking.
-func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most int64, mostTime time.Duration, steps int, timed time.Duration) {
+func (w *Walks) run(cm *mask.Compiled, id string) (first, slowest, idle time.Duration, most int64, mostTime time.Duration, steps int, timed time.Duration) {
 	runtime.GC()
 	rng := rand.New(rand.NewSource(w.Seed))
 	v := cm.Vocab()
@@ -267,6 +288,9 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most
 					word &= word - 1
 				}
 			}
+			if w.Check > 0 && g == 0 {
+				w.check(v, m, bits, allowed, rng, id)
+			}
 			if len(allowed) == 0 {
 				break
 			}
@@ -286,6 +310,62 @@ func (w *Walks) run(cm *mask.Compiled) (first, slowest, idle time.Duration, most
 		}
 	}
 	return first, slowest, idle, most, mostTime, steps, timed
+}
+
+// check checks Check tokens of the whole vocabulary and Check that
+// extend an allowed token (see Walks.Check) against Accept, at the state
+// of m whose mask is bits (allowed: its normal tokens set).
+func (w *Walks) check(v *mask.Vocab, m *mask.Matcher, bits []uint32, allowed []int32, rng *rand.Rand, id string) {
+	if w.prefixIdx == nil {
+		for t := int32(0); int(t) < v.Size(); t++ {
+			if v.Kind(t) == mask.TokenNormal {
+				w.prefixIdx = append(w.prefixIdx, t)
+			}
+		}
+		sort.Slice(w.prefixIdx, func(i, j int) bool {
+			return string(v.Token(w.prefixIdx[i])) < string(v.Token(w.prefixIdx[j]))
+		})
+	}
+	idx := w.prefixIdx
+	one := func(tok int32) {
+		if v.Kind(tok) != mask.TokenNormal {
+			return
+		}
+		set := bits[tok>>5]&(1<<(uint32(tok)&31)) != 0
+		err := m.Accept(tok)
+		var lim *mask.LimitError
+		if errors.As(err, &lim) {
+			return
+		}
+		took := err == nil
+		if took {
+			if err := m.Rollback(1); err != nil {
+				panic(fmt.Sprintf("schemabench: %s: Rollback after a checked token: %v", id, err))
+			}
+		}
+		w.Checked++
+		if took != set {
+			w.Disagree++
+			if len(w.Examples) < maxExamples {
+				w.Examples = append(w.Examples, fmt.Sprintf("%s after %d tokens: token %d %q: mask %v, Accept %v", id, m.Tokens(), tok, v.Token(tok), set, took))
+			}
+		}
+	}
+	for i := 0; i < w.Check; i++ {
+		one(idx[rng.Intn(len(idx))])
+	}
+	if len(allowed) == 0 {
+		return
+	}
+	for i := 0; i < w.Check; i++ {
+		p := v.Token(allowed[rng.Intn(len(allowed))])
+		// The tokens that start with p: a range of idx.
+		lo := sort.Search(len(idx), func(j int) bool { return string(v.Token(idx[j])) >= string(p) })
+		hi := lo + sort.Search(len(idx)-lo, func(j int) bool { return !strings.HasPrefix(string(v.Token(idx[lo+j])), string(p)) })
+		if hi > lo {
+			one(idx[lo+rng.Intn(hi-lo)])
+		}
+	}
 }
 
 // floorStep is one step of the machine floor (Walks.Floor): a xorshift
@@ -348,6 +428,7 @@ type Result struct {
 	// one step (Walks.Run).
 	WalkSlowest      time.Duration `json:"-"`
 	WalkSlowestIdle  time.Duration `json:"-"` // of the steps that computed no state on first use (Walks.Idle)
+	WalkDisagree     int           `json:"-"` // tokens whose mask bit and Accept disagreed (Walks.Check)
 	WalkFloor        time.Duration `json:"-"` // the machine's floor for WalkSlowest (Walks.Floor)
 	WalkFirstUse     int64         `json:"-"`
 	WalkFirstUseTime time.Duration `json:"-"`
