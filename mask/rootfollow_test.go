@@ -3,9 +3,7 @@ package mask_test
 import (
 	"testing"
 
-	"github.com/structgen/structgen/gbnf"
 	"github.com/structgen/structgen/internal/earley"
-	"github.com/structgen/structgen/mask"
 )
 
 // TestRootFollow checks the root's follow set where the grammar calls
@@ -21,15 +19,8 @@ func TestRootFollow(t *testing.T) {
 		"root ::= \"a\" root \"b\" | \"a\" y | \"\"\ny ::= z\nz ::= root | \"c\" | \"x\" z \"y\"\n",
 		"root ::= \"a\" root \"b\" | \"a\" z | \"\"\nz ::= root | \"c\" | \"x\" z \"y\"\n",
 	} {
-		g, err := gbnf.Parse(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mask.Compile(g, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := earley.New(g)
+		c := compileSrc(t, src, v)
+		r := earley.New(c.Grammar())
 		words := make([]uint32, c.Words())
 		for _, prefix := range []string{"", "a", "aa", "aaa", "aax", "aaxa", "aaac"} {
 			m := c.NewMatcher()
