@@ -46,6 +46,7 @@ func main() {
 	accept := flag.String("accept", "earley", "acceptance check: earley (reference recognizer) or mask (token-mask automaton, Llama-3 vocabulary)")
 	eager := flag.Int64("eager", 0, "with -accept mask: mask.Options.EagerWork, work units (0: mask.DefaultEagerWork, negative: unbounded)")
 	walks := flag.Int("walks", 0, "with -accept mask: random generations per grammar, right after compile, timing each mask step")
+	vocabPath := flag.String("vocab", "", "with -accept mask: the vocabulary to compile against (a GGUF file, a tokenizer.json or its folder, as mask.LoadVocab reads them) instead of Llama-3's")
 	check := flag.Int("check", 0, "with -walks: at every step of each grammar's first generation, check this many tokens of the vocabulary and as many that extend an allowed token: the mask's bit must be set exactly when Matcher.Accept takes the token (a differential check of the masks; it changes what the caches hold, so time without it)")
 	floor := flag.Bool("floor", true, "with -walks: after each grammar's generations, a collection and steps of a fixed arithmetic loop, as many and for as long in all as the generations' timed steps, the slowest of them (the machine floor)")
 	timesOut := flag.String("times", "", "write per-schema times (id, convert, parse, compile in µs, grammar bytes; with -walks the slowest step in µs and the most first-use work units in one step; the Precompute µs; with -walks the most first-use time in one step, the slowest step that computed no state on first use, and the machine floor's slowest step, µs; the process's system time, µs, and minor page faults over convert+parse+compile) to this TSV file")
@@ -128,6 +129,9 @@ func main() {
 	if *accept == "mask" {
 		d, _ := sharedtest.Find()
 		v, err := llama3vocab.Load(d)
+		if *vocabPath != "" {
+			v, err = mask.LoadVocab(*vocabPath)
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "schemabench:", err)
 			os.Exit(1)

@@ -206,9 +206,7 @@ func (w *Walks) Run(r *Result) {
 	if w.last == nil {
 		return
 	}
-	d0 := w.Disagree
 	first, slowest, idle, most, mostTime, steps, timed := w.run(w.last, r.ID)
-	r.WalkDisagree = w.Disagree - d0
 	var floor time.Duration
 	if !w.NoFloor {
 		runtime.GC()
@@ -428,7 +426,6 @@ type Result struct {
 	// one step (Walks.Run).
 	WalkSlowest      time.Duration `json:"-"`
 	WalkSlowestIdle  time.Duration `json:"-"` // of the steps that computed no state on first use (Walks.Idle)
-	WalkDisagree     int           `json:"-"` // tokens whose mask bit and Accept disagreed (Walks.Check)
 	WalkFloor        time.Duration `json:"-"` // the machine's floor for WalkSlowest (Walks.Floor)
 	WalkFirstUse     int64         `json:"-"`
 	WalkFirstUseTime time.Duration `json:"-"`
