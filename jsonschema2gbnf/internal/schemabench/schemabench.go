@@ -179,7 +179,8 @@ type Walks struct {
 
 	// Check, if positive, checks the mask against Accept at every step of
 	// the first generation of each grammar: Check tokens drawn from the
-	// whole vocabulary and Check tokens that extend an allowed one (a
+	// whole vocabulary, the end-of-generation tokens (against CanEnd),
+	// and Check tokens that extend an allowed one (a
 	// token going on where another ends, past the pops a walk follows
 	// through cross points: where masks and the stepper are most apt to
 	// differ). A token's bit must be set exactly when Accept takes it
@@ -351,6 +352,18 @@ func (w *Walks) check(v *mask.Vocab, m *mask.Matcher, bits []uint32, allowed []i
 	}
 	for i := 0; i < w.Check; i++ {
 		one(idx[rng.Intn(len(idx))])
+	}
+	// The end-of-generation tokens: allowed exactly where the output can
+	// end (Accept takes them then, and ends the generation).
+	for _, tok := range v.EOG() {
+		set := bits[tok>>5]&(1<<(uint32(tok)&31)) != 0
+		w.Checked++
+		if can := m.CanEnd(); set != can {
+			w.Disagree++
+			if len(w.Examples) < maxExamples {
+				w.Examples = append(w.Examples, fmt.Sprintf("%s after %d tokens: end-of-generation token %d: mask %v, CanEnd %v", id, m.Tokens(), tok, set, can))
+			}
+		}
 	}
 	if len(allowed) == 0 {
 		return
