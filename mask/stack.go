@@ -519,7 +519,7 @@ func (s *stepper) stepByte(n node, c int) {
 			s.emit(node{t, 0, n.preds})
 		}
 		for _, e := range st.calls {
-			if noEnterSkip || a.entersOn(e.callee, c) {
+			if a.entersOn(e.callee, c) {
 				s.stepByte(s.pushed(e, n, 0), c)
 			}
 		}
@@ -530,7 +530,7 @@ func (s *stepper) stepByte(n node, c int) {
 				s.emit(node{t, n.cnt, n.preds})
 			}
 			for _, e := range st.calls {
-				if noEnterSkip || a.entersOn(e.callee, c) {
+				if a.entersOn(e.callee, c) {
 					s.stepByte(s.pushed(e, n, n.cnt), c)
 				}
 			}
@@ -542,7 +542,7 @@ func (s *stepper) stepByte(n node, c int) {
 				s.emit(node{t, nc, n.preds})
 			}
 			for _, e := range a.states[s0].calls {
-				if noEnterSkip || a.entersOn(e.callee, c) {
+				if a.entersOn(e.callee, c) {
 					s.stepByte(s.pushed(e, n, nc), c)
 				}
 			}

@@ -454,11 +454,7 @@ func (w *walker) symbolicLevel1(in *tokenSet) *level1 {
 	w.work += int64(2 * len(ids))
 	l.byCost = ids
 	l.cross = slices.Clone(w.cross)
-	if in != nil {
-		l.full = w.buildWith(w.acc, in)
-	} else {
-		l.full = w.build(w.acc)
-	}
+	l.full = w.buildWith(w.acc, in)
 	return l
 }
 
